@@ -1,1 +1,463 @@
-//! (being written)
+//! The join of a V8 code log with the jitdump of the same process, and the
+//! lookup of a sampled address in it.
+//!
+//! V8 writes a jitdump CODE_LOAD and a log `code-creation` from the same code
+//! event, and reuses the addresses of freed code. So the k-th LOAD at an
+//! (address, size) key and the k-th code-creation at that key are the same
+//! code object. A sample at time T belongs to the newest LOAD at or before T
+//! that covers its address: code objects overlap over time, not only at
+//! equal start addresses.
+
+use std::borrow::Cow;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use fxhash::FxHashMap;
+
+use crate::inline_stack::{FrameFunction, InlineFrame, PositionRule, WalkProblem, inlining_stack};
+use crate::jitdump::JitDump;
+use crate::source::{FunctionName, LineColumn, LineTable};
+use crate::v8log::{CodeLog, CodeObject, CodeObjectId, Function, Tier};
+
+/// Index of a code object in an [`InlineMap`] (one per jitdump LOAD, or per
+/// log code object when there is no jitdump), in load order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CodeId(pub u32);
+
+/// A code object as the sampled process saw it.
+#[derive(Debug, Clone)]
+pub struct JitCode {
+    /// Start of its instructions.
+    pub address: u64,
+    /// Size in bytes.
+    pub size: u64,
+    /// When it was loaded (jitdump timestamp, CLOCK_MONOTONIC ns).
+    pub load_time: Option<u64>,
+    /// The jitdump code index (`jitted-PID-N.so` after `perf inject -j`).
+    pub code_index: Option<u64>,
+    /// Its symbol: the jitdump name, e.g. `JS:*kernel /app/deep.js:24:16`.
+    pub name: Box<str>,
+    /// The matching code object of the code log.
+    pub log_object: Option<CodeObjectId>,
+}
+
+/// How to find script text when the log carries none (`--no-log-source-code`).
+#[derive(Debug, Clone, Default)]
+pub struct SourceOptions {
+    /// Read scripts from disk by the path V8 names them with.
+    pub read_from_disk: bool,
+    /// Path prefixes to replace before reading (`FROM`, `TO`), for profiles
+    /// recorded elsewhere.
+    pub path_substitutions: Vec<(String, String)>,
+}
+
+/// Where a frame's line and column come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PositionOrigin {
+    /// The script text (log or disk) and the source-position table.
+    Script,
+    /// No script text: the function's own start, from its name.
+    FunctionStart,
+    /// Nothing known.
+    Unknown,
+}
+
+/// One frame of an inline stack, described for people.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceFrame<'map> {
+    /// The frame's name in folded stacks: the jitdump name for the code
+    /// object's own function, and for an inlined function the name V8 gives
+    /// that function's own code, so both merge.
+    pub frame_name: Cow<'map, str>,
+    /// The bare function name (empty for top-level code).
+    pub function_name: &'map str,
+    /// The script's name (usually its path).
+    pub script_name: &'map str,
+    /// Line and column in the script.
+    pub position: Option<LineColumn>,
+    /// Where `position` comes from.
+    pub position_origin: PositionOrigin,
+    /// Whether this function was inlined into the code object.
+    pub inlined: bool,
+    /// The tier of the code object it runs in.
+    pub tier: Option<Tier>,
+}
+
+/// The code object found for an address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AddressMatch {
+    /// The code object.
+    pub code: CodeId,
+    /// `address - code.address`.
+    pub offset: u64,
+    /// False when a time was given but no object covering the address had
+    /// been loaded by then (a clock mismatch): the oldest one was taken.
+    pub time_matched: bool,
+}
+
+/// How V8 formats JS code names in this process's jitdump.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NameStyle {
+    /// `JS:*name script:line:col` (node 20 and later).
+    LineAndColumn,
+    /// `LazyCompile:*name script:line` (node 18).
+    LineOnly,
+}
+
+/// A code log joined with its jitdump, ready for address lookups.
+pub struct InlineMap {
+    /// The code log.
+    pub log: CodeLog,
+    /// The process id (from the jitdump header), if known.
+    pub pid: Option<u32>,
+    codes: Vec<JitCode>,
+    index: AddressIndex,
+    name_style: NameStyle,
+    sources: SourceOptions,
+    line_tables: FxHashMap<i64, OnceLock<Option<LineTable>>>,
+    /// Jitdump LOADs that had no code-creation in the log.
+    pub unmatched_loads: usize,
+}
+
+impl InlineMap {
+    /// Joins `log` with `jitdump`. Without a jitdump the log's own
+    /// code-creation addresses are used, in log order.
+    pub fn new(log: CodeLog, jitdump: Option<&JitDump>, sources: SourceOptions) -> InlineMap {
+        let mut unmatched_loads = 0;
+        let codes: Vec<JitCode> = match jitdump {
+            Some(jitdump) => {
+                // The log's code objects at each key, in log order.
+                let mut log_objects_at: FxHashMap<(u64, u64), (usize, Vec<CodeObjectId>)> = FxHashMap::default();
+                for (index, object) in log.code_objects.iter().enumerate() {
+                    log_objects_at
+                        .entry((object.address, object.size))
+                        .or_default()
+                        .1
+                        .push(CodeObjectId(index as u32));
+                }
+                jitdump
+                    .loads
+                    .iter()
+                    .map(|load| {
+                        let log_object = log_objects_at.get_mut(&(load.code_address, load.code_size)).and_then(
+                            |(next, objects)| {
+                                let object = objects.get(*next).copied();
+                                *next += 1;
+                                object
+                            },
+                        );
+                        unmatched_loads += usize::from(log_object.is_none());
+                        JitCode {
+                            address: load.code_address,
+                            size: load.code_size,
+                            load_time: Some(load.timestamp),
+                            code_index: Some(load.code_index),
+                            name: load.name.as_str().into(),
+                            log_object,
+                        }
+                    })
+                    .collect()
+            }
+            None => log
+                .code_objects
+                .iter()
+                .enumerate()
+                .map(|(index, object)| JitCode {
+                    address: object.address,
+                    size: object.size,
+                    load_time: None,
+                    code_index: None,
+                    name: log_style_name(object).into(),
+                    log_object: Some(CodeObjectId(index as u32)),
+                })
+                .collect(),
+        };
+        let index = AddressIndex::new(&codes);
+        let name_style = detect_name_style(&log, &codes);
+        let line_tables = log.scripts.keys().map(|&id| (id, OnceLock::new())).collect();
+        InlineMap {
+            log,
+            pid: jitdump.map(|jitdump| jitdump.header.pid),
+            codes,
+            index,
+            name_style,
+            sources,
+            line_tables,
+            unmatched_loads,
+        }
+    }
+
+    /// All code objects, in load order.
+    pub fn codes(&self) -> &[JitCode] {
+        &self.codes
+    }
+
+    /// The code object with this id.
+    pub fn code(&self, id: CodeId) -> &JitCode {
+        &self.codes[id.0 as usize]
+    }
+
+    /// The log's code object for a code, if joined.
+    pub fn log_object(&self, id: CodeId) -> Option<&CodeObject> {
+        self.code(id).log_object.map(|object| self.log.code_object(object))
+    }
+
+    /// The code object covering `address` at `time` (jitdump clock, ns):
+    /// the newest one loaded at or before `time`; without a time, the newest.
+    pub fn find(&self, address: u64, time: Option<u64>) -> Option<AddressMatch> {
+        let candidates = self.index.covering(address);
+        let newest = |candidates: &[u32]| candidates.last().copied();
+        let (code, time_matched) = match time {
+            None => (newest(candidates)?, true),
+            Some(time) => {
+                let loaded = candidates.partition_point(|&code| self.codes[code as usize].load_time.unwrap_or(0) <= time);
+                match loaded {
+                    0 => (*candidates.first()?, false),
+                    count => (candidates[count - 1], true),
+                }
+            }
+        };
+        let code = CodeId(code);
+        Some(AddressMatch { code, offset: address - self.code(code).address, time_matched })
+    }
+
+    /// The inline stack of `offset` in `code`, innermost first. A code object
+    /// without source positions gives just its own frame.
+    pub fn inline_frames(
+        &self,
+        code: CodeId,
+        offset: u64,
+        rule: PositionRule,
+        frames: &mut Vec<InlineFrame>,
+    ) -> Option<WalkProblem> {
+        match self.log_object(code).and_then(|object| object.source_info.as_ref()) {
+            Some(info) => inlining_stack(info, offset, rule, frames),
+            None => {
+                frames.push(InlineFrame { function: FrameFunction::Outer, script_offset: -1 });
+                None
+            }
+        }
+    }
+
+    /// The folded-stack name of one inline frame of `code`.
+    pub fn frame_name(&self, code: CodeId, function: FrameFunction) -> Cow<'_, str> {
+        let jit_code = self.code(code);
+        let FrameFunction::Inlined(function) = function else {
+            return Cow::Borrowed(&jit_code.name);
+        };
+        let function = self.log.function(function);
+        let host = self.log_object(code);
+        // V8 names code `TAG:MARKER name`; an inlined function is named as
+        // its own code of the host's compiler would be (no OSR `o` or
+        // context-specialization `'`), so it merges with its standalone frames.
+        let tag = host.map_or("JS", |object| &object.tag);
+        let marker = host.and_then(|object| object.tier).map_or("", |tier| tier.tier.marker());
+        let name: &str = if function.name.is_empty() { "(unknown function)" } else { &function.name };
+        let name = match self.name_style {
+            NameStyle::LineAndColumn => name,
+            NameStyle::LineOnly => strip_column(name),
+        };
+        Cow::Owned(format!("{tag}:{marker}{name}"))
+    }
+
+    /// Describes one inline frame of `code` for people.
+    pub fn describe(&self, code: CodeId, frame: &InlineFrame) -> SourceFrame<'_> {
+        let host = self.log_object(code);
+        let (function, script_id): (Option<&Function>, Option<i64>) = match frame.function {
+            FrameFunction::Outer => {
+                let function = host.and_then(|object| object.function).map(|id| self.log.function(id));
+                let script = host
+                    .and_then(|object| object.source_info.as_ref())
+                    .map(|info| info.script_id)
+                    .or_else(|| function.and_then(|function| function.script_id));
+                (function, script)
+            }
+            FrameFunction::Inlined(id) => {
+                let function = self.log.function(id);
+                (Some(function), function.script_id)
+            }
+        };
+        let full_name: &str = match (frame.function, function) {
+            (_, Some(function)) if !function.name.is_empty() => &function.name,
+            (FrameFunction::Outer, _) => host.map_or(&*self.code(code).name, |object| &object.name),
+            _ => "",
+        };
+        let script_name = script_id.and_then(|id| self.log.scripts.get(&id)).map(|script| &*script.name);
+        let parsed = FunctionName::parse(full_name, script_name);
+        let script_position = script_id
+            .and_then(|id| self.line_table(id))
+            .and_then(|table| table.position(i64::from(frame.script_offset)));
+        let (position, position_origin) = match (script_position, parsed.start) {
+            (Some(position), _) => (Some(position), PositionOrigin::Script),
+            (None, Some(start)) => (Some(start), PositionOrigin::FunctionStart),
+            (None, None) => (None, PositionOrigin::Unknown),
+        };
+        SourceFrame {
+            frame_name: self.frame_name(code, frame.function),
+            function_name: parsed.function,
+            script_name: script_name.unwrap_or(parsed.script),
+            position,
+            position_origin,
+            inlined: matches!(frame.function, FrameFunction::Inlined(_)),
+            tier: host.and_then(|object| object.tier).map(|tier| tier.tier),
+        }
+    }
+
+    /// The line table of a script: from the log's `script-source`, else from
+    /// disk when allowed. Built once, on first use.
+    pub fn line_table(&self, script_id: i64) -> Option<&LineTable> {
+        let cell = self.line_tables.get(&script_id)?;
+        cell.get_or_init(|| {
+            let script = self.log.scripts.get(&script_id)?;
+            if let Some(source) = &script.escaped_source {
+                return Some(LineTable::from_escaped_source(source));
+            }
+            if !self.sources.read_from_disk {
+                return None;
+            }
+            let path = substitute_path(&script.name, &self.sources.path_substitutions);
+            let bytes = std::fs::read(Path::new(path.as_ref())).ok()?;
+            Some(LineTable::from_text(&String::from_utf8_lossy(&bytes)))
+        })
+        .as_ref()
+    }
+}
+
+/// Applies the first matching prefix substitution.
+fn substitute_path<'path>(path: &'path str, substitutions: &[(String, String)]) -> Cow<'path, str> {
+    for (from, to) in substitutions {
+        if let Some(rest) = path.strip_prefix(from.as_str()) {
+            return Cow::Owned(format!("{to}{rest}"));
+        }
+    }
+    Cow::Borrowed(path)
+}
+
+/// The jitdump-style name of a log code object: `TAG:MARKER name`.
+fn log_style_name(object: &CodeObject) -> String {
+    let marker = object.tier.map(|tier| tier.text()).unwrap_or_default();
+    format!("{}:{}{}", object.tag, marker, object.name)
+}
+
+/// Drops a trailing `:col` from `name script:line:col`.
+fn strip_column(name: &str) -> &str {
+    let Some(last_colon) = name.rfind(':') else { return name };
+    let has_line = name[..last_colon].rsplit(':').next().is_some_and(|line| line.parse::<u32>().is_ok());
+    if has_line && name[last_colon + 1..].parse::<u32>().is_ok() { &name[..last_colon] } else { name }
+}
+
+/// Node 18's jitdump names drop the column the log names carry; later
+/// versions keep it. Decided by the joined code objects themselves.
+fn detect_name_style(log: &CodeLog, codes: &[JitCode]) -> NameStyle {
+    let mut line_only = 0;
+    let mut line_and_column = 0;
+    for code in codes.iter().filter(|code| code.code_index.is_some()) {
+        let Some(object) = code.log_object.map(|id| log.code_object(id)) else { continue };
+        if object.function.is_none() {
+            continue;
+        }
+        if code.name.ends_with(&*object.name) {
+            line_and_column += 1;
+        } else if code.name.ends_with(strip_column(&object.name)) {
+            line_only += 1;
+        }
+    }
+    if line_only > line_and_column { NameStyle::LineOnly } else { NameStyle::LineAndColumn }
+}
+
+/// For each address, the code objects that ever covered it, in load order.
+///
+/// The address space is cut at every code object's start and end into
+/// segments; each segment lists the objects covering it. Lookups are one
+/// binary search.
+struct AddressIndex {
+    /// Sorted segment boundaries; segment i is `boundaries[i]..boundaries[i+1]`.
+    boundaries: Vec<u64>,
+    /// `segment_starts[i]..segment_starts[i+1]` indexes `covering` for segment i.
+    segment_starts: Vec<u32>,
+    /// Code ids, ascending (= load order) within each segment.
+    covering: Vec<u32>,
+}
+
+impl AddressIndex {
+    fn new(codes: &[JitCode]) -> AddressIndex {
+        let end = |code: &JitCode| code.address.saturating_add(code.size);
+        let mut boundaries: Vec<u64> =
+            codes.iter().filter(|code| code.size > 0).flat_map(|code| [code.address, end(code)]).collect();
+        boundaries.sort_unstable();
+        boundaries.dedup();
+        let segment_count = boundaries.len().saturating_sub(1);
+        let mut per_segment: Vec<Vec<u32>> = vec![Vec::new(); segment_count];
+        for (id, code) in codes.iter().enumerate().filter(|(_, code)| code.size > 0) {
+            let first = boundaries.partition_point(|&boundary| boundary < code.address);
+            let last = boundaries.partition_point(|&boundary| boundary < end(code));
+            for segment in &mut per_segment[first..last] {
+                segment.push(id as u32);
+            }
+        }
+        let mut segment_starts = Vec::with_capacity(segment_count + 1);
+        let mut covering = Vec::new();
+        for segment in per_segment {
+            segment_starts.push(covering.len() as u32);
+            covering.extend(segment);
+        }
+        segment_starts.push(covering.len() as u32);
+        AddressIndex { boundaries, segment_starts, covering }
+    }
+
+    fn covering(&self, address: u64) -> &[u32] {
+        let after = self.boundaries.partition_point(|&boundary| boundary <= address);
+        if after == 0 || after >= self.boundaries.len() {
+            return &[];
+        }
+        let segment = after - 1;
+        let start = self.segment_starts[segment] as usize;
+        let end = self.segment_starts[segment + 1] as usize;
+        &self.covering[start..end]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(address: u64, size: u64, load_time: u64) -> JitCode {
+        JitCode {
+            address,
+            size,
+            load_time: Some(load_time),
+            code_index: None,
+            name: format!("code@{address:x}/{load_time}").into(),
+            log_object: None,
+        }
+    }
+
+    #[test]
+    fn address_index_lists_every_object_that_covered_an_address() {
+        let codes = vec![code(100, 50, 1), code(120, 10, 2), code(140, 40, 3), code(300, 0, 4)];
+        let index = AddressIndex::new(&codes);
+        assert_eq!(index.covering(99), &[] as &[u32]);
+        assert_eq!(index.covering(100), &[0]);
+        assert_eq!(index.covering(125), &[0, 1]);
+        assert_eq!(index.covering(130), &[0]);
+        assert_eq!(index.covering(145), &[0, 2]);
+        assert_eq!(index.covering(150), &[2]);
+        assert_eq!(index.covering(179), &[2]);
+        assert_eq!(index.covering(180), &[] as &[u32]);
+        assert_eq!(index.covering(300), &[] as &[u32]);
+    }
+
+    #[test]
+    fn names_without_columns() {
+        assert_eq!(strip_column("f /a/b.js:3:4"), "f /a/b.js:3");
+        assert_eq!(strip_column("f /a/b.js:3"), "f /a/b.js:3");
+        assert_eq!(strip_column("Builtin:Foo"), "Builtin:Foo");
+    }
+
+    #[test]
+    fn substitutions() {
+        let substitutions = vec![("/ci/work".to_string(), "/home/me/src".to_string())];
+        assert_eq!(substitute_path("/ci/work/app.js", &substitutions), "/home/me/src/app.js");
+        assert_eq!(substitute_path("/other/app.js", &substitutions), "/other/app.js");
+    }
+}

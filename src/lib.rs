@@ -14,6 +14,9 @@
 //! samples (perf script) ─────────────────────────────────┴─► collapse ─► folded stacks
 //! ```
 pub mod collapse;
+pub mod input;
+pub mod lookup;
+pub mod profile;
 pub mod inline_map;
 pub mod inline_stack;
 pub mod jitdump;

@@ -1,1 +1,192 @@
-//! (being written)
+//! Script offsets to 1-based line and column.
+//!
+//! V8's script offsets count UTF-16 code units, and its lines end at `\n`,
+//! `\r\n`, `\r`, U+2028 and U+2029 (`String::CalculateLineEnds` in
+//! [src/objects/string.cc](https://chromium.googlesource.com/v8/v8/+/refs/heads/main/src/objects/string.cc)).
+
+use crate::v8log::escape;
+
+/// A 1-based line and column, as editors and V8's stack traces show them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LineColumn {
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column, in UTF-16 code units.
+    pub column: u32,
+}
+
+/// Where each line of a script starts, in UTF-16 code units.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineTable {
+    /// Offset of the first unit of each line; `line_starts[0] == 0`.
+    line_starts: Vec<u32>,
+    /// Length of the script in UTF-16 units.
+    length: u32,
+}
+
+impl LineTable {
+    /// Builds the table from UTF-16 code units.
+    pub fn from_code_units(units: impl IntoIterator<Item = u16>) -> LineTable {
+        let mut line_starts = vec![0];
+        let mut offset: u32 = 0;
+        let mut previous_was_carriage_return = false;
+        for unit in units {
+            offset = offset.saturating_add(1);
+            match unit {
+                0x0A => {
+                    line_starts.push(offset);
+                }
+                0x0D | 0x2028 | 0x2029 => line_starts.push(offset),
+                _ => {}
+            }
+            // `\r\n` is one line end: move the start past the `\n`.
+            if unit == 0x0A && previous_was_carriage_return {
+                line_starts.pop();
+                if let Some(last) = line_starts.last_mut() {
+                    *last = offset;
+                }
+            }
+            previous_was_carriage_return = unit == 0x0D;
+        }
+        LineTable { line_starts, length: offset }
+    }
+
+    /// Builds the table from a source escaped as in the code log.
+    pub fn from_escaped_source(escaped: &[u8]) -> LineTable {
+        let mut units = Vec::with_capacity(escaped.len());
+        escape::for_each_code_unit(escaped, |unit| units.push(unit));
+        LineTable::from_code_units(units)
+    }
+
+    /// Builds the table from UTF-8 text (a script read from disk).
+    pub fn from_text(text: &str) -> LineTable {
+        LineTable::from_code_units(text.encode_utf16())
+    }
+
+    /// The line and column of a script offset; `None` if it is negative or
+    /// past the end of the script.
+    pub fn position(&self, offset: i64) -> Option<LineColumn> {
+        let offset = u32::try_from(offset).ok()?;
+        if offset > self.length {
+            return None;
+        }
+        // The last line start at or before the offset.
+        let line_index = self.line_starts.partition_point(|&start| start <= offset) - 1;
+        let line_start = self.line_starts[line_index];
+        Some(LineColumn { line: line_index as u32 + 1, column: offset - line_start + 1 })
+    }
+
+    /// Number of lines.
+    pub fn line_count(&self) -> usize {
+        self.line_starts.len()
+    }
+}
+
+/// Splits a V8 function name `function script:line:col` (the NAME of a JS
+/// code-creation) into its parts. The function part may be empty (top-level
+/// code) and may contain spaces (`get x`); the script part is taken to be
+/// `script_name` when the caller knows it, else the text after the last space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FunctionName<'name> {
+    /// The function's own name; empty for anonymous or top-level code.
+    pub function: &'name str,
+    /// The script name.
+    pub script: &'name str,
+    /// Where the function starts, when the name carries it.
+    pub start: Option<LineColumn>,
+}
+
+impl<'name> FunctionName<'name> {
+    /// Parses `name`, using `script_name` to split it when known.
+    pub fn parse(name: &'name str, script_name: Option<&str>) -> FunctionName<'name> {
+        let (location, start) = split_line_column(name);
+        let split_at = script_name
+            .filter(|script| !script.is_empty() && location.ends_with(*script))
+            .map(|script| location.len() - script.len())
+            .or_else(|| location.rfind(' ').map(|space| space + 1));
+        match split_at {
+            Some(split) => FunctionName {
+                function: location[..split].strip_suffix(' ').unwrap_or(&location[..split]),
+                script: &location[split..],
+                start,
+            },
+            None => FunctionName { function: location, script: "", start },
+        }
+    }
+}
+
+/// Splits a trailing `:line:col` (or `:line`) off a name.
+fn split_line_column(name: &str) -> (&str, Option<LineColumn>) {
+    let number_suffix = |text: &str| -> Option<(usize, u32)> {
+        let colon = text.rfind(':')?;
+        let number = text[colon + 1..].parse::<u32>().ok()?;
+        Some((colon, number))
+    };
+    let Some((colon, last)) = number_suffix(name) else {
+        return (name, None);
+    };
+    match number_suffix(&name[..colon]) {
+        Some((line_colon, line)) => (&name[..line_colon], Some(LineColumn { line, column: last })),
+        None => (&name[..colon], Some(LineColumn { line: last, column: 1 })),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_line_terminator() {
+        // "a\nb\r\nc\rd\u{2028}e\u{2029}f"
+        let table = LineTable::from_text("a\nb\r\nc\rd\u{2028}e\u{2029}f");
+        let expected = [
+            (0, 1, 1),
+            (1, 1, 2),
+            (2, 2, 1),
+            (5, 3, 1),
+            (7, 4, 1),
+            (9, 5, 1),
+            (11, 6, 1),
+        ];
+        for (offset, line, column) in expected {
+            assert_eq!(table.position(offset), Some(LineColumn { line, column }), "offset {offset}");
+        }
+        assert_eq!(table.line_count(), 6);
+        assert_eq!(table.position(-1), None);
+        assert_eq!(table.position(13), None);
+    }
+
+    #[test]
+    fn columns_count_utf16_units() {
+        // U+1F600 is two UTF-16 units; é is one.
+        let table = LineTable::from_text("x\u{1F600}é = 1;\nfoo");
+        assert_eq!(table.position(3), Some(LineColumn { line: 1, column: 4 }));
+        assert_eq!(table.position(4), Some(LineColumn { line: 1, column: 5 }));
+        assert_eq!(table.position(10), Some(LineColumn { line: 2, column: 1 }));
+    }
+
+    #[test]
+    fn escaped_sources_match_plain_ones() {
+        let escaped = LineTable::from_escaped_source(b"a\\x2Cb\\nc\\x0D\\nd\\u2028e");
+        let plain = LineTable::from_text("a,b\nc\r\nd\u{2028}e");
+        assert_eq!(escaped, plain);
+    }
+
+    #[test]
+    fn function_names() {
+        let cases = [
+            ("root /tmp/exp/bench.js:4:14", None, ("root", "/tmp/exp/bench.js", Some((4, 14)))),
+            (" /tmp/exp/bench.js:1:1", None, ("", "/tmp/exp/bench.js", Some((1, 1)))),
+            ("get x /a b/c.js:2:3", Some("/a b/c.js"), ("get x", "/a b/c.js", Some((2, 3)))),
+            ("readWeight /tmp/deep.js:34", None, ("readWeight", "/tmp/deep.js", Some((34, 1)))),
+            ("anonymous:1:1", None, ("anonymous", "", Some((1, 1)))),
+            ("Builtin:ArrayPush", None, ("Builtin:ArrayPush", "", None)),
+        ];
+        for (name, script, (function, script_name, start)) in cases {
+            let parsed = FunctionName::parse(name, script);
+            assert_eq!(parsed.function, function, "{name}");
+            assert_eq!(parsed.script, script_name, "{name}");
+            assert_eq!(parsed.start, start.map(|(line, column)| LineColumn { line, column }), "{name}");
+        }
+    }
+}

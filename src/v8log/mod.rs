@@ -1,1 +1,365 @@
-//! (being written)
+//! Reader for V8's code log (`node --log-code`): code objects, the functions
+//! they inline, and the scripts those functions live in.
+//!
+//! The log is read in order because its records refer to the state at the
+//! time they were written: a `code-source-info` names the inlined functions by
+//! their SharedFunctionInfo (SFI) address *at that time*, and `sfi-move`
+//! records say where the GC moved an SFI since.
+
+pub mod escape;
+pub mod lexer;
+pub mod record;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use fxhash::FxHashMap;
+use indexmap::IndexMap;
+use memchr::memchr_iter;
+
+pub use record::{
+    CodeCreation, CodeSourceInfo, InliningPosition, PositionEntry, Record, Tick, Tier, TierMarker,
+    V8Version,
+};
+
+/// Index of a code object in [`CodeLog::code_objects`], in log order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CodeObjectId(pub u32);
+
+/// Index of a function (one SharedFunctionInfo, followed through moves) in
+/// [`CodeLog::functions`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FunctionId(pub u32);
+
+/// A code object from a `code-creation` record.
+#[derive(Debug, Clone)]
+pub struct CodeObject {
+    /// The tag as written (`JS`, `LazyCompile`, `Builtin`, ...).
+    pub tag: Box<str>,
+    /// Start address of its instructions.
+    pub address: u64,
+    /// Instruction size in bytes.
+    pub size: u64,
+    /// Unescaped name, e.g. `root /tmp/exp/bench.js:4:14`.
+    pub name: Box<str>,
+    /// The function whose code this is.
+    pub function: Option<FunctionId>,
+    /// The tier marker; `None` when absent or empty.
+    pub tier: Option<TierMarker>,
+    /// Source positions and inlining, from its `code-source-info`.
+    pub source_info: Option<SourceInfo>,
+    /// 1-based line of the code-creation record in the log.
+    pub log_line: u64,
+}
+
+/// The `code-source-info` of a code object, with inlined functions resolved.
+#[derive(Debug, Clone, Default)]
+pub struct SourceInfo {
+    /// The script of the code object's own function.
+    pub script_id: i64,
+    /// Script offset where the function starts.
+    pub function_start: i64,
+    /// The source-position table, ascending code offset.
+    pub positions: Vec<PositionEntry>,
+    /// The inlining tree: entry n is inlining id n.
+    pub inlining_positions: Vec<InliningPosition>,
+    /// The inlined functions, indexed by [`InliningPosition::function_index`].
+    pub inlined_functions: Vec<FunctionId>,
+}
+
+/// A JavaScript function: one SharedFunctionInfo followed through `sfi-move`s.
+#[derive(Debug, Clone, Default)]
+pub struct Function {
+    /// The name of the latest code-creation that carried this function, e.g.
+    /// `root /tmp/exp/bench.js:4:14`; empty if none did.
+    pub name: Box<str>,
+    /// Its script, from a code-source-info of its code.
+    pub script_id: Option<i64>,
+    /// Its start offset in the script.
+    pub function_start: Option<i64>,
+}
+
+/// A script from `script-source` or `script-details`.
+#[derive(Debug, Clone, Default)]
+pub struct Script {
+    /// Unescaped name (usually a path or `node:internal/...`).
+    pub name: Box<str>,
+    /// The escaped source text, when the log carries it.
+    pub escaped_source: Option<Box<[u8]>>,
+}
+
+/// A native library from a `shared-library` record.
+#[derive(Debug, Clone)]
+pub struct SharedLibraryMapping {
+    /// Path of the library.
+    pub path: Box<str>,
+    /// First mapped address.
+    pub start: u64,
+    /// End of the mapping.
+    pub end: u64,
+    /// ASLR slide reported by V8.
+    pub aslr_slide: i64,
+}
+
+/// A problem with one log line; the line is skipped and reading goes on.
+#[derive(Debug, Clone)]
+pub struct LogWarning {
+    /// 1-based line number.
+    pub line: u64,
+    /// What was wrong.
+    pub message: String,
+}
+
+/// Everything read from one code log.
+#[derive(Debug, Default)]
+pub struct CodeLog {
+    /// Where it was read from (for messages).
+    pub path: PathBuf,
+    /// Code objects in log order.
+    pub code_objects: Vec<CodeObject>,
+    /// Functions (SFIs), indexed by [`FunctionId`].
+    pub functions: Vec<Function>,
+    /// Scripts by V8 script id.
+    pub scripts: FxHashMap<i64, Script>,
+    /// Native libraries (`--prof` logs).
+    pub shared_libraries: Vec<SharedLibraryMapping>,
+    /// V8's own samples (`--prof` logs), in log order.
+    pub ticks: Vec<Tick>,
+    /// The first `v8-version` record.
+    pub v8_version: Option<V8Version>,
+    /// How many `v8-version` records were seen: more than one means several
+    /// isolates wrote to this file, whose script ids may collide.
+    pub isolate_count: u32,
+    /// Lines read.
+    pub line_count: u64,
+    /// Records of kinds this reader does not use, counted by kind.
+    pub skipped_kinds: IndexMap<String, u64>,
+    /// Lines that could not be parsed or applied (every one is counted;
+    /// `warnings` keeps the first [`MAX_KEPT_WARNINGS`]).
+    pub warning_count: u64,
+    /// The first warnings, with line numbers.
+    pub warnings: Vec<LogWarning>,
+}
+
+/// How many warnings a [`CodeLog`] keeps verbatim; the rest are only counted.
+pub const MAX_KEPT_WARNINGS: usize = 20;
+
+/// An error that stops reading a log (the file cannot be read at all).
+#[derive(Debug)]
+pub struct LogError {
+    /// The file.
+    pub path: PathBuf,
+    /// The I/O error.
+    pub source: std::io::Error,
+}
+
+impl fmt::Display for LogError {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "{}: cannot read V8 code log: {}", self.path.display(), self.source)
+    }
+}
+
+impl std::error::Error for LogError {}
+
+impl CodeLog {
+    /// Reads a code log file.
+    pub fn read_path(path: &Path) -> Result<CodeLog, LogError> {
+        let bytes = std::fs::read(path).map_err(|source| LogError { path: path.to_owned(), source })?;
+        let mut log = CodeLog::parse(&bytes);
+        log.path = path.to_owned();
+        Ok(log)
+    }
+
+    /// Parses a whole code log held in memory.
+    pub fn parse(bytes: &[u8]) -> CodeLog {
+        let mut builder = LogBuilder::default();
+        let mut line_start = 0;
+        for newline in memchr_iter(b'\n', bytes) {
+            builder.line(&bytes[line_start..newline]);
+            line_start = newline + 1;
+        }
+        if line_start < bytes.len() {
+            builder.line(&bytes[line_start..]);
+        }
+        builder.log
+    }
+
+    /// The code object with this id.
+    pub fn code_object(&self, id: CodeObjectId) -> &CodeObject {
+        &self.code_objects[id.0 as usize]
+    }
+
+    /// The function with this id.
+    pub fn function(&self, id: FunctionId) -> &Function {
+        &self.functions[id.0 as usize]
+    }
+
+    /// Formats the warnings for a user: `path:line: message`, then a count of
+    /// the rest.
+    pub fn warning_lines(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .warnings
+            .iter()
+            .map(|warning| format!("{}:{}: {}", self.path.display(), warning.line, warning.message))
+            .collect();
+        let unshown = self.warning_count.saturating_sub(self.warnings.len() as u64);
+        if unshown > 0 {
+            lines.push(format!("{}: {unshown} more lines skipped", self.path.display()));
+        }
+        lines
+    }
+}
+
+/// Applies records in log order.
+#[derive(Default)]
+struct LogBuilder {
+    log: CodeLog,
+    /// The latest code object created at each address.
+    code_at_address: FxHashMap<u64, CodeObjectId>,
+    /// The function whose SFI is at each address now.
+    function_at_address: FxHashMap<u64, FunctionId>,
+}
+
+impl LogBuilder {
+    fn line(&mut self, line: &[u8]) {
+        self.log.line_count += 1;
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            return;
+        }
+        match record::parse_line(line) {
+            Ok(Some(record)) => self.apply(record),
+            Ok(None) => {
+                let kind_end = memchr::memchr(b',', line).unwrap_or(line.len());
+                let kind = String::from_utf8_lossy(&line[..kind_end.min(64)]).into_owned();
+                *self.log.skipped_kinds.entry(kind).or_default() += 1;
+            }
+            Err(error) => {
+                let kind_end = memchr::memchr(b',', line).unwrap_or(line.len()).min(64);
+                let kind = String::from_utf8_lossy(&line[..kind_end]);
+                self.warn(format!("{kind}: {}", error.0));
+            }
+        }
+    }
+
+    fn warn(&mut self, message: String) {
+        self.log.warning_count += 1;
+        if self.log.warnings.len() < MAX_KEPT_WARNINGS {
+            self.log.warnings.push(LogWarning { line: self.log.line_count, message });
+        }
+    }
+
+    fn apply(&mut self, record: Record<'_>) {
+        match record {
+            Record::CodeCreation(creation) => self.code_creation(creation),
+            Record::CodeSourceInfo(info) => self.code_source_info(info),
+            Record::ScriptSource(script) => {
+                let entry = self.log.scripts.entry(script.script_id).or_default();
+                entry.name = escape::unescape(script.escaped_name).into();
+                entry.escaped_source = Some(script.escaped_source.into());
+            }
+            Record::ScriptDetails(details) => {
+                let entry = self.log.scripts.entry(details.script_id).or_default();
+                if entry.name.is_empty() {
+                    entry.name = escape::unescape(details.escaped_name).into();
+                }
+            }
+            Record::SfiMove(moved) => {
+                if let Some(function) = self.function_at_address.remove(&moved.from) {
+                    self.function_at_address.insert(moved.to, function);
+                }
+            }
+            Record::CodeMove(moved) => {
+                if let Some(code) = self.code_at_address.remove(&moved.from) {
+                    self.code_at_address.insert(moved.to, code);
+                }
+            }
+            Record::CodeDelete { address } => {
+                self.code_at_address.remove(&address);
+            }
+            Record::SharedLibrary(library) => self.log.shared_libraries.push(SharedLibraryMapping {
+                path: escape::unescape(library.escaped_name).into(),
+                start: library.start,
+                end: library.end,
+                aslr_slide: library.aslr_slide,
+            }),
+            Record::Tick(tick) => self.log.ticks.push(tick),
+            Record::V8Version(version) => {
+                self.log.isolate_count += 1;
+                if self.log.v8_version.is_none() {
+                    self.log.v8_version = Some(version);
+                }
+            }
+        }
+    }
+
+    fn code_creation(&mut self, creation: CodeCreation<'_>) {
+        let name: Box<str> = escape::unescape(creation.escaped_name).into();
+        let function = creation.shared_function.map(|address| self.function_for_creation(address, &name));
+        let id = CodeObjectId(self.log.code_objects.len() as u32);
+        self.log.code_objects.push(CodeObject {
+            tag: String::from_utf8_lossy(creation.tag).into(),
+            address: creation.address,
+            size: creation.size,
+            name,
+            function,
+            tier: creation.tier,
+            source_info: None,
+            log_line: self.log.line_count,
+        });
+        self.code_at_address.insert(creation.address, id);
+    }
+
+    /// The function a code-creation carries. A different name at a known SFI
+    /// address means the GC freed that SFI and put another there.
+    fn function_for_creation(&mut self, address: u64, name: &str) -> FunctionId {
+        if let Some(&existing) = self.function_at_address.get(&address) {
+            let function = &mut self.log.functions[existing.0 as usize];
+            if function.name.is_empty() || *function.name == *name {
+                if function.name.is_empty() {
+                    function.name = name.into();
+                }
+                return existing;
+            }
+        }
+        let id = FunctionId(self.log.functions.len() as u32);
+        self.log.functions.push(Function { name: name.into(), ..Function::default() });
+        self.function_at_address.insert(address, id);
+        id
+    }
+
+    fn code_source_info(&mut self, info: CodeSourceInfo) {
+        let Some(&code_id) = self.code_at_address.get(&info.address) else {
+            self.warn(format!("code-source-info for 0x{:x} with no code-creation before it", info.address));
+            return;
+        };
+        let inlined_functions = info
+            .inlined_functions
+            .iter()
+            .map(|&address| match self.function_at_address.get(&address) {
+                Some(&function) => function,
+                None => {
+                    // Not seen yet: remember the address so a later
+                    // code-creation of that SFI names it.
+                    let id = FunctionId(self.log.functions.len() as u32);
+                    self.log.functions.push(Function::default());
+                    self.function_at_address.insert(address, id);
+                    id
+                }
+            })
+            .collect();
+        let code = &mut self.log.code_objects[code_id.0 as usize];
+        if let Some(function) = code.function {
+            let function = &mut self.log.functions[function.0 as usize];
+            function.script_id = Some(info.script_id);
+            function.function_start = Some(info.function_start);
+        }
+        code.source_info = Some(SourceInfo {
+            script_id: info.script_id,
+            function_start: info.function_start,
+            positions: info.positions,
+            inlining_positions: info.inlining_positions,
+            inlined_functions,
+        });
+    }
+}

@@ -1,0 +1,105 @@
+//! `v8inline lookup`: addr2line for JIT code.
+
+use std::fmt::Write as _;
+
+use crate::inline_map::{InlineMap, PositionOrigin, SourceFrame};
+use crate::inline_stack::PositionRule;
+
+/// An address to look up, optionally at a time (jitdump clock, ns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AddressQuery {
+    /// The runtime address.
+    pub address: u64,
+    /// When it was sampled.
+    pub time: Option<u64>,
+}
+
+impl AddressQuery {
+    /// Parses `0xADDRESS` or `0xADDRESS@NANOSECONDS` (hex with or without
+    /// `0x`); `default_time` applies when no `@` is given.
+    pub fn parse(text: &str, default_time: Option<u64>) -> Result<AddressQuery, String> {
+        let (address_text, time) = match text.split_once('@') {
+            Some((address, time)) => {
+                let time = time.parse::<u64>().map_err(|_| format!("{text}: expected ADDRESS@NANOSECONDS"))?;
+                (address, Some(time))
+            }
+            None => (text, default_time),
+        };
+        let digits = address_text.strip_prefix("0x").or_else(|| address_text.strip_prefix("0X")).unwrap_or(address_text);
+        let address = u64::from_str_radix(digits, 16).map_err(|_| format!("{text}: expected a hexadecimal address"))?;
+        Ok(AddressQuery { address, time })
+    }
+}
+
+/// Writes the inline stack at one address, innermost first:
+///
+/// ```text
+/// 0x7f5f3802a6d3: JS:*kernel /app/deep.js:24:16+0x113 (TurboFan, code index 1234)
+///   square /app/deep.js:9:10 (inlined)
+///   weigh /app/deep.js:14:45 (inlined)
+///   kernel /app/deep.js:27:30
+/// ```
+pub fn describe_address(map: &InlineMap, query: AddressQuery, output: &mut String) {
+    let Some(found) = map.find(query.address, query.time) else {
+        let _ = writeln!(output, "0x{:x}: unknown: no JIT code object covers this address", query.address);
+        return;
+    };
+    let code = map.code(found.code);
+    let _ = write!(output, "0x{:x}: {}+0x{:x}", query.address, code.name, found.offset);
+    let mut details = Vec::new();
+    if let Some(tier) = map.log_object(found.code).and_then(|object| object.tier) {
+        details.push(tier.tier.display_name().to_string());
+    }
+    if let Some(index) = code.code_index {
+        details.push(format!("code index {index}"));
+    }
+    if !found.time_matched {
+        details.push("loaded after the given time".to_string());
+    }
+    if code.log_object.is_none() {
+        details.push("not in the code log".to_string());
+    }
+    if !details.is_empty() {
+        let _ = write!(output, " ({})", details.join(", "));
+    }
+    output.push('\n');
+    let mut frames = Vec::new();
+    map.inline_frames(found.code, found.offset, PositionRule::AtOrBefore, &mut frames);
+    for frame in &frames {
+        let frame = map.describe(found.code, frame);
+        let _ = writeln!(output, "  {}", frame_line(&frame));
+    }
+}
+
+/// `function script:line:col`, with `(inlined)` and a note when the position
+/// is only the function's start.
+pub fn frame_line(frame: &SourceFrame<'_>) -> String {
+    let function = if frame.function_name.is_empty() { "(top level)" } else { frame.function_name };
+    let mut line = format!("{function} {}", frame.script_name);
+    if let Some(position) = frame.position {
+        let _ = write!(line, ":{}:{}", position.line, position.column);
+    }
+    if frame.inlined {
+        line.push_str(" (inlined)");
+    }
+    match frame.position_origin {
+        PositionOrigin::Script => {}
+        PositionOrigin::FunctionStart => line.push_str(" (function start: no script source)"),
+        PositionOrigin::Unknown => line.push_str(" (position unknown)"),
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn address_forms() {
+        assert_eq!(AddressQuery::parse("0x10", None), Ok(AddressQuery { address: 16, time: None }));
+        assert_eq!(AddressQuery::parse("ff@12", Some(3)), Ok(AddressQuery { address: 255, time: Some(12) }));
+        assert_eq!(AddressQuery::parse("0x10", Some(3)), Ok(AddressQuery { address: 16, time: Some(3) }));
+        assert!(AddressQuery::parse("zz", None).is_err());
+        assert!(AddressQuery::parse("0x10@soon", None).is_err());
+    }
+}

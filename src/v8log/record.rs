@@ -1,0 +1,516 @@
+//! One code-log line parsed into a typed record, borrowing from the line.
+//!
+//! The field layouts mirror V8's `V8FileLogger` in
+//! [src/logging/log.cc](https://chromium.googlesource.com/v8/v8/+/refs/heads/main/src/logging/log.cc).
+
+use logos::Logos;
+use memchr::memchr_iter;
+
+use super::lexer::{RecordKind, TableToken, parse_decimal, parse_hex_address};
+
+/// Why a line could not be parsed: a short description of what was expected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError(pub String);
+
+impl ParseError {
+    fn expected(what: &str, field_index: usize) -> Self {
+        ParseError(format!("field {}: expected {what}", field_index + 1))
+    }
+}
+
+/// A code-log record, borrowing its text from the line.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Record<'line> {
+    /// `code-creation`.
+    CodeCreation(CodeCreation<'line>),
+    /// `code-source-info`.
+    CodeSourceInfo(CodeSourceInfo),
+    /// `script-source`.
+    ScriptSource(ScriptSource<'line>),
+    /// `script-details`.
+    ScriptDetails(ScriptDetails<'line>),
+    /// `sfi-move`.
+    SfiMove(AddressMove),
+    /// `code-move`.
+    CodeMove(AddressMove),
+    /// `code-delete` (old logs).
+    CodeDelete {
+        /// The freed code object's address.
+        address: u64,
+    },
+    /// `shared-library`.
+    SharedLibrary(SharedLibrary<'line>),
+    /// `tick`.
+    Tick(Tick),
+    /// `v8-version`.
+    V8Version(V8Version),
+}
+
+/// `code-creation,TAG,KIND,TIME,ADDR,SIZE,NAME[,SFI,MARKER]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CodeCreation<'line> {
+    /// `JS`, `Builtin`, `LazyCompile`, ... (kept as written).
+    pub tag: &'line [u8],
+    /// V8's CodeKind number: differs between versions, so nothing keys on it.
+    pub code_kind: i64,
+    /// Microseconds since the log started.
+    pub timestamp_micros: i64,
+    /// Start of the code object's instructions.
+    pub address: u64,
+    /// Instruction size in bytes.
+    pub size: u64,
+    /// The escaped name, e.g. `root /tmp/exp/bench.js:4:14`.
+    pub escaped_name: &'line [u8],
+    /// The SharedFunctionInfo address (9-field form only).
+    pub shared_function: Option<u64>,
+    /// The tier marker (9-field form only; `None` when empty).
+    pub tier: Option<TierMarker>,
+}
+
+/// Which compiler produced a code object, from the code-creation marker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Tier {
+    /// `~`: Ignition bytecode (or its trampoline copy with
+    /// `--interpreted-frames-native-stack`).
+    Interpreted,
+    /// `^`: Sparkplug baseline code.
+    Sparkplug,
+    /// `+`: Maglev.
+    Maglev,
+    /// `*`: TurboFan.
+    TurboFan,
+}
+
+impl Tier {
+    /// The marker V8 uses for plain code of this tier.
+    pub fn marker(self) -> &'static str {
+        match self {
+            Tier::Interpreted => "~",
+            Tier::Sparkplug => "^",
+            Tier::Maglev => "+",
+            Tier::TurboFan => "*",
+        }
+    }
+
+    /// A human name for reports.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            Tier::Interpreted => "interpreted",
+            Tier::Sparkplug => "Sparkplug",
+            Tier::Maglev => "Maglev",
+            Tier::TurboFan => "TurboFan",
+        }
+    }
+
+    /// Whether code of this tier inlines other functions.
+    pub fn is_optimizing(self) -> bool {
+        matches!(self, Tier::Maglev | Tier::TurboFan)
+    }
+}
+
+/// A parsed tier marker: `~ ^ + * +' *' o+ o*`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TierMarker {
+    /// The compiler.
+    pub tier: Tier,
+    /// `o` prefix: compiled for on-stack replacement.
+    pub on_stack_replacement: bool,
+    /// `'` suffix: specialized to one function context.
+    pub context_specialized: bool,
+}
+
+impl TierMarker {
+    /// Parses a marker; `Ok(None)` for the empty marker.
+    pub fn parse(text: &[u8]) -> Result<Option<TierMarker>, ()> {
+        if text.is_empty() {
+            return Ok(None);
+        }
+        let (on_stack_replacement, rest) = match text.split_first() {
+            Some((b'o', rest)) => (true, rest),
+            _ => (false, text),
+        };
+        let (context_specialized, rest) = match rest.split_last() {
+            Some((b'\'', rest)) => (true, rest),
+            _ => (false, rest),
+        };
+        let tier = match rest {
+            b"~" => Tier::Interpreted,
+            b"^" => Tier::Sparkplug,
+            b"+" => Tier::Maglev,
+            b"*" => Tier::TurboFan,
+            _ => return Err(()),
+        };
+        Ok(Some(TierMarker { tier, on_stack_replacement, context_specialized }))
+    }
+
+    /// The marker as V8 writes it.
+    pub fn text(self) -> String {
+        let mut text = String::new();
+        if self.on_stack_replacement {
+            text.push('o');
+        }
+        text.push_str(self.tier.marker());
+        if self.context_specialized {
+            text.push('\'');
+        }
+        text
+    }
+}
+
+/// `code-source-info,ADDR,SCRIPT_ID,START,END,POSITIONS,INLINING_POSITIONS,INLINED_FUNCTIONS`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CodeSourceInfo {
+    /// The code object this describes (the latest code-creation at it).
+    pub address: u64,
+    /// The script of the code object's own function.
+    pub script_id: i64,
+    /// Script offset where the function starts.
+    pub function_start: i64,
+    /// Script offset where the function ends.
+    pub function_end: i64,
+    /// The source-position table, in ascending code offset.
+    pub positions: Vec<PositionEntry>,
+    /// The inlining tree: entry n is inlining id n.
+    pub inlining_positions: Vec<InliningPosition>,
+    /// SharedFunctionInfo addresses of the inlined functions (as of this record).
+    pub inlined_functions: Vec<u64>,
+}
+
+/// One source-position entry: `C<code_offset>O<script_offset>[I<inlining_id>]`.
+/// It applies from its code offset to the next entry's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PositionEntry {
+    /// Offset into the code object's instructions.
+    pub code_offset: u32,
+    /// Offset into the script (UTF-16 units); -1 = no position.
+    pub script_offset: i32,
+    /// The inlined function the instruction belongs to, if any.
+    pub inlining_id: Option<u32>,
+}
+
+/// One node of the inlining tree: `F[<function_index>]O<call_offset>[I<parent>]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InliningPosition {
+    /// Index into the inlined functions; `None` for V8's `-1` (no function).
+    pub function_index: Option<u32>,
+    /// Script offset of the call site, in the caller's script.
+    pub call_offset: i32,
+    /// The caller's inlining id; `None` = called from the outermost function.
+    pub parent: Option<u32>,
+}
+
+/// `script-source,ID,NAME,SOURCE`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScriptSource<'line> {
+    /// V8's script id.
+    pub script_id: i64,
+    /// Escaped script name.
+    pub escaped_name: &'line [u8],
+    /// Escaped script source.
+    pub escaped_source: &'line [u8],
+}
+
+/// `script-details,ID,NAME,LINE_OFFSET,COLUMN_OFFSET,SOURCE_MAP_URL`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScriptDetails<'line> {
+    /// V8's script id.
+    pub script_id: i64,
+    /// Escaped script name.
+    pub escaped_name: &'line [u8],
+}
+
+/// `sfi-move,FROM,TO` or `code-move,FROM,TO`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AddressMove {
+    /// Address before the move.
+    pub from: u64,
+    /// Address after the move.
+    pub to: u64,
+}
+
+/// `shared-library,NAME,START,END,ASLR_SLIDE`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedLibrary<'line> {
+    /// Escaped path of the library.
+    pub escaped_name: &'line [u8],
+    /// First mapped address.
+    pub start: u64,
+    /// End of the mapping.
+    pub end: u64,
+    /// ASLR slide V8 reports (0 when absent).
+    pub aslr_slide: i64,
+}
+
+/// `tick,PC,TIME,IS_EXTERNAL_CALLBACK,TOS_OR_CALLBACK,VM_STATE[,overflow],FRAME...`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tick {
+    /// The sampled program counter.
+    pub pc: u64,
+    /// Microseconds since the log started.
+    pub timestamp_micros: i64,
+    /// Whether the PC is in an external callback.
+    pub external_callback: bool,
+    /// Top of stack, or the external callback's address.
+    pub top_of_stack_or_callback: u64,
+    /// V8's VM state number.
+    pub vm_state: i64,
+    /// The stack was deeper than V8 records.
+    pub overflow: bool,
+    /// Return addresses, innermost first.
+    pub frames: Vec<u64>,
+}
+
+/// `v8-version,MAJOR,MINOR,BUILD,PATCH,EMBEDDER,CANDIDATE`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct V8Version {
+    /// Major version.
+    pub major: i64,
+    /// Minor version.
+    pub minor: i64,
+    /// Build number.
+    pub build: i64,
+    /// Patch level.
+    pub patch: i64,
+    /// Embedder string, e.g. `-node.38`.
+    pub embedder: String,
+}
+
+/// The comma-separated fields of one line (V8 escapes commas inside fields).
+struct Fields<'line> {
+    fields: Vec<&'line [u8]>,
+}
+
+impl<'line> Fields<'line> {
+    fn split(line: &'line [u8]) -> Self {
+        let mut fields = Vec::with_capacity(10);
+        let mut start = 0;
+        for comma in memchr_iter(b',', line) {
+            fields.push(&line[start..comma]);
+            start = comma + 1;
+        }
+        fields.push(&line[start..]);
+        Fields { fields }
+    }
+
+    fn len(&self) -> usize {
+        self.fields.len()
+    }
+
+    fn raw(&self, index: usize, what: &str) -> Result<&'line [u8], ParseError> {
+        self.fields.get(index).copied().ok_or_else(|| ParseError::expected(what, index))
+    }
+
+    fn decimal(&self, index: usize, what: &str) -> Result<i64, ParseError> {
+        parse_decimal(self.raw(index, what)?).ok_or_else(|| ParseError::expected(what, index))
+    }
+
+    fn address(&self, index: usize, what: &str) -> Result<u64, ParseError> {
+        parse_hex_address(self.raw(index, what)?).ok_or_else(|| ParseError::expected(what, index))
+    }
+}
+
+/// Parses one line (without its newline). `Ok(None)`: a record kind this
+/// reader skips; the caller counts it.
+pub fn parse_line(line: &[u8]) -> Result<Option<Record<'_>>, ParseError> {
+    let kind_end = memchr::memchr(b',', line).unwrap_or(line.len());
+    let Some(kind) = RecordKind::of_field(&line[..kind_end]) else {
+        return Ok(None);
+    };
+    let fields = Fields::split(line);
+    let record = match kind {
+        RecordKind::CodeCreation => Record::CodeCreation(parse_code_creation(&fields)?),
+        RecordKind::CodeSourceInfo => Record::CodeSourceInfo(parse_code_source_info(&fields)?),
+        RecordKind::ScriptSource => Record::ScriptSource(parse_script_source(line)?),
+        RecordKind::ScriptDetails => Record::ScriptDetails(ScriptDetails {
+            script_id: fields.decimal(1, "a script id")?,
+            escaped_name: fields.raw(2, "a script name")?,
+        }),
+        RecordKind::SfiMove => Record::SfiMove(parse_move(&fields)?),
+        RecordKind::CodeMove => Record::CodeMove(parse_move(&fields)?),
+        RecordKind::CodeDelete => Record::CodeDelete { address: fields.address(1, "an address")? },
+        RecordKind::SharedLibrary => Record::SharedLibrary(SharedLibrary {
+            escaped_name: fields.raw(1, "a library path")?,
+            start: fields.address(2, "a start address")?,
+            end: fields.address(3, "an end address")?,
+            aslr_slide: if fields.len() > 4 { fields.decimal(4, "an ASLR slide")? } else { 0 },
+        }),
+        RecordKind::Tick => Record::Tick(parse_tick(&fields)?),
+        RecordKind::V8Version => Record::V8Version(V8Version {
+            major: fields.decimal(1, "a major version")?,
+            minor: fields.decimal(2, "a minor version")?,
+            build: fields.decimal(3, "a build number")?,
+            patch: fields.decimal(4, "a patch number")?,
+            embedder: String::from_utf8_lossy(fields.raw(5, "an embedder string").unwrap_or(b""))
+                .into_owned(),
+        }),
+    };
+    Ok(Some(record))
+}
+
+fn parse_code_creation<'line>(fields: &Fields<'line>) -> Result<CodeCreation<'line>, ParseError> {
+    if fields.len() != 7 && fields.len() != 9 {
+        return Err(ParseError(format!("expected 7 or 9 fields, found {}", fields.len())));
+    }
+    let size = fields.decimal(5, "a code size")?;
+    let (shared_function, tier) = if fields.len() == 9 {
+        let marker = fields.raw(8, "a tier marker")?;
+        let tier = TierMarker::parse(marker).map_err(|()| ParseError::expected("a tier marker (~ ^ + * +' *' o+ o*)", 8))?;
+        (Some(fields.address(7, "a SharedFunctionInfo address")?), tier)
+    } else {
+        (None, None)
+    };
+    Ok(CodeCreation {
+        tag: fields.raw(1, "a tag")?,
+        code_kind: fields.decimal(2, "a code kind")?,
+        timestamp_micros: fields.decimal(3, "a timestamp")?,
+        address: fields.address(4, "a code address")?,
+        size: u64::try_from(size).map_err(|_| ParseError::expected("a non-negative size", 5))?,
+        escaped_name: fields.raw(6, "a name")?,
+        shared_function,
+        tier,
+    })
+}
+
+fn parse_code_source_info(fields: &Fields<'_>) -> Result<CodeSourceInfo, ParseError> {
+    if fields.len() != 8 {
+        return Err(ParseError(format!("expected 8 fields, found {}", fields.len())));
+    }
+    Ok(CodeSourceInfo {
+        address: fields.address(1, "a code address")?,
+        script_id: fields.decimal(2, "a script id")?,
+        function_start: fields.decimal(3, "a start offset")?,
+        function_end: fields.decimal(4, "an end offset")?,
+        positions: parse_positions(fields.raw(5, "positions")?)
+            .map_err(|what| ParseError(format!("field 6 (positions): {what}")))?,
+        inlining_positions: parse_inlining_positions(fields.raw(6, "inlining positions")?)
+            .map_err(|what| ParseError(format!("field 7 (inlining positions): {what}")))?,
+        inlined_functions: parse_inlined_functions(fields.raw(7, "inlined functions")?)
+            .map_err(|what| ParseError(format!("field 8 (inlined functions): {what}")))?,
+    })
+}
+
+fn table_number(value: i64, what: &str) -> Result<u32, String> {
+    u32::try_from(value).map_err(|_| format!("{what} {value} out of range"))
+}
+
+fn script_offset(value: i64) -> Result<i32, String> {
+    i32::try_from(value).map_err(|_| format!("script offset {value} out of range"))
+}
+
+/// Parses `C<code_offset>O<script_offset>[I<inlining_id>]...`.
+pub fn parse_positions(table: &[u8]) -> Result<Vec<PositionEntry>, String> {
+    let mut entries: Vec<PositionEntry> = Vec::new();
+    let mut expecting_script_offset = false;
+    let mut lexer = TableToken::lexer(table);
+    while let Some(token) = lexer.next() {
+        let at = lexer.span().start;
+        match (token, expecting_script_offset, entries.last_mut()) {
+            (Ok(TableToken::CodeOffset(offset)), false, _) => {
+                entries.push(PositionEntry {
+                    code_offset: table_number(offset, "code offset")?,
+                    script_offset: -1,
+                    inlining_id: None,
+                });
+                expecting_script_offset = true;
+            }
+            (Ok(TableToken::ScriptOffset(offset)), true, Some(entry)) => {
+                entry.script_offset = script_offset(offset)?;
+                expecting_script_offset = false;
+            }
+            (Ok(TableToken::InliningId(id)), false, Some(entry)) if entry.inlining_id.is_none() => {
+                entry.inlining_id = Some(table_number(id, "inlining id")?);
+            }
+            _ => return Err(format!("unexpected text at byte {at}, expected C<n>O<n>[I<n>]")),
+        }
+    }
+    if expecting_script_offset {
+        return Err("entry without O<script offset> at the end".to_string());
+    }
+    Ok(entries)
+}
+
+/// Parses `F[<function_index>]O<call_offset>[I<parent>]...`.
+pub fn parse_inlining_positions(table: &[u8]) -> Result<Vec<InliningPosition>, String> {
+    let mut entries: Vec<InliningPosition> = Vec::new();
+    let mut expecting_call_offset = false;
+    let mut lexer = TableToken::lexer(table);
+    while let Some(token) = lexer.next() {
+        let at = lexer.span().start;
+        match (token, expecting_call_offset, entries.last_mut()) {
+            (Ok(TableToken::Function(index)), false, _) => {
+                entries.push(InliningPosition {
+                    function_index: index.map(|index| table_number(index, "function index")).transpose()?,
+                    call_offset: -1,
+                    parent: None,
+                });
+                expecting_call_offset = true;
+            }
+            (Ok(TableToken::ScriptOffset(offset)), true, Some(entry)) => {
+                entry.call_offset = script_offset(offset)?;
+                expecting_call_offset = false;
+            }
+            (Ok(TableToken::InliningId(id)), false, Some(entry)) if entry.parent.is_none() => {
+                entry.parent = Some(table_number(id, "parent inlining id")?);
+            }
+            _ => return Err(format!("unexpected text at byte {at}, expected F[n]O<n>[I<n>]")),
+        }
+    }
+    if expecting_call_offset {
+        return Err("entry without O<call offset> at the end".to_string());
+    }
+    Ok(entries)
+}
+
+/// Parses `S<address>...`.
+pub fn parse_inlined_functions(table: &[u8]) -> Result<Vec<u64>, String> {
+    let mut addresses = Vec::new();
+    let mut lexer = TableToken::lexer(table);
+    while let Some(token) = lexer.next() {
+        match token {
+            Ok(TableToken::SharedFunction(address)) => addresses.push(address),
+            _ => return Err(format!("unexpected text at byte {}, expected S0x<address>", lexer.span().start)),
+        }
+    }
+    Ok(addresses)
+}
+
+/// `script-source` keeps everything after the third comma as the source:
+/// V8 escapes commas, but a robust reader should not lose a source to one.
+fn parse_script_source(line: &[u8]) -> Result<ScriptSource<'_>, ParseError> {
+    let mut commas = memchr_iter(b',', line);
+    let (Some(first), Some(second), Some(third)) = (commas.next(), commas.next(), commas.next()) else {
+        return Err(ParseError("expected 4 fields: script-source,ID,NAME,SOURCE".to_string()));
+    };
+    let script_id = parse_decimal(&line[first + 1..second]).ok_or_else(|| ParseError::expected("a script id", 1))?;
+    Ok(ScriptSource {
+        script_id,
+        escaped_name: &line[second + 1..third],
+        escaped_source: &line[third + 1..],
+    })
+}
+
+fn parse_move(fields: &Fields<'_>) -> Result<AddressMove, ParseError> {
+    Ok(AddressMove { from: fields.address(1, "a from address")?, to: fields.address(2, "a to address")? })
+}
+
+fn parse_tick(fields: &Fields<'_>) -> Result<Tick, ParseError> {
+    let mut index = 6;
+    let overflow = fields.fields.get(6).is_some_and(|field| *field == b"overflow");
+    if overflow {
+        index += 1;
+    }
+    let mut frames = Vec::with_capacity(fields.len().saturating_sub(index));
+    while index < fields.len() {
+        frames.push(fields.address(index, "a frame address")?);
+        index += 1;
+    }
+    Ok(Tick {
+        pc: fields.address(1, "a pc")?,
+        timestamp_micros: fields.decimal(2, "a timestamp")?,
+        external_callback: fields.decimal(3, "0 or 1 (external callback)")? != 0,
+        top_of_stack_or_callback: fields.address(4, "a stack or callback address")?,
+        vm_state: fields.decimal(5, "a VM state")?,
+        overflow,
+        frames,
+    })
+}

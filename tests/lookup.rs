@@ -1,0 +1,194 @@
+//! The inline map and `v8inline lookup` on the real recordings of every node
+//! version, checked against V8's own jitdump DEBUG_INFO lines.
+
+mod common;
+
+use std::process::Command;
+
+use common::{NODE_VERSIONS, assert_matches_expected, jitdump_path, log_path, recording_dir};
+use v8inline::inline_map::{CodeId, InlineMap, PositionOrigin, SourceOptions};
+use v8inline::inline_stack::{FrameFunction, PositionRule};
+use v8inline::input::read_file;
+use v8inline::jitdump::{self, JitDump, ReadOptions};
+use v8inline::v8log::{CodeLog, Tier};
+
+fn load(version: u32, debug_info: bool) -> (InlineMap, JitDump) {
+    let jitdump = jitdump::read(&read_file(&jitdump_path(version)).unwrap(), &ReadOptions { debug_info }).unwrap();
+    let log = CodeLog::parse(&read_file(&log_path(version)).unwrap());
+    let sources = SourceOptions { read_from_disk: false, ..SourceOptions::default() };
+    (InlineMap::new(log, Some(&jitdump), sources), jitdump)
+}
+
+/// The jitdump's DEBUG_INFO is V8's own answer for the innermost line at each
+/// code offset (TurboFan computes it in the inlined function's script; Maglev
+/// against the outer script, so only same-script positions count there).
+/// v8inline's innermost frame must give the same line for every entry.
+#[test]
+fn innermost_lines_match_v8_debug_info_on_every_node_version() {
+    for version in NODE_VERSIONS {
+        let (map, jitdump) = load(version, true);
+        let mut checked = 0;
+        let mut inlined_checked = 0;
+        let mut mismatches = Vec::new();
+        for debug_info in &jitdump.debug_infos {
+            // The LOAD this DEBUG_INFO precedes.
+            let Some(load) = jitdump
+                .loads
+                .iter()
+                .find(|load| load.code_address == debug_info.code_address && load.timestamp >= debug_info.timestamp)
+            else {
+                continue;
+            };
+            let Some(found) = map.find(load.code_address, Some(load.timestamp)) else { continue };
+            let Some(object) = map.log_object(found.code) else { continue };
+            let Some(tier) = object.tier.map(|marker| marker.tier) else { continue };
+            if !tier.is_optimizing() {
+                continue;
+            }
+            let outer_script = object.source_info.as_ref().map(|info| info.script_id);
+            // Several entries at one address: the last one is what applies.
+            for (index, entry) in debug_info.entries.iter().enumerate() {
+                if debug_info.entries.get(index + 1).is_some_and(|next| next.address == entry.address) {
+                    continue;
+                }
+                let Some(offset) = entry.code_offset(debug_info.code_address) else { continue };
+                let mut frames = Vec::new();
+                map.inline_frames(found.code, offset, PositionRule::AtOrBefore, &mut frames);
+                let innermost = frames[0];
+                if innermost.script_offset < 0 {
+                    continue;
+                }
+                let innermost_script = match innermost.function {
+                    FrameFunction::Outer => outer_script,
+                    FrameFunction::Inlined(function) => map.log.function(function).script_id,
+                };
+                if tier == Tier::Maglev && innermost_script != outer_script {
+                    continue;
+                }
+                let described = map.describe(found.code, &innermost);
+                assert_eq!(described.position_origin, PositionOrigin::Script);
+                checked += 1;
+                inlined_checked += usize::from(frames.len() > 1);
+                if described.position.map(|position| position.line as i32) != Some(entry.line) {
+                    mismatches.push(format!("{} +0x{offset:x}: ours {:?}, V8 {}", load.name, described.position, entry.line));
+                }
+            }
+        }
+        assert!(mismatches.is_empty(), "node {version}: {} of {checked} differ: {:?}", mismatches.len(), &mismatches[..mismatches.len().min(5)]);
+        assert!(checked > 300, "node {version}: only {checked} entries checked");
+        assert!(inlined_checked > 100, "node {version}: only {inlined_checked} entries inside inlined code");
+        eprintln!("node {version}: {checked} DEBUG_INFO lines agree ({inlined_checked} inside inlined code)");
+    }
+}
+
+/// Every jitdump LOAD joins the code-creation of the same object: same
+/// name, tier and size, k-th with k-th at a reused address.
+#[test]
+fn every_load_joins_its_code_creation() {
+    for version in NODE_VERSIONS {
+        let (map, jitdump) = load(version, false);
+        assert_eq!(map.unmatched_loads, 0, "node {version}");
+        assert_eq!(map.codes().len(), jitdump.loads.len());
+        let mut reused_addresses = 0;
+        let mut seen = fxhash::FxHashSet::default();
+        for (index, code) in map.codes().iter().enumerate() {
+            let object = map.log_object(CodeId(index as u32)).unwrap();
+            assert_eq!((object.address, object.size), (code.address, code.size));
+            // The jitdump name is TAG:MARKER then the log name (node 18 drops the column).
+            let marker = object.tier.map(|tier| tier.text()).unwrap_or_default();
+            let prefix = format!("{}:{}", object.tag, marker);
+            if object.function.is_some() {
+                assert!(code.name.starts_with(&prefix), "node {version}: {} vs {prefix}", code.name);
+                let log_name_start = object.name.split(':').next().unwrap();
+                assert!(code.name[prefix.len()..].starts_with(log_name_start), "node {version}: {} vs {}", code.name, object.name);
+            }
+            if !seen.insert(code.address) {
+                reused_addresses += 1;
+            }
+        }
+        assert!(reused_addresses > 0, "node {version}: the recording must reuse a code address");
+    }
+}
+
+fn run_lookup(args: &[String]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_v8inline")).arg("lookup").args(args).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// Golden inline stacks from the CLI: for each optimized `kernel` code object,
+/// the address of its deepest inline stack, and one address past all code.
+#[test]
+fn lookup_prints_golden_inline_stacks() {
+    for version in NODE_VERSIONS {
+        let (map, _) = load(version, false);
+        let mut queries = Vec::new();
+        for (index, code) in map.codes().iter().enumerate() {
+            let Some(object) = map.log_object(CodeId(index as u32)) else { continue };
+            let optimized = object.tier.is_some_and(|tier| tier.tier.is_optimizing());
+            if !optimized || !object.name.starts_with("kernel ") {
+                continue;
+            }
+            let info = object.source_info.as_ref().unwrap();
+            let mut deepest = (0, 0);
+            for entry in &info.positions {
+                let mut frames = Vec::new();
+                map.inline_frames(CodeId(index as u32), u64::from(entry.code_offset), PositionRule::AtOrBefore, &mut frames);
+                if frames.len() > deepest.0 {
+                    deepest = (frames.len(), entry.code_offset);
+                }
+            }
+            queries.push(format!("0x{:x}@{}", code.address + u64::from(deepest.1), code.load_time.unwrap()));
+        }
+        assert!(!queries.is_empty(), "node {version}: no optimized kernel");
+        queries.push("0x10".to_string());
+        let mut args = vec![
+            "--log".to_string(),
+            log_path(version).display().to_string(),
+            "--jitdump".to_string(),
+            jitdump_path(version).display().to_string(),
+            "--no-disk-sources".to_string(),
+        ];
+        args.extend(queries);
+        let output = run_lookup(&args);
+        // The deepest stack runs square <- weigh <- combine <- kernel, in deep.js.
+        assert!(output.contains("  square /tmp/v8inline-testdata/"), "node {version}:\n{output}");
+        assert!(output.contains("deep.js") && output.contains("(inlined)"));
+        assert!(output.ends_with("0x10: unknown: no JIT code object covers this address\n"));
+        assert_matches_expected(&output, &recording_dir(version).join("expected/lookup.txt"));
+    }
+}
+
+/// Inlining across scripts: `mix` from lib.js inlined into deep.js code
+/// names lib.js with a line inside `mix`.
+#[test]
+fn cross_script_inlined_frames_name_their_own_script() {
+    for version in NODE_VERSIONS {
+        let (map, _) = load(version, false);
+        let mut found = false;
+        'codes: for (index, _) in map.codes().iter().enumerate() {
+            let code = CodeId(index as u32);
+            let Some(object) = map.log_object(code) else { continue };
+            let Some(info) = &object.source_info else { continue };
+            if !object.name.contains("deep.js") {
+                continue;
+            }
+            for entry in &info.positions {
+                let mut frames = Vec::new();
+                map.inline_frames(code, u64::from(entry.code_offset), PositionRule::AtOrBefore, &mut frames);
+                let described = map.describe(code, &frames[0]);
+                if described.inlined && described.function_name == "mix" {
+                    assert!(described.script_name.ends_with("/lib.js"), "{described:?}");
+                    let line = described.position.unwrap().line;
+                    // mix spans lines 3-8 of lib.js.
+                    assert!((3..=8).contains(&line), "node {version}: {described:?}");
+                    let outer = map.describe(code, frames.last().unwrap());
+                    assert!(outer.script_name.ends_with("/deep.js"), "{outer:?}");
+                    found = true;
+                    break 'codes;
+                }
+            }
+        }
+        assert!(found, "node {version}: no inlined mix found");
+    }
+}
