@@ -14,6 +14,7 @@
 //! samples (perf script) ─────────────────────────────────┴─► collapse ─► folded stacks
 //! ```
 pub mod collapse;
+pub mod expand;
 pub mod input;
 pub mod lookup;
 pub mod profile;

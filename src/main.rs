@@ -6,7 +6,10 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+use v8inline::collapse::{CollapseOptions, CollapseSummary, collapse};
+use v8inline::expand::{ExpandOptions, ExpansionStats, V8Expander};
 use v8inline::inline_map::SourceOptions;
+use v8inline::input::open_stream;
 use v8inline::lookup::{AddressQuery, describe_address};
 use v8inline::profile::{ProfileOptions, Profiles};
 
@@ -21,7 +24,55 @@ struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
     #[command(flatten)]
+    fold: FoldArgs,
+}
+
+/// The main job: perf script in, folded stacks out.
+#[derive(Args, Debug)]
+struct FoldArgs {
+    /// `perf script` output to read; standard input when absent or `-`.
+    #[arg(value_name = "PERF_SCRIPT")]
+    perf_script: Option<PathBuf>,
+    /// Write the folded stacks here instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    #[command(flatten)]
     inputs: InputArgs,
+    /// Take the source position at the sampled PC itself rather than the
+    /// instruction before it (what `lookup` prints for an address).
+    #[arg(long)]
+    exact_pc: bool,
+    /// Append `_[i]` to inlined frames (inferno colors them).
+    #[arg(long)]
+    annotate_inline: bool,
+    /// Append `_[j]` to JIT frames (inferno colors them).
+    #[arg(long, alias = "jit")]
+    annotate_jit: bool,
+    /// Append `_[k]` to kernel frames (inferno-collapse-perf's --kernel).
+    #[arg(long, alias = "kernel")]
+    annotate_kernel: bool,
+    /// All annotations: --annotate-inline --annotate-jit --annotate-kernel.
+    #[arg(long)]
+    all: bool,
+    /// Include the PID in the root frame (inferno-collapse-perf's --pid).
+    #[arg(long)]
+    pid: bool,
+    /// Include the PID and TID in the root frame (implies --pid).
+    #[arg(long)]
+    tid: bool,
+    /// Include raw addresses where symbols cannot be found (inferno's --addrs).
+    #[arg(long)]
+    addrs: bool,
+    /// Only fold samples of this event (default: the first event seen).
+    #[arg(long, value_name = "EVENT")]
+    event_filter: Option<String>,
+    /// Drop the frames below (callers of) a function of this name; repeatable.
+    #[arg(long, value_name = "FUNCTION")]
+    skip_after: Vec<String>,
+    /// Print to standard error how many samples and frames were expanded,
+    /// passed through or unresolved, and why.
+    #[arg(long)]
+    stats: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -92,7 +143,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Lookup(args)) => lookup(args),
-        None => Err(Failure::Usage("the main job is not wired up yet".to_string())),
+        None => fold(cli.fold),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -159,4 +210,79 @@ fn lookup(args: LookupArgs) -> Result<(), Failure> {
     }
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(())
+}
+
+fn fold(args: FoldArgs) -> Result<(), Failure> {
+    let profiles = load_profiles(&args.inputs)?;
+    let mut expander = V8Expander::new(profiles, ExpandOptions { exact_pc: args.exact_pc });
+    let input_path = args.perf_script.clone().unwrap_or_else(|| PathBuf::from("-"));
+    let input = open_stream(&input_path).map_err(|error| Failure::Input(error.to_string()))?;
+    let options = CollapseOptions {
+        include_pid: args.pid,
+        include_tid: args.tid,
+        include_addrs: args.addrs,
+        annotate_kernel: args.annotate_kernel || args.all,
+        annotate_jit: args.annotate_jit || args.all,
+        annotate_inline: args.annotate_inline || args.all,
+        event_filter: args.event_filter.clone(),
+        skip_after: args.skip_after.clone(),
+    };
+    let summary = match &args.output {
+        Some(path) => {
+            let file = std::fs::File::create(path)
+                .map_err(|error| Failure::Input(format!("{}: {error}", path.display())))?;
+            collapse(input, &options, &mut expander, std::io::BufWriter::new(file))?
+        }
+        None => collapse(input, &options, &mut expander, std::io::BufWriter::new(std::io::stdout().lock()))?,
+    };
+    for note in expander.profiles().notes.iter() {
+        eprintln!("v8inline: {note}");
+    }
+    if !summary.warnings.is_empty() {
+        eprintln!("v8inline: {}: skipped {}", input_path.display(), summary.warnings);
+    }
+    if args.stats {
+        eprint!("{}", stats_report(&summary, &expander.stats));
+    }
+    Ok(())
+}
+
+/// The `--stats` report.
+fn stats_report(summary: &CollapseSummary, stats: &ExpansionStats) -> String {
+    let jit_frames = stats.expanded
+        + stats.resolved_without_inlining
+        + stats.resolved_without_positions
+        + stats.unresolved_no_jitdump
+        + stats.unresolved_unknown_address
+        + stats.unresolved_unknown_code_index;
+    let mut report = String::new();
+    let mut line = |text: String| {
+        report.push_str("v8inline: ");
+        report.push_str(&text);
+        report.push('\n');
+    };
+    line(format!(
+        "samples: {} read, {} folded, {} filtered out by event, {} without frames",
+        summary.samples_read, summary.samples_kept, summary.samples_filtered_out, summary.samples_without_frames
+    ));
+    line(format!("total count written: {} in {} distinct stacks", summary.total_count, summary.distinct_stacks));
+    line(format!("JIT frames: {jit_frames}"));
+    line(format!("  expanded into inlined functions: {}", stats.expanded));
+    line(format!("  resolved, no inlining at that offset: {}", stats.resolved_without_inlining));
+    line(format!(
+        "  resolved, no source positions (interpreted, Sparkplug, builtins or no log): {}",
+        stats.resolved_without_positions
+    ));
+    line(format!("  passed through, no jitdump for the process: {}", stats.unresolved_no_jitdump));
+    line(format!("  passed through, address in no code object: {}", stats.unresolved_unknown_address));
+    line(format!("  passed through, code index not in the jitdump: {}", stats.unresolved_unknown_code_index));
+    if stats.clock_mismatches > 0 {
+        line(format!(
+            "  resolved although loaded after the sample time (record with perf -k mono): {}",
+            stats.clock_mismatches
+        ));
+    }
+    line(format!("other frames passed through: {}", stats.not_jit));
+    line(format!("frames written by expansion: {}", summary.expanded_frames));
+    report
 }

@@ -93,18 +93,19 @@ impl Profiles {
         Ok(profiles)
     }
 
-    /// The inline map for samples of `pid`, loading `jit-PID.dump` from the
-    /// jitdump directory on first sight when no jitdump was given. Samples
-    /// without a pid use the only process, if there is exactly one.
-    pub fn for_pid(&mut self, pid: Option<u32>) -> Option<&InlineMap> {
-        let Some(pid) = pid else {
-            return if self.maps.len() == 1 { self.maps.first() } else { None };
-        };
+    /// The index (into [`Profiles::maps`]) of the process for samples of
+    /// `pid`, loading `jit-PID.dump` from the jitdump directory on first
+    /// sight when no jitdump was given. When exactly one process is loaded,
+    /// every pid maps to it: its threads have their own ids.
+    pub fn process_for_pid(&mut self, pid: u32) -> Option<usize> {
         if !self.by_pid.contains_key(&pid) && self.options.jitdumps.is_empty() && self.looked_up_pids.insert(pid) {
             self.discover(pid);
         }
-        let index = *self.by_pid.get(&pid)?;
-        self.maps.get(index)
+        match self.by_pid.get(&pid) {
+            Some(&index) => Some(index),
+            None if self.maps.len() == 1 => Some(0),
+            None => None,
+        }
     }
 
     /// All loaded processes.

@@ -1,0 +1,247 @@
+//! The main job's expander: replaces each V8 JIT frame of a perf sample by
+//! the inline stack of JavaScript functions running there.
+//!
+//! perf prints a JIT frame in one of three forms:
+//!
+//! ```text
+//! 7f3e9a7e64da [unknown] (/tmp/perf-2020.map)          raw address (or a perf-map name)
+//! 7f3e9a7e64da [unknown] ([unknown])                   raw address, no perf map
+//! 15c JS:*root /app/a.js:4:14+0x15e (/x/jitted-2020-2338.so)   after `perf inject -j`
+//! ```
+//!
+//! A raw address is resolved through the jitdump at the sample's time; an
+//! injected frame by its jitdump code index and offset. Every frame takes the
+//! source position strictly before its offset, as V8's CPU profiler does: a
+//! return address points after its call, and a timer sample lands on the
+//! instruction after the one that was running.
+
+use fxhash::FxHashMap;
+use indexmap::IndexSet;
+
+use crate::collapse::{ExpandedFrames, FrameContext, FrameExpander};
+use crate::inline_map::{CodeId, InlineMap};
+use crate::inline_stack::PositionRule;
+use crate::profile::Profiles;
+
+/// How frames are expanded.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ExpandOptions {
+    /// Use the position *at* the sampled PC (the instruction perf reports)
+    /// instead of the one before it. Default: false.
+    pub exact_pc: bool,
+}
+
+/// What happened to the stack lines of the input, by reason.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExpansionStats {
+    /// JIT frames replaced by more than one frame (inlined functions found).
+    pub expanded: u64,
+    /// JIT frames named from the jitdump, with no inlining at that offset.
+    pub resolved_without_inlining: u64,
+    /// JIT frames of code the log has no source positions for
+    /// (interpreted, Sparkplug, builtins, or no log for that process).
+    pub resolved_without_positions: u64,
+    /// JIT-looking frames with no jitdump loaded for their process.
+    pub unresolved_no_jitdump: u64,
+    /// JIT-looking frames whose address no code object covers.
+    pub unresolved_unknown_address: u64,
+    /// `jitted-PID-N.so` frames whose N is not in the jitdump.
+    pub unresolved_unknown_code_index: u64,
+    /// Frames resolved although no code object covering them was loaded by
+    /// the sample's time (perf recorded without `-k mono`?): the oldest was used.
+    pub clock_mismatches: u64,
+    /// Frames passed through because they are not JIT code.
+    pub not_jit: u64,
+}
+
+/// Where a stack line points, if it is V8 JIT code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum JitFrame {
+    /// `jitted-PID-N.so` after `perf inject -j`: code index and offset.
+    Injected { pid: Option<u32>, code_index: u64, offset: u64 },
+    /// A runtime address in anonymous executable memory.
+    Raw { pid: Option<u32>, address: u64 },
+}
+
+/// Classifies a stack line by its module.
+fn classify(frame: &FrameContext<'_>) -> Option<JitFrame> {
+    let module = frame.module;
+    let file_name = module.rsplit('/').next().unwrap_or(module);
+    if let Some(rest) = file_name.strip_prefix("jitted-").and_then(|rest| rest.strip_suffix(".so")) {
+        let (pid, code_index) = rest.split_once('-')?;
+        let offset = frame
+            .symbol
+            .rfind("+0x")
+            .and_then(|plus| u64::from_str_radix(&frame.symbol[plus + 3..], 16).ok())
+            .unwrap_or(0);
+        return Some(JitFrame::Injected { pid: pid.parse().ok(), code_index: code_index.parse().ok()?, offset });
+    }
+    if let Some(pid) = module.strip_prefix("/tmp/perf-").and_then(|rest| rest.strip_suffix(".map")) {
+        return Some(JitFrame::Raw { pid: pid.parse().ok(), address: frame.address });
+    }
+    (module == "[unknown]").then_some(JitFrame::Raw { pid: None, address: frame.address })
+}
+
+/// One expansion, cached per (process, code object, offset, rule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct ExpansionKey {
+    process: usize,
+    code: CodeId,
+    offset: u64,
+    rule: PositionRule,
+}
+
+/// A cached frame: an interned name and whether it is inlined.
+#[derive(Debug, Clone, Copy)]
+struct CachedFrame {
+    name: u32,
+    inlined: bool,
+}
+
+/// Expands V8 JIT frames through the loaded (or discovered) profiles.
+pub struct V8Expander {
+    profiles: Profiles,
+    options: ExpandOptions,
+    /// Counts by outcome.
+    pub stats: ExpansionStats,
+    names: IndexSet<Box<str>, fxhash::FxBuildHasher>,
+    cache: FxHashMap<ExpansionKey, Vec<CachedFrame>>,
+    code_by_index: FxHashMap<(usize, u64), CodeId>,
+}
+
+impl V8Expander {
+    /// An expander over `profiles`.
+    pub fn new(profiles: Profiles, options: ExpandOptions) -> V8Expander {
+        V8Expander {
+            profiles,
+            options,
+            stats: ExpansionStats::default(),
+            names: IndexSet::default(),
+            cache: FxHashMap::default(),
+            code_by_index: FxHashMap::default(),
+        }
+    }
+
+    /// The profiles (with any discovered on the way).
+    pub fn profiles(&self) -> &Profiles {
+        &self.profiles
+    }
+
+    /// The process a sample belongs to: the pid perf printed, else the one
+    /// in the module name, else the thread id (equal to the pid on the main
+    /// thread); a lone loaded process takes every sample.
+    fn process_for(&mut self, frame: &FrameContext<'_>, module_pid: Option<u32>) -> Option<usize> {
+        self.profiles.process_for_pid(frame.pid.or(module_pid).unwrap_or(frame.tid))
+    }
+
+    fn code_for_index(&mut self, process: usize, code_index: u64) -> Option<CodeId> {
+        if self.code_by_index.is_empty() {
+            for (process, map) in self.profiles.maps().iter().enumerate() {
+                for (id, code) in map.codes().iter().enumerate() {
+                    if let Some(index) = code.code_index {
+                        self.code_by_index.insert((process, index), CodeId(id as u32));
+                    }
+                }
+            }
+        }
+        if let Some(&code) = self.code_by_index.get(&(process, code_index)) {
+            return Some(code);
+        }
+        // A process discovered after the table was built.
+        let map = self.profiles.maps().get(process)?;
+        let id = map.codes().iter().position(|code| code.code_index == Some(code_index))?;
+        self.code_by_index.insert((process, code_index), CodeId(id as u32));
+        Some(CodeId(id as u32))
+    }
+
+    fn intern(&mut self, name: &str) -> u32 {
+        match self.names.get_index_of(name) {
+            Some(index) => index as u32,
+            None => self.names.insert_full(name.into()).0 as u32,
+        }
+    }
+
+    /// Computes the frames of one code offset, once.
+    fn ensure_cached(&mut self, key: ExpansionKey) {
+        if !self.cache.contains_key(&key) {
+            let map: &InlineMap = &self.profiles.maps()[key.process];
+            let mut inline_frames = Vec::new();
+            map.inline_frames(key.code, key.offset, key.rule, &mut inline_frames);
+            let names: Vec<(String, bool)> = inline_frames
+                .iter()
+                .map(|frame| {
+                    let inlined = matches!(frame.function, crate::inline_stack::FrameFunction::Inlined(_));
+                    (map.frame_name(key.code, frame.function).into_owned(), inlined)
+                })
+                .collect();
+            let frames = names.iter().map(|(name, inlined)| CachedFrame { name: self.intern(name), inlined: *inlined }).collect();
+            self.cache.insert(key, frames);
+        }
+    }
+}
+
+impl FrameExpander for V8Expander {
+    fn expand(&mut self, frame: &FrameContext<'_>, frames: &mut ExpandedFrames) -> bool {
+        let Some(jit_frame) = classify(frame) else {
+            self.stats.not_jit += 1;
+            return false;
+        };
+        let module_pid = match jit_frame {
+            JitFrame::Injected { pid, .. } | JitFrame::Raw { pid, .. } => pid,
+        };
+        let Some(process) = self.process_for(frame, module_pid) else {
+            // `[unknown] ([unknown])` is only JIT code if a jitdump says so.
+            if module_pid.is_some() || matches!(jit_frame, JitFrame::Injected { .. }) {
+                self.stats.unresolved_no_jitdump += 1;
+            } else {
+                self.stats.not_jit += 1;
+            }
+            return false;
+        };
+        let (code, offset) = match jit_frame {
+            JitFrame::Injected { code_index, offset, .. } => match self.code_for_index(process, code_index) {
+                Some(code) => (code, offset),
+                None => {
+                    self.stats.unresolved_unknown_code_index += 1;
+                    return false;
+                }
+            },
+            JitFrame::Raw { address, .. } => {
+                // perf prints times truncated to its resolution: take the end
+                // of that interval so code loaded within it still counts.
+                let time = frame.time.map(|time| time.nanoseconds + time.resolution_nanoseconds.saturating_sub(1));
+                let map = &self.profiles.maps()[process];
+                let Some(found) = map.find(address, time) else {
+                    // `[unknown] ([unknown])` is only JIT code if a jitdump says so.
+                    if module_pid.is_some() {
+                        self.stats.unresolved_unknown_address += 1;
+                    } else {
+                        self.stats.not_jit += 1;
+                    }
+                    return false;
+                };
+                self.stats.clock_mismatches += u64::from(!found.time_matched);
+                (found.code, found.offset)
+            }
+        };
+        let map = &self.profiles.maps()[process];
+        let has_positions = map.log_object(code).is_some_and(|object| object.source_info.is_some());
+        let rule = if self.options.exact_pc && frame.is_exact_pc {
+            PositionRule::AtOrBefore
+        } else {
+            PositionRule::StrictlyBefore
+        };
+        let key = ExpansionKey { process, code, offset, rule };
+        self.ensure_cached(key);
+        let cached = &self.cache[&key];
+        for cached_frame in cached {
+            frames.push(&self.names[cached_frame.name as usize], cached_frame.inlined);
+        }
+        match (has_positions, cached.len()) {
+            (false, _) => self.stats.resolved_without_positions += 1,
+            (true, 1) => self.stats.resolved_without_inlining += 1,
+            (true, _) => self.stats.expanded += 1,
+        }
+        true
+    }
+}
