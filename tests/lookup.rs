@@ -192,3 +192,104 @@ fn cross_script_inlined_frames_name_their_own_script() {
         assert!(found, "node {version}: no inlined mix found");
     }
 }
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("v8inline-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `--no-log-source-code` logs: the script is read from disk (through
+/// `--substitute-path`), else the function's own start is given.
+#[test]
+fn scripts_come_from_disk_when_the_log_has_no_source() {
+    let version = 20;
+    let log = String::from_utf8(read_file(&log_path(version)).unwrap()).unwrap();
+    let without_sources: String = log.lines().filter(|line| !line.starts_with("script-source,")).map(|line| format!("{line}\n")).collect();
+    assert!(without_sources.len() < log.len());
+    let dir = temp_dir("no-sources");
+    let stripped_log = dir.join("codspeed-v8-1.log");
+    std::fs::write(&stripped_log, without_sources).unwrap();
+    let expected = std::fs::read_to_string(recording_dir(version).join("expected/lookup.txt")).unwrap();
+    let addresses: Vec<String> =
+        expected.lines().filter(|line| !line.starts_with(' ')).map(|line| line.split(':').next().unwrap().to_string()).collect();
+    let programs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/programs");
+    let mut args = vec![
+        "--log".to_string(),
+        stripped_log.display().to_string(),
+        "--jitdump".to_string(),
+        jitdump_path(version).display().to_string(),
+        "--substitute-path".to_string(),
+        format!("/tmp/v8inline-testdata/node{version}={}", programs.display()),
+    ];
+    // The golden addresses carry their times; the same lookups from disk.
+    let queries: Vec<String> = addresses.iter().map(|address| address.to_string()).collect();
+    let timed = run_lookup(&[args.clone(), golden_queries(version)].concat());
+    assert_eq!(timed, expected);
+    args.push("--no-disk-sources".to_string());
+    let fallback = run_lookup(&[args, queries].concat());
+    assert!(fallback.contains("  square /tmp/v8inline-testdata/node20/deep.js:16:16 (inlined) (function start: no script source)"), "{fallback}");
+}
+
+/// The `ADDRESS@NS` queries behind a recording's golden lookup output.
+fn golden_queries(version: u32) -> Vec<String> {
+    let (map, _) = load(version, false);
+    let expected = std::fs::read_to_string(recording_dir(version).join("expected/lookup.txt")).unwrap();
+    expected
+        .lines()
+        .filter(|line| !line.starts_with(' '))
+        .map(|line| {
+            let address = u64::from_str_radix(line.split(':').next().unwrap().trim_start_matches("0x"), 16).unwrap();
+            let code_index: Option<u64> =
+                line.split("code index ").nth(1).map(|rest| rest.trim_end_matches(')').parse().unwrap());
+            match code_index.and_then(|index| map.codes().iter().find(|code| code.code_index == Some(index))) {
+                Some(code) => format!("0x{address:x}@{}", code.load_time.unwrap()),
+                None => format!("0x{address:x}"),
+            }
+        })
+        .collect()
+}
+
+/// Bad input names the file and the line or byte offset; the rest is used.
+#[test]
+fn bad_inputs_are_reported_with_their_place() {
+    let binary = env!("CARGO_BIN_EXE_v8inline");
+    let missing = Command::new(binary).args(["lookup", "--log", "/nonexistent/x.log", "0x1"]).output().unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/x.log: "), "{missing:?}");
+
+    let dir = temp_dir("bad-inputs");
+    let garbage_dump = dir.join("jit-7.dump");
+    std::fs::write(&garbage_dump, b"not a jitdump at all, too long to be short").unwrap();
+    let garbage = Command::new(binary)
+        .args(["lookup", "--jitdump", &garbage_dump.display().to_string(), "0x1"])
+        .output()
+        .unwrap();
+    assert_eq!(garbage.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&garbage.stderr);
+    assert!(message.contains("jit-7.dump: ") && message.contains("byte offset 0"), "{message}");
+
+    // A garbled line in a real log: reported with its line number, skipped.
+    let log = String::from_utf8(read_file(&log_path(20)).unwrap()).unwrap();
+    let mut lines: Vec<&str> = log.lines().collect();
+    lines.insert(3, "code-creation,JS,not-a-number,1,0x10,20,f /a.js:1:1,0x30,*");
+    lines.insert(4, "code-source-info,0x999,1,0,1,C0O0,,");
+    let garbled_log = dir.join("codspeed-v8-1.log");
+    std::fs::write(&garbled_log, lines.join("\n")).unwrap();
+    let expected = std::fs::read_to_string(recording_dir(20).join("expected/lookup.txt")).unwrap();
+    let mut args = vec![
+        "lookup".to_string(),
+        "--log".to_string(),
+        garbled_log.display().to_string(),
+        "--jitdump".to_string(),
+        jitdump_path(20).display().to_string(),
+        "--no-disk-sources".to_string(),
+    ];
+    args.extend(golden_queries(20));
+    let output = Command::new(binary).args(&args).output().unwrap();
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("codspeed-v8-1.log:4: code-creation: field 3: expected a code kind"), "{stderr}");
+    assert!(stderr.contains("codspeed-v8-1.log:5: code-source-info for 0x999 with no code-creation before it"), "{stderr}");
+    assert_eq!(String::from_utf8(output.stdout).unwrap(), expected);
+}

@@ -349,6 +349,12 @@ impl LogBuilder {
             })
             .collect();
         let code = &mut self.log.code_objects[code_id.0 as usize];
+        // Without `script-source` or `script-details` (`--no-log-source-code`),
+        // the code's name is the only place that names its script.
+        let script = self.log.scripts.entry(info.script_id).or_default();
+        if script.name.is_empty() {
+            script.name = crate::source::FunctionName::parse(&code.name, None).script.into();
+        }
         if let Some(function) = code.function {
             let function = &mut self.log.functions[function.0 as usize];
             function.script_id = Some(info.script_id);
