@@ -1,1 +1,43 @@
-//! (being written)
+//! Reader for the Linux perf jitdump format as written by V8
+//! (`node --perf-prof` writes `jit-PID.dump`).
+//!
+//! Format: the Linux kernel's `tools/perf/Documentation/jitdump-specification.txt`.
+//! A 40-byte (or larger) header, then records `{id u32, total_size u32,
+//! timestamp u64, body}`: CODE_LOAD (0), CODE_MOVE (1), DEBUG_INFO (2),
+//! CODE_CLOSE (3), UNWINDING_INFO (4). Every field is in the writer's byte
+//! order, which the magic reveals.
+//!
+//! The reader works on a byte slice (the caller may memory-map the file),
+//! reads fields through the `object` crate's `Pod` types and never panics.
+//! Files are often cut short because the process was killed mid-write: every
+//! whole record is used and the cut becomes a [`JitDumpWarning`]. Only an
+//! unusable header is a [`JitDumpError`].
+//!
+//! ```no_run
+//! use v8inline::jitdump::{self, ReadOptions};
+//! # fn main() -> Result<(), jitdump::JitDumpError> {
+//! let dump = jitdump::read_path("jit-1234.dump".as_ref(), &ReadOptions::default())?;
+//! for load in &dump.loads {
+//!     println!("{:#x} {} {}", load.code_address, load.code_size, load.name);
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+mod debug_info;
+mod error;
+mod header;
+mod reader;
+mod record;
+
+pub use error::{HeaderProblem, JitDumpError, JitDumpWarning, RecordProblem};
+pub use header::{FILE_HEADER_SIZE, FileHeader, Header, MAGIC};
+pub use reader::{JitDump, ReadOptions, read, read_path};
+pub use record::{
+    CodeLoad, CodeLoadFields, CodeMove, CodeMoveFields, DebugEntry, DebugEntryFields, DebugInfo,
+    DebugInfoFields, RECORD_PREFIX_SIZE, RecordKind, RecordPrefix, UnwindingInfoFields,
+    V8_DEBUG_ADDRESS_BIAS,
+};
+
+#[cfg(test)]
+mod tests;
