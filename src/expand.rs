@@ -174,7 +174,10 @@ impl V8Expander {
                     (map.frame_name(key.code, frame.function).into_owned(), inlined)
                 })
                 .collect();
-            let frames = names.iter().map(|(name, inlined)| CachedFrame { name: self.intern(name), inlined: *inlined }).collect();
+            let frames = names
+                .iter()
+                .map(|(name, inlined)| CachedFrame { name: self.intern(name), inlined: *inlined })
+                .collect();
             self.cache.insert(key, frames);
         }
     }

@@ -129,23 +129,18 @@ impl InlineMap {
                 // The log's code objects at each key, in log order.
                 let mut log_objects_at: FxHashMap<(u64, u64), (usize, Vec<CodeObjectId>)> = FxHashMap::default();
                 for (index, object) in log.code_objects.iter().enumerate() {
-                    log_objects_at
-                        .entry((object.address, object.size))
-                        .or_default()
-                        .1
-                        .push(CodeObjectId(index as u32));
+                    log_objects_at.entry((object.address, object.size)).or_default().1.push(CodeObjectId(index as u32));
                 }
                 jitdump
                     .loads
                     .iter()
                     .map(|load| {
-                        let log_object = log_objects_at.get_mut(&(load.code_address, load.code_size)).and_then(
-                            |(next, objects)| {
+                        let log_object =
+                            log_objects_at.get_mut(&(load.code_address, load.code_size)).and_then(|(next, objects)| {
                                 let object = objects.get(*next).copied();
                                 *next += 1;
                                 object
-                            },
-                        );
+                            });
                         unmatched_loads += usize::from(log_object.is_none());
                         JitCode {
                             address: load.code_address,
@@ -210,7 +205,8 @@ impl InlineMap {
         let (code, time_matched) = match time {
             None => (newest(candidates)?, true),
             Some(time) => {
-                let loaded = candidates.partition_point(|&code| self.codes[code as usize].load_time.unwrap_or(0) <= time);
+                let loaded =
+                    candidates.partition_point(|&code| self.codes[code as usize].load_time.unwrap_or(0) <= time);
                 match loaded {
                     0 => (*candidates.first()?, false),
                     count => (candidates[count - 1], true),

@@ -100,7 +100,9 @@ pub fn inlining_stack(
         steps_left -= 1;
         match inlining.function_index {
             Some(index) => match info.inlined_functions.get(index as usize) {
-                Some(&function) => frames.push(InlineFrame { function: FrameFunction::Inlined(function), script_offset }),
+                Some(&function) => {
+                    frames.push(InlineFrame { function: FrameFunction::Inlined(function), script_offset })
+                }
                 None => {
                     problem.get_or_insert(WalkProblem::FunctionIndexOutOfRange);
                 }
@@ -148,7 +150,8 @@ mod tests {
     fn position_rules() {
         let table = parse_positions(b"C0O10C8O20C8O21I0C16O30").unwrap();
         let at = |offset| find_position(&table, offset, PositionRule::AtOrBefore).map(|entry| entry.script_offset);
-        let before = |offset| find_position(&table, offset, PositionRule::StrictlyBefore).map(|entry| entry.script_offset);
+        let before =
+            |offset| find_position(&table, offset, PositionRule::StrictlyBefore).map(|entry| entry.script_offset);
         // The last of several entries at one offset applies.
         assert_eq!(at(8), Some(21));
         assert_eq!(at(7), Some(10));
@@ -182,15 +185,24 @@ mod tests {
     #[test]
     fn bad_tables_end_the_walk_without_panicking() {
         let out_of_range = info("C0O5I7", "F0O100", 1);
-        assert_eq!(walk(&out_of_range, 0, PositionRule::AtOrBefore), (vec![(None, 5)], Some(WalkProblem::InliningIdOutOfRange)));
+        assert_eq!(
+            walk(&out_of_range, 0, PositionRule::AtOrBefore),
+            (vec![(None, 5)], Some(WalkProblem::InliningIdOutOfRange))
+        );
         let cycle = info("C0O5I0", "F0O100I1F0O200I0", 1);
         let (frames, problem) = walk(&cycle, 0, PositionRule::AtOrBefore);
         assert_eq!(problem, Some(WalkProblem::Cycle));
         assert_eq!(frames.len(), 3);
         let missing = info("C0O5I0", "F9O100", 1);
-        assert_eq!(walk(&missing, 0, PositionRule::AtOrBefore), (vec![(None, 100)], Some(WalkProblem::FunctionIndexOutOfRange)));
+        assert_eq!(
+            walk(&missing, 0, PositionRule::AtOrBefore),
+            (vec![(None, 100)], Some(WalkProblem::FunctionIndexOutOfRange))
+        );
         let no_function = info("C0O5I1", "F0O100FO200I0", 1);
-        assert_eq!(walk(&no_function, 0, PositionRule::AtOrBefore), (vec![(Some(0), 200), (None, 100)], Some(WalkProblem::NoFunction)));
+        assert_eq!(
+            walk(&no_function, 0, PositionRule::AtOrBefore),
+            (vec![(Some(0), 200), (None, 100)], Some(WalkProblem::NoFunction))
+        );
         let empty = info("", "", 0);
         assert_eq!(walk(&empty, 0, PositionRule::StrictlyBefore), (vec![(None, -1)], None));
     }

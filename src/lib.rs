@@ -15,12 +15,12 @@
 //! ```
 pub mod collapse;
 pub mod expand;
-pub mod input;
-pub mod lookup;
-pub mod profile;
 pub mod inline_map;
 pub mod inline_stack;
+pub mod input;
 pub mod jitdump;
+pub mod lookup;
+pub mod profile;
 pub mod samples;
 pub mod source;
 pub mod v8log;

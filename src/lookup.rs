@@ -25,7 +25,8 @@ impl AddressQuery {
             }
             None => (text, default_time),
         };
-        let digits = address_text.strip_prefix("0x").or_else(|| address_text.strip_prefix("0X")).unwrap_or(address_text);
+        let digits =
+            address_text.strip_prefix("0x").or_else(|| address_text.strip_prefix("0X")).unwrap_or(address_text);
         let address = u64::from_str_radix(digits, 16).map_err(|_| format!("{text}: expected a hexadecimal address"))?;
         Ok(AddressQuery { address, time })
     }

@@ -229,8 +229,8 @@ fn fold(args: FoldArgs) -> Result<(), Failure> {
     };
     let summary = match &args.output {
         Some(path) => {
-            let file = std::fs::File::create(path)
-                .map_err(|error| Failure::Input(format!("{}: {error}", path.display())))?;
+            let file =
+                std::fs::File::create(path).map_err(|error| Failure::Input(format!("{}: {error}", path.display())))?;
             collapse(input, &options, &mut expander, std::io::BufWriter::new(file))?
         }
         None => collapse(input, &options, &mut expander, std::io::BufWriter::new(std::io::stdout().lock()))?,

@@ -138,7 +138,12 @@ impl Profiles {
         directories.iter().find_map(|directory| existing(directory, &name))
     }
 
-    fn add(&mut self, pid: u32, log_path: Option<&Path>, jitdump: Option<(JitDump, &Path)>) -> Result<(), ProfileError> {
+    fn add(
+        &mut self,
+        pid: u32,
+        log_path: Option<&Path>,
+        jitdump: Option<(JitDump, &Path)>,
+    ) -> Result<(), ProfileError> {
         let log = match log_path {
             Some(path) => {
                 let mut log = CodeLog::parse(&read_file(path)?);

@@ -139,15 +139,7 @@ mod tests {
     fn every_line_terminator() {
         // "a\nb\r\nc\rd\u{2028}e\u{2029}f"
         let table = LineTable::from_text("a\nb\r\nc\rd\u{2028}e\u{2029}f");
-        let expected = [
-            (0, 1, 1),
-            (1, 1, 2),
-            (2, 2, 1),
-            (5, 3, 1),
-            (7, 4, 1),
-            (9, 5, 1),
-            (11, 6, 1),
-        ];
+        let expected = [(0, 1, 1), (1, 1, 2), (2, 2, 1), (5, 3, 1), (7, 4, 1), (9, 5, 1), (11, 6, 1)];
         for (offset, line, column) in expected {
             assert_eq!(table.position(offset), Some(LineColumn { line, column }), "offset {offset}");
         }

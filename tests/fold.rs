@@ -165,11 +165,7 @@ fn profiles_without_v8_frames_are_byte_identical_to_inferno() {
     // A node profile with no code log or jitdump passes through unchanged.
     let node_script = recording_dir(20).join("perf-inject.script.gz");
     let dir = tempdir();
-    let output = Command::new(env!("CARGO_BIN_EXE_v8inline"))
-        .arg(&node_script)
-        .current_dir(&dir)
-        .output()
-        .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_v8inline")).arg(&node_script).current_dir(&dir).output().unwrap();
     assert!(output.status.success());
     assert_eq!(String::from_utf8(output.stdout).unwrap(), inferno_fold(&gunzip(&node_script), |_| {}));
 }
@@ -240,7 +236,9 @@ fn self_shares_match_v8_cpu_profile() {
             .map(|name| (v8_shares.get(*name).unwrap_or(&0.0) - our_shares.get(*name).unwrap_or(&0.0)).abs())
             .sum::<f64>()
             / 2.0;
-        eprintln!("node {version}: total-variation distance {distance:.3}\n  V8   {v8_shares:.3?}\n  ours {our_shares:.3?}");
+        eprintln!(
+            "node {version}: total-variation distance {distance:.3}\n  V8   {v8_shares:.3?}\n  ours {our_shares:.3?}"
+        );
         assert!(distance < 0.10, "node {version}: distance {distance:.3}");
         // The functions that only exist inlined carry real time in both.
         for inlined in ["square", "weigh", "scale"] {

@@ -70,11 +70,17 @@ fn innermost_lines_match_v8_debug_info_on_every_node_version() {
                 checked += 1;
                 inlined_checked += usize::from(frames.len() > 1);
                 if described.position.map(|position| position.line as i32) != Some(entry.line) {
-                    mismatches.push(format!("{} +0x{offset:x}: ours {:?}, V8 {}", load.name, described.position, entry.line));
+                    mismatches
+                        .push(format!("{} +0x{offset:x}: ours {:?}, V8 {}", load.name, described.position, entry.line));
                 }
             }
         }
-        assert!(mismatches.is_empty(), "node {version}: {} of {checked} differ: {:?}", mismatches.len(), &mismatches[..mismatches.len().min(5)]);
+        assert!(
+            mismatches.is_empty(),
+            "node {version}: {} of {checked} differ: {:?}",
+            mismatches.len(),
+            &mismatches[..mismatches.len().min(5)]
+        );
         assert!(checked > 300, "node {version}: only {checked} entries checked");
         assert!(inlined_checked > 100, "node {version}: only {inlined_checked} entries inside inlined code");
         eprintln!("node {version}: {checked} DEBUG_INFO lines agree ({inlined_checked} inside inlined code)");
@@ -100,7 +106,12 @@ fn every_load_joins_its_code_creation() {
             if object.function.is_some() {
                 assert!(code.name.starts_with(&prefix), "node {version}: {} vs {prefix}", code.name);
                 let log_name_start = object.name.split(':').next().unwrap();
-                assert!(code.name[prefix.len()..].starts_with(log_name_start), "node {version}: {} vs {}", code.name, object.name);
+                assert!(
+                    code.name[prefix.len()..].starts_with(log_name_start),
+                    "node {version}: {} vs {}",
+                    code.name,
+                    object.name
+                );
             }
             if !seen.insert(code.address) {
                 reused_addresses += 1;
@@ -133,7 +144,12 @@ fn lookup_prints_golden_inline_stacks() {
             let mut deepest = (0, 0);
             for entry in &info.positions {
                 let mut frames = Vec::new();
-                map.inline_frames(CodeId(index as u32), u64::from(entry.code_offset), PositionRule::AtOrBefore, &mut frames);
+                map.inline_frames(
+                    CodeId(index as u32),
+                    u64::from(entry.code_offset),
+                    PositionRule::AtOrBefore,
+                    &mut frames,
+                );
                 if frames.len() > deepest.0 {
                     deepest = (frames.len(), entry.code_offset);
                 }
@@ -205,14 +221,18 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
 fn scripts_come_from_disk_when_the_log_has_no_source() {
     let version = 20;
     let log = String::from_utf8(read_file(&log_path(version)).unwrap()).unwrap();
-    let without_sources: String = log.lines().filter(|line| !line.starts_with("script-source,")).map(|line| format!("{line}\n")).collect();
+    let without_sources: String =
+        log.lines().filter(|line| !line.starts_with("script-source,")).map(|line| format!("{line}\n")).collect();
     assert!(without_sources.len() < log.len());
     let dir = temp_dir("no-sources");
     let stripped_log = dir.join("codspeed-v8-1.log");
     std::fs::write(&stripped_log, without_sources).unwrap();
     let expected = std::fs::read_to_string(recording_dir(version).join("expected/lookup.txt")).unwrap();
-    let addresses: Vec<String> =
-        expected.lines().filter(|line| !line.starts_with(' ')).map(|line| line.split(':').next().unwrap().to_string()).collect();
+    let addresses: Vec<String> = expected
+        .lines()
+        .filter(|line| !line.starts_with(' '))
+        .map(|line| line.split(':').next().unwrap().to_string())
+        .collect();
     let programs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/programs");
     let mut args = vec![
         "--log".to_string(),
@@ -228,7 +248,12 @@ fn scripts_come_from_disk_when_the_log_has_no_source() {
     assert_eq!(timed, expected);
     args.push("--no-disk-sources".to_string());
     let fallback = run_lookup(&[args, queries].concat());
-    assert!(fallback.contains("  square /tmp/v8inline-testdata/node20/deep.js:16:16 (inlined) (function start: no script source)"), "{fallback}");
+    assert!(
+        fallback.contains(
+            "  square /tmp/v8inline-testdata/node20/deep.js:16:16 (inlined) (function start: no script source)"
+        ),
+        "{fallback}"
+    );
 }
 
 /// The `ADDRESS@NS` queries behind a recording's golden lookup output.
@@ -290,6 +315,9 @@ fn bad_inputs_are_reported_with_their_place() {
     assert!(output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("codspeed-v8-1.log:4: code-creation: field 3: expected a code kind"), "{stderr}");
-    assert!(stderr.contains("codspeed-v8-1.log:5: code-source-info for 0x999 with no code-creation before it"), "{stderr}");
+    assert!(
+        stderr.contains("codspeed-v8-1.log:5: code-source-info for 0x999 with no code-creation before it"),
+        "{stderr}"
+    );
     assert_eq!(String::from_utf8(output.stdout).unwrap(), expected);
 }

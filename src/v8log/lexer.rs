@@ -157,9 +157,7 @@ mod tests {
 
     #[test]
     fn table_tokens() {
-        let lexed: Vec<_> = TableToken::lexer(b"C0O68C39O-1I12FO81F3O88I0S0x1a2B")
-            .map(|token| token.ok())
-            .collect();
+        let lexed: Vec<_> = TableToken::lexer(b"C0O68C39O-1I12FO81F3O88I0S0x1a2B").map(|token| token.ok()).collect();
         use TableToken::*;
         assert_eq!(
             lexed,

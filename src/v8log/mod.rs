@@ -18,8 +18,7 @@ use indexmap::IndexMap;
 use memchr::memchr_iter;
 
 pub use record::{
-    CodeCreation, CodeSourceInfo, InliningPosition, PositionEntry, Record, Tick, Tier, TierMarker,
-    V8Version,
+    CodeCreation, CodeSourceInfo, InliningPosition, PositionEntry, Record, Tick, Tier, TierMarker, V8Version,
 };
 
 /// Index of a code object in [`CodeLog::code_objects`], in log order.

@@ -340,8 +340,7 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Record<'_>>, ParseError> {
             minor: fields.decimal(2, "a minor version")?,
             build: fields.decimal(3, "a build number")?,
             patch: fields.decimal(4, "a patch number")?,
-            embedder: String::from_utf8_lossy(fields.raw(5, "an embedder string").unwrap_or(b""))
-                .into_owned(),
+            embedder: String::from_utf8_lossy(fields.raw(5, "an embedder string").unwrap_or(b"")).into_owned(),
         }),
     };
     Ok(Some(record))
@@ -354,7 +353,8 @@ fn parse_code_creation<'line>(fields: &Fields<'line>) -> Result<CodeCreation<'li
     let size = fields.decimal(5, "a code size")?;
     let (shared_function, tier) = if fields.len() == 9 {
         let marker = fields.raw(8, "a tier marker")?;
-        let tier = TierMarker::parse(marker).map_err(|()| ParseError::expected("a tier marker (~ ^ + * +' *' o+ o*)", 8))?;
+        let tier =
+            TierMarker::parse(marker).map_err(|()| ParseError::expected("a tier marker (~ ^ + * +' *' o+ o*)", 8))?;
         (Some(fields.address(7, "a SharedFunctionInfo address")?), tier)
     } else {
         (None, None)
@@ -482,11 +482,7 @@ fn parse_script_source(line: &[u8]) -> Result<ScriptSource<'_>, ParseError> {
         return Err(ParseError("expected 4 fields: script-source,ID,NAME,SOURCE".to_string()));
     };
     let script_id = parse_decimal(&line[first + 1..second]).ok_or_else(|| ParseError::expected("a script id", 1))?;
-    Ok(ScriptSource {
-        script_id,
-        escaped_name: &line[second + 1..third],
-        escaped_source: &line[third + 1..],
-    })
+    Ok(ScriptSource { script_id, escaped_name: &line[second + 1..third], escaped_source: &line[third + 1..] })
 }
 
 fn parse_move(fields: &Fields<'_>) -> Result<AddressMove, ParseError> {
