@@ -1,1 +1,271 @@
-//! (being written)
+//! Folding `perf script` samples into stacks, like `inferno-collapse-perf`.
+//!
+//! [`collapse`] reads `perf script` text and writes folded stacks
+//! (`root;caller;callee count`, sorted by stack). With [`NoExpansion`] the
+//! output is byte for byte what inferno 0.12.8's `perf` collapser writes with
+//! the same options. A [`FrameExpander`] may replace any stack line by several
+//! frames: V8 JIT frames by the inline stacks of JavaScript functions.
+//!
+//! The pieces: [`PerfScriptReader`] yields
+//! samples, a [`Folder`] names their frames (the rules are in [`naming`]) and
+//! counts distinct stacks, and [`Folder::write_folded`] renders them (or
+//! [`Folder::stacks`] hands the counts to other outputs).
+
+mod folded;
+pub mod naming;
+
+use std::fmt;
+use std::io::{self, BufRead, Write};
+
+use crate::samples::{EventSelection, PerfScriptReader, ReaderWarnings, SampleTime};
+
+pub use folded::{FoldedLine, FoldedStack, Folder, FrameId, RenderedStacks};
+
+/// Options of the collapser, with inferno's meanings and defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CollapseOptions {
+    /// Name the root frame `comm-PID` instead of `comm` (inferno's
+    /// `include_pid`; a `?` stands for a PID perf did not print). Default
+    /// `false`.
+    pub include_pid: bool,
+    /// Name the root frame `comm-PID/TID`; implies `include_pid` (inferno's
+    /// `include_tid`). Default `false`.
+    pub include_tid: bool,
+    /// Name frames without a symbol `[module <address>]` /
+    /// `[unknown <address>]` instead of `[module]` / `[unknown]` (inferno's
+    /// `include_addrs`). Default `false`.
+    pub include_addrs: bool,
+    /// Suffix kernel frames with `_[k]` (inferno's `annotate_kernel`).
+    /// Default `false`.
+    pub annotate_kernel: bool,
+    /// Suffix JIT frames with `_[j]`: passed-through frames whose module is
+    /// `/tmp/perf-PID.map` or `.../jitted-PID-N.so` (inferno's
+    /// `annotate_jit`), and every frame an expander produced, except inlined
+    /// ones when `annotate_inline` is on. Default `false`.
+    pub annotate_jit: bool,
+    /// Suffix frames an expander marked inlined with `_[i]` (passed-through
+    /// Java `a->b` inline chains always get it, as in inferno). Default
+    /// `false`.
+    pub annotate_inline: bool,
+    /// Only fold samples of this event type (e.g. `cpu-clock`); `None` means
+    /// the first event type in the input, as inferno does. Default `None`.
+    pub event_filter: Option<String>,
+    /// Function names after which a stack is cut: when a stack line's
+    /// function (without `+0x` offset) equals one of them, that line's frames
+    /// are kept and all frames toward the root, including the root frame, are
+    /// dropped (inferno's `skip_after`). An expanded frame whose name equals
+    /// one cuts the stack after that frame. Default empty.
+    pub skip_after: Vec<String>,
+}
+
+impl CollapseOptions {
+    /// The reader's event selection these options ask for.
+    pub fn event_selection(&self) -> EventSelection {
+        match &self.event_filter {
+            Some(event) => EventSelection::Only(event.clone()),
+            None => EventSelection::FirstSeen,
+        }
+    }
+}
+
+/// What the collapser asks about each stack line of a sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameContext<'a> {
+    /// The sample's command (thread) name.
+    pub comm: &'a str,
+    /// The process id, when perf printed `pid/tid`.
+    pub pid: Option<u32>,
+    /// The thread id (perf's default output prints only this; for a
+    /// process's main thread it equals the pid).
+    pub tid: u32,
+    /// The sample's timestamp.
+    pub time: Option<SampleTime>,
+    /// Whether this is the sample's first stack line, the sampled PC; the
+    /// others are return addresses.
+    pub is_leaf: bool,
+    /// Whether `address` is an exact instruction address rather than a return
+    /// address: the leaf, or the first user-space frame after kernel frames
+    /// (the user PC saved at kernel entry, e.g. a page fault in JIT code).
+    pub is_exact_pc: bool,
+    /// The address perf printed.
+    pub address: u64,
+    /// The symbol as printed, with its `+0x` offset.
+    pub symbol: &'a str,
+    /// The module (DSO) as printed, without parentheses.
+    pub module: &'a str,
+}
+
+/// One frame produced by an expansion, as stored in [`ExpandedFrames`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExpandedFrame<'a> {
+    /// The frame's name before tidying and annotation.
+    pub name: &'a str,
+    /// Whether the function was inlined into its caller (the next frame).
+    pub inlined: bool,
+}
+
+/// The frames an expander produces for one stack line, innermost first, the
+/// last being the code object's own function. The collapser reuses one
+/// instance, so pushing names copies them into a reused buffer: no
+/// allocation per frame.
+#[derive(Debug, Clone, Default)]
+pub struct ExpandedFrames {
+    /// All names, concatenated.
+    names: String,
+    /// Each frame's range in `names` and its inlined flag.
+    entries: Vec<ExpandedEntry>,
+}
+
+/// One frame of [`ExpandedFrames`].
+#[derive(Debug, Clone, Copy)]
+struct ExpandedEntry {
+    /// Start of the name in `names`.
+    start: usize,
+    /// End of the name in `names`.
+    end: usize,
+    /// Whether the frame is inlined.
+    inlined: bool,
+}
+
+impl ExpandedFrames {
+    /// An empty list.
+    pub fn new() -> ExpandedFrames {
+        ExpandedFrames::default()
+    }
+
+    /// Appends a frame (the next one toward the caller).
+    pub fn push(&mut self, name: &str, inlined: bool) {
+        let start = self.names.len();
+        self.names.push_str(name);
+        self.entries.push(ExpandedEntry { start, end: self.names.len(), inlined });
+    }
+
+    /// Appends a frame whose name is formatted in place, e.g.
+    /// `frames.push_formatted(format_args!("{function} {url}:{line}"), true)`.
+    pub fn push_formatted(&mut self, name: fmt::Arguments<'_>, inlined: bool) {
+        let start = self.names.len();
+        // Writing into a String cannot fail.
+        let _ = fmt::Write::write_fmt(&mut self.names, name);
+        self.entries.push(ExpandedEntry { start, end: self.names.len(), inlined });
+    }
+
+    /// The number of frames.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there is no frame.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Removes all frames.
+    pub fn clear(&mut self) {
+        self.names.clear();
+        self.entries.clear();
+    }
+
+    /// The frame at `index` (0 = innermost).
+    pub fn get(&self, index: usize) -> Option<ExpandedFrame<'_>> {
+        self.entries.get(index).map(|entry| self.frame(entry))
+    }
+
+    /// The frames, innermost first.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = ExpandedFrame<'_>> + '_ {
+        self.entries.iter().map(|entry| self.frame(entry))
+    }
+
+    /// Resolves an entry.
+    fn frame(&self, entry: &ExpandedEntry) -> ExpandedFrame<'_> {
+        ExpandedFrame { name: &self.names[entry.start..entry.end], inlined: entry.inlined }
+    }
+}
+
+/// Replaces stack lines by the frames they stand for (e.g. a V8 code object
+/// by the JavaScript functions inlined into it).
+pub trait FrameExpander {
+    /// Called for each stack line of each kept sample, leaf first, with
+    /// `frames` empty. Returns `true` to replace the line by the frames pushed
+    /// to `frames` (innermost first, the last being the code object's own
+    /// function; none drops the line), or `false` to pass the line through
+    /// exactly as inferno would name it (what was pushed is then ignored).
+    fn expand(&mut self, frame: &FrameContext<'_>, frames: &mut ExpandedFrames) -> bool;
+}
+
+/// The expander that passes every line through: output equals inferno's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NoExpansion;
+
+impl FrameExpander for NoExpansion {
+    fn expand(&mut self, _frame: &FrameContext<'_>, _frames: &mut ExpandedFrames) -> bool {
+        false
+    }
+}
+
+/// What a collapse did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CollapseSummary {
+    /// Samples whose event line was read (of every event type).
+    pub samples_read: u64,
+    /// Samples skipped because of their event type (see
+    /// [`CollapseOptions::event_filter`]).
+    pub samples_filtered_out: u64,
+    /// Samples of the selected event type with no frame left after naming
+    /// (no stack line, or only lines inferno drops); like inferno, they are
+    /// not written.
+    pub samples_without_frames: u64,
+    /// Samples folded into a written stack.
+    pub samples_kept: u64,
+    /// The sum of the counts written: over kept samples, the period or 1.
+    pub total_count: u64,
+    /// The number of distinct stacks: lines written by [`collapse`]. (From
+    /// [`Folder::summary`], distinct frame sequences, which differ only if a
+    /// comm contains `;`.)
+    pub distinct_stacks: u64,
+    /// The event type that was kept, if any was seen or given.
+    pub event: Option<String>,
+    /// Stack lines an expander replaced.
+    pub stack_lines_expanded: u64,
+    /// Stack lines named as inferno names them.
+    pub stack_lines_passed_through: u64,
+    /// Frames expanders produced.
+    pub expanded_frames: u64,
+    /// Lines the reader could not parse.
+    pub warnings: ReaderWarnings,
+}
+
+impl CollapseSummary {
+    /// Samples read but not written: filtered out or without frames.
+    pub fn samples_skipped(&self) -> u64 {
+        self.samples_filtered_out + self.samples_without_frames
+    }
+}
+
+/// Reads `perf script` text from `input`, folds its samples with `expander`
+/// and writes the folded stacks to `output` (then flushes it).
+///
+/// With [`NoExpansion`], the output equals inferno 0.12.8's `perf` collapser
+/// with the same options. The counts written sum to
+/// [`CollapseSummary::total_count`]. Only I/O errors are errors.
+pub fn collapse<R: BufRead, W: Write>(
+    input: R,
+    options: &CollapseOptions,
+    expander: &mut dyn FrameExpander,
+    output: W,
+) -> io::Result<CollapseSummary> {
+    let mut reader = PerfScriptReader::new(input).with_event_selection(options.event_selection());
+    let mut folder = Folder::new(options);
+    while let Some(sample) = reader.next_sample()? {
+        folder.add_sample(&sample, expander);
+    }
+    let rendered = folder.render();
+    rendered.write_to(output)?;
+    let mut summary = folder.summary();
+    summary.distinct_stacks = rendered.len() as u64;
+    let statistics = reader.statistics();
+    summary.samples_read = statistics.samples + statistics.samples_filtered_out;
+    summary.samples_filtered_out = statistics.samples_filtered_out;
+    summary.event = reader.selected_event().map(str::to_owned);
+    summary.warnings = reader.warnings().clone();
+    Ok(summary)
+}

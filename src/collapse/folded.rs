@@ -1,0 +1,413 @@
+//! Naming the frames of samples, counting distinct stacks, writing them.
+
+use std::io::{self, Write};
+
+use fxhash::{FxBuildHasher, FxHashMap};
+use indexmap::IndexSet;
+
+use super::naming::{
+    fix_partially_demangled_rust_symbol, is_jit_module, is_kernel_module, push_function_or_module, push_marker_once,
+    push_root_frame, tidy_generic, tidy_java,
+};
+use super::{CollapseOptions, CollapseSummary, ExpandedFrames, FrameContext, FrameExpander};
+use crate::samples::{Sample, StackLine, strip_symbol_offset};
+
+/// The size of the buffer output is written through.
+const OUTPUT_BUFFER_BYTES: usize = 64 * 1024;
+
+/// Addresses from here up are kernel addresses (x86-64 and AArch64 Linux).
+const KERNEL_ADDRESS_START: u64 = 0xffff_8000_0000_0000;
+
+/// The number of an interned frame name in a [`Folder`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FrameId(u32);
+
+impl FrameId {
+    /// The frame's index in the folder's name table.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// One distinct stack and its count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FoldedStack<'a> {
+    /// The frames, leaf first; the last is the root frame (the process
+    /// name) unless `skip_after` cut the stack. Names via
+    /// [`Folder::frame_name`].
+    pub frames: &'a [FrameId],
+    /// The sum of the periods (or 1s) of the samples with this stack.
+    pub count: u64,
+}
+
+/// One line of folded output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FoldedLine<'a> {
+    /// The frames from the root, joined with `;`.
+    pub stack: &'a str,
+    /// The stack's count.
+    pub count: u64,
+}
+
+/// A line of [`RenderedStacks`] as a range of its text.
+#[derive(Debug, Clone, Copy)]
+struct RenderedLine {
+    /// Start of the stack text.
+    start: usize,
+    /// End of the stack text.
+    end: usize,
+    /// The count.
+    count: u64,
+}
+
+/// All stacks of a [`Folder`] rendered as folded lines, sorted by stack
+/// text (byte order) as inferno sorts them.
+#[derive(Debug, Clone, Default)]
+pub struct RenderedStacks {
+    /// All stack texts, concatenated.
+    text: String,
+    /// The lines, sorted.
+    lines: Vec<RenderedLine>,
+}
+
+impl RenderedStacks {
+    /// The number of lines.
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// Whether there is no line.
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    /// The lines in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = FoldedLine<'_>> + '_ {
+        self.lines.iter().map(|line| FoldedLine { stack: &self.text[line.start..line.end], count: line.count })
+    }
+
+    /// Writes `stack count\n` per line, then flushes `output`.
+    pub fn write_to<W: Write>(&self, mut output: W) -> io::Result<()> {
+        let mut buffer = Vec::with_capacity(OUTPUT_BUFFER_BYTES + 1024);
+        for line in self.iter() {
+            buffer.extend_from_slice(line.stack.as_bytes());
+            // Writing into a Vec cannot fail.
+            let _ = writeln!(buffer, " {}", line.count);
+            if buffer.len() >= OUTPUT_BUFFER_BYTES {
+                output.write_all(&buffer)?;
+                buffer.clear();
+            }
+        }
+        output.write_all(&buffer)?;
+        output.flush()
+    }
+}
+
+/// Counters a [`Folder`] keeps.
+#[derive(Debug, Clone, Copy, Default)]
+struct FolderCounters {
+    /// Samples folded into a stack.
+    samples_kept: u64,
+    /// Samples that had no frame left.
+    samples_without_frames: u64,
+    /// Sum of the weights of kept samples.
+    total_count: u64,
+    /// Stack lines replaced by an expander.
+    stack_lines_expanded: u64,
+    /// Stack lines named as inferno does.
+    stack_lines_passed_through: u64,
+    /// Frames produced by expanders.
+    expanded_frames: u64,
+}
+
+/// Folds samples into counted stacks: names each frame (inferno's rules, or
+/// a [`FrameExpander`]'s frames), interns the names and counts each distinct
+/// stack of name ids. Memory grows with distinct names and stacks only.
+pub struct Folder {
+    /// Name roots `comm-PID`.
+    include_pid: bool,
+    /// Name roots `comm-PID/TID`.
+    include_tid: bool,
+    /// Put addresses in names of unknown functions.
+    include_addrs: bool,
+    /// Suffix kernel frames with `_[k]`.
+    annotate_kernel: bool,
+    /// Suffix JIT frames with `_[j]`.
+    annotate_jit: bool,
+    /// Suffix expanded inlined frames with `_[i]`.
+    annotate_inline: bool,
+    /// Functions after which stacks are cut.
+    skip_after: Vec<String>,
+    /// Interned frame names; a name's index is its [`FrameId`].
+    frame_names: IndexSet<Box<str>, FxBuildHasher>,
+    /// Count per distinct stack (frame ids leaf first).
+    stack_counts: FxHashMap<Box<[FrameId]>, u64>,
+    /// The stack being built, leaf first.
+    stack: Vec<FrameId>,
+    /// The frames of one stack line, outermost first.
+    line_frames: Vec<FrameId>,
+    /// The frame name being built.
+    name: String,
+    /// The frames an expander returns.
+    expanded: ExpandedFrames,
+    /// Counters.
+    counters: FolderCounters,
+}
+
+impl Folder {
+    /// An empty folder using `options` (its `event_filter` is the reader's
+    /// business and is ignored here).
+    pub fn new(options: &CollapseOptions) -> Folder {
+        Folder {
+            include_pid: options.include_pid || options.include_tid,
+            include_tid: options.include_tid,
+            include_addrs: options.include_addrs,
+            annotate_kernel: options.annotate_kernel,
+            annotate_jit: options.annotate_jit,
+            annotate_inline: options.annotate_inline,
+            skip_after: options.skip_after.clone(),
+            frame_names: IndexSet::default(),
+            stack_counts: FxHashMap::default(),
+            stack: Vec::with_capacity(128),
+            line_frames: Vec::with_capacity(8),
+            name: String::with_capacity(256),
+            expanded: ExpandedFrames::new(),
+            counters: FolderCounters::default(),
+        }
+    }
+
+    /// Names the frames of `sample` and counts its stack with the sample's
+    /// weight (period or 1). A sample left without frames is not counted.
+    pub fn add_sample(&mut self, sample: &Sample<'_>, expander: &mut dyn FrameExpander) {
+        let is_java = sample.comm.starts_with("java");
+        self.stack.clear();
+        let mut cut = false;
+        let mut in_kernel_prefix = true;
+        for (index, line) in sample.frames().enumerate() {
+            let mut is_exact_pc = index == 0;
+            if in_kernel_prefix {
+                let is_kernel = line.address >= KERNEL_ADDRESS_START || is_kernel_module(line.module);
+                if !is_kernel {
+                    in_kernel_prefix = false;
+                    is_exact_pc = true;
+                }
+            }
+            let context = FrameContext {
+                comm: sample.comm,
+                pid: sample.pid,
+                tid: sample.tid,
+                time: sample.time,
+                is_leaf: index == 0,
+                is_exact_pc,
+                address: line.address,
+                symbol: line.symbol,
+                module: line.module,
+            };
+            self.expanded.clear();
+            cut = if expander.expand(&context, &mut self.expanded) {
+                self.counters.stack_lines_expanded += 1;
+                self.push_expanded_frames(&line, is_java)
+            } else {
+                self.counters.stack_lines_passed_through += 1;
+                self.push_passed_through_frames(&line, is_java)
+            };
+            if cut {
+                break;
+            }
+        }
+        if self.stack.is_empty() {
+            self.counters.samples_without_frames += 1;
+            return;
+        }
+        if !cut {
+            self.name.clear();
+            push_root_frame(
+                &mut self.name,
+                sample.comm,
+                sample.pid_text,
+                sample.tid_text,
+                self.include_pid,
+                self.include_tid,
+            );
+            let root = intern(&mut self.frame_names, &self.name);
+            self.stack.push(root);
+        }
+        let weight = sample.weight();
+        match self.stack_counts.get_mut(self.stack.as_slice()) {
+            Some(count) => *count = count.wrapping_add(weight),
+            None => {
+                self.stack_counts.insert(self.stack.as_slice().into(), weight);
+            }
+        }
+        self.counters.samples_kept += 1;
+        self.counters.total_count = self.counters.total_count.wrapping_add(weight);
+    }
+
+    /// Names a stack line as inferno does and pushes its frames. Returns
+    /// whether `skip_after` cuts the stack here.
+    fn push_passed_through_frames(&mut self, line: &StackLine<'_>, is_java: bool) -> bool {
+        let function = inferno_function(line);
+        // inferno skips these ("process names"), without checking skip_after.
+        if function.starts_with('(') {
+            return false;
+        }
+        let function = fix_partially_demangled_rust_symbol(function);
+        self.line_frames.clear();
+        if !contains_arrow(&function) {
+            let id = self.name_piece(&function, 0, line, is_java);
+            self.line_frames.push(id);
+        } else {
+            // Java inlining: `a->b->c` is a calling b calling c, b and c inlined.
+            for (piece_index, piece) in function.split("->").enumerate() {
+                let id = self.name_piece(piece, piece_index, line, is_java);
+                self.line_frames.push(id);
+            }
+        }
+        self.stack.extend(self.line_frames.iter().rev());
+        !self.skip_after.is_empty() && self.skip_after.iter().any(|name| *name == *function)
+    }
+
+    /// Names one `->`-separated piece of a passed-through stack line as
+    /// inferno does and interns the name.
+    fn name_piece(&mut self, piece: &str, piece_index: usize, line: &StackLine<'_>, is_java: bool) -> FrameId {
+        self.name.clear();
+        push_function_or_module(&mut self.name, piece, line.module, line.address_text, self.include_addrs);
+        tidy_generic(&mut self.name);
+        if is_java {
+            tidy_java(&mut self.name);
+        }
+        if piece_index > 0 {
+            push_marker_once(&mut self.name, "_[i]");
+        } else if self.annotate_kernel && is_kernel_module(line.module) {
+            self.name.push_str("_[k]");
+        } else if self.annotate_jit && is_jit_module(line.module) {
+            push_marker_once(&mut self.name, "_[j]");
+        }
+        intern(&mut self.frame_names, &self.name)
+    }
+
+    /// Pushes the frames an expander produced for `line`. Returns whether
+    /// `skip_after` cuts the stack here.
+    fn push_expanded_frames(&mut self, line: &StackLine<'_>, is_java: bool) -> bool {
+        let mut cut = false;
+        for frame in self.expanded.iter() {
+            self.counters.expanded_frames += 1;
+            self.name.clear();
+            self.name.push_str(frame.name);
+            tidy_generic(&mut self.name);
+            if is_java {
+                tidy_java(&mut self.name);
+            }
+            if frame.inlined && self.annotate_inline {
+                push_marker_once(&mut self.name, "_[i]");
+            } else if self.annotate_jit {
+                push_marker_once(&mut self.name, "_[j]");
+            }
+            let id = intern(&mut self.frame_names, &self.name);
+            self.stack.push(id);
+            if self.skip_after.iter().any(|name| name == frame.name) {
+                cut = true;
+                break;
+            }
+        }
+        if cut || self.skip_after.is_empty() {
+            return cut;
+        }
+        let function = fix_partially_demangled_rust_symbol(inferno_function(line));
+        self.skip_after.iter().any(|name| *name == *function)
+    }
+
+    /// The name of an interned frame (empty for an id of another folder).
+    pub fn frame_name(&self, id: FrameId) -> &str {
+        self.frame_names.get_index(id.index()).map_or("", |name| name)
+    }
+
+    /// The number of distinct frame names.
+    pub fn frame_count(&self) -> usize {
+        self.frame_names.len()
+    }
+
+    /// The number of distinct stacks.
+    pub fn distinct_stacks(&self) -> usize {
+        self.stack_counts.len()
+    }
+
+    /// The sum of all counts.
+    pub fn total_count(&self) -> u64 {
+        self.counters.total_count
+    }
+
+    /// The distinct stacks and their counts, in no particular order.
+    pub fn stacks(&self) -> impl ExactSizeIterator<Item = FoldedStack<'_>> + '_ {
+        self.stack_counts.iter().map(|(frames, &count)| FoldedStack { frames, count })
+    }
+
+    /// Renders every stack as `root;...;leaf`, sorted like inferno's output.
+    /// Stacks rendering to the same text (possible only through a comm
+    /// containing `;`) are merged, as inferno's string keys merge them.
+    pub fn render(&self) -> RenderedStacks {
+        let mut text = String::with_capacity(self.stack_counts.len() * 64);
+        let mut lines = Vec::with_capacity(self.stack_counts.len());
+        for (frames, &count) in &self.stack_counts {
+            let start = text.len();
+            for (position, &id) in frames.iter().rev().enumerate() {
+                if position > 0 {
+                    text.push(';');
+                }
+                text.push_str(self.frame_name(id));
+            }
+            lines.push(RenderedLine { start, end: text.len(), count });
+        }
+        lines.sort_unstable_by(|left, right| text[left.start..left.end].cmp(&text[right.start..right.end]));
+        lines.dedup_by(|later, earlier| {
+            let same = text[later.start..later.end] == text[earlier.start..earlier.end];
+            if same {
+                earlier.count = earlier.count.wrapping_add(later.count);
+            }
+            same
+        });
+        RenderedStacks { text, lines }
+    }
+
+    /// Writes the folded stacks (`stack count\n`, sorted) to `output`, then
+    /// flushes it.
+    pub fn write_folded<W: Write>(&self, output: W) -> io::Result<()> {
+        self.render().write_to(output)
+    }
+
+    /// The folder's counters as a summary (the reader's fields left empty).
+    pub fn summary(&self) -> CollapseSummary {
+        CollapseSummary {
+            samples_kept: self.counters.samples_kept,
+            samples_without_frames: self.counters.samples_without_frames,
+            total_count: self.counters.total_count,
+            distinct_stacks: self.stack_counts.len() as u64,
+            stack_lines_expanded: self.counters.stack_lines_expanded,
+            stack_lines_passed_through: self.counters.stack_lines_passed_through,
+            expanded_frames: self.counters.expanded_frames,
+            ..CollapseSummary::default()
+        }
+    }
+}
+
+/// Whether `text` contains `->` (faster than a substring search for the
+/// usual text without `-`).
+fn contains_arrow(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memchr_iter(b'-', bytes).any(|dash| bytes.get(dash + 1) == Some(&b'>'))
+}
+
+/// The function of a stack line as inferno sees it: the symbol without its
+/// `+0x` offset, `" "` when perf printed no symbol.
+fn inferno_function<'a>(line: &StackLine<'a>) -> &'a str {
+    if line.symbol.is_empty() { " " } else { strip_symbol_offset(line.symbol) }
+}
+
+/// The id of `name` in `frame_names`, adding it if new.
+fn intern(frame_names: &mut IndexSet<Box<str>, FxBuildHasher>, name: &str) -> FrameId {
+    let index = match frame_names.get_index_of(name) {
+        Some(index) => index,
+        None => frame_names.insert_full(name.into()).0,
+    };
+    FrameId(u32::try_from(index).unwrap_or(u32::MAX))
+}

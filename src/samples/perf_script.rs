@@ -1,0 +1,951 @@
+//! Streaming reader of `perf script` text output.
+//!
+//! The input is a sequence of samples. Each sample starts with an event line
+//!
+//! ```text
+//! node  2696   102.105295:    1003009 cpu-clock:
+//! ```
+//!
+//! followed by one stack line per frame (indented with a tab), leaf first,
+//! and a blank line:
+//!
+//! ```text
+//!               e1f174 v8::internal::interpreter::ConstantArrayBuilder::Insert+0x44 (/usr/bin/node)
+//!                  15c JS:~toRealPath node:internal/modules/helpers:57:20+0xdc (/tmp/perf-2696.map)
+//! ```
+//!
+//! The line rules are those of inferno 0.12.8's `perf` collapser, quirks
+//! included, because `crate::collapse` must reproduce its output byte for byte:
+//!
+//! * each line is decoded with `String::from_utf8_lossy`, then lines starting
+//!   with `#` are skipped wherever they appear, and trailing whitespace
+//!   (including `\r`) is trimmed;
+//! * a blank line ends the current sample (and forgets the last period);
+//! * outside a sample, a line is an event line: the comm is everything before
+//!   the first all-digit word that follows a space (`2696` or `2690/2696`);
+//!   after it, the text up to the first `:` holds the optional `[cpu]` and the
+//!   time, the text up to the second `:` ends with `period event` (the period
+//!   only if exactly one space separates them), and anything after the event's
+//!   own modifiers (`cycles:uppp:`) is a stack line printed on the same line,
+//!   which makes the sample complete at once;
+//! * an event line that cannot be split is skipped with a warning, and the next
+//!   line is tried as an event line again (even if it is a stack line);
+//! * a sample whose event differs from the selected one ([`EventSelection`]) is
+//!   skipped up to the next blank line, even when it was a combined line;
+//! * inside a sample, a stack line is `address symbol (module)`, split at the
+//!   first and at the last space; other lines are skipped with a warning.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::io::{self, BufRead};
+
+/// The longest line text a [`WarningExample`] keeps, in bytes.
+const WARNING_EXAMPLE_MAX_BYTES: usize = 512;
+
+/// A sample's timestamp as `perf script` prints it, e.g. `102.105295:`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SampleTime {
+    /// The time in nanoseconds since the origin of perf's clock (the digits
+    /// perf did not print count as zeros).
+    pub nanoseconds: u64,
+    /// The value of one unit in the last printed digit, in nanoseconds: 1000
+    /// for perf's usual six decimals, 1 when nine or more were printed.
+    pub resolution_nanoseconds: u64,
+}
+
+impl SampleTime {
+    /// Parses `seconds[.fraction]` with any number of decimal digits exactly
+    /// (digits beyond nanoseconds are dropped). Returns `None` for anything
+    /// else or when the value does not fit in `u64` nanoseconds.
+    pub fn parse(text: &str) -> Option<SampleTime> {
+        const NANOSECONDS_PER_SECOND: u64 = 1_000_000_000;
+        let (seconds_text, fraction_text) = match text.split_once('.') {
+            Some((seconds, fraction)) => (seconds, fraction),
+            None => (text, ""),
+        };
+        let has_point = seconds_text.len() != text.len();
+        if seconds_text.is_empty()
+            || !seconds_text.bytes().all(|byte| byte.is_ascii_digit())
+            || !fraction_text.bytes().all(|byte| byte.is_ascii_digit())
+        {
+            return None;
+        }
+        let mut seconds: u64 = 0;
+        for digit in seconds_text.bytes() {
+            seconds = seconds.checked_mul(10)?.checked_add(u64::from(digit - b'0'))?;
+        }
+        let mut fraction_nanoseconds: u64 = 0;
+        let mut resolution_nanoseconds = NANOSECONDS_PER_SECOND;
+        for position in 0..9 {
+            let digit = fraction_text.as_bytes().get(position).map_or(0, |byte| byte - b'0');
+            fraction_nanoseconds = fraction_nanoseconds * 10 + u64::from(digit);
+            if position < fraction_text.len() {
+                resolution_nanoseconds /= 10;
+            }
+        }
+        if !has_point {
+            resolution_nanoseconds = NANOSECONDS_PER_SECOND;
+        }
+        let nanoseconds = seconds.checked_mul(NANOSECONDS_PER_SECOND)?.checked_add(fraction_nanoseconds)?;
+        Some(SampleTime { nanoseconds, resolution_nanoseconds })
+    }
+}
+
+/// Which event type a [`PerfScriptReader`] yields samples of.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum EventSelection {
+    /// Only the event type of the first event line that names one, like
+    /// inferno (merging cycles with instructions would mislead).
+    #[default]
+    FirstSeen,
+    /// Only this event type (the text before the event's own `:`, e.g.
+    /// `cpu-clock` or `cycles`).
+    Only(String),
+    /// Every event type.
+    All,
+}
+
+/// A byte range inside the reader's sample text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Span {
+    /// Offset of the first byte.
+    start: usize,
+    /// Offset one past the last byte.
+    end: usize,
+}
+
+impl Span {
+    /// The range that `inner`, a subslice of `outer`, occupies in `outer`.
+    fn within(outer: &str, inner: &str) -> Span {
+        let start = (inner.as_ptr() as usize).wrapping_sub(outer.as_ptr() as usize);
+        debug_assert!(start + inner.len() <= outer.len());
+        Span { start, end: start + inner.len() }
+    }
+
+    /// This range moved `offset` bytes to the right.
+    fn shifted(self, offset: usize) -> Span {
+        Span { start: self.start + offset, end: self.end + offset }
+    }
+
+    /// The text this range covers in `text`; empty if out of range.
+    fn of(self, text: &str) -> &str {
+        text.get(self.start..self.end).unwrap_or("")
+    }
+}
+
+/// One stack line of a sample: `address symbol (module)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StackLine<'a> {
+    /// The address parsed as hexadecimal; 0 when it does not parse.
+    pub address: u64,
+    /// The address as printed.
+    pub address_text: &'a str,
+    /// The symbol as printed, including any `+0x` offset; empty when perf
+    /// printed none (inferno names such a frame `" "`).
+    pub symbol: &'a str,
+    /// The module (DSO) without its parentheses, e.g. `/usr/bin/node`,
+    /// `[kernel.kallsyms]`, `[unknown]`.
+    pub module: &'a str,
+}
+
+impl<'a> StackLine<'a> {
+    /// Parses a stack line the way inferno does: the address ends at the first
+    /// space, the module is the last space-separated word and must be wrapped
+    /// in parentheses, the symbol is what lies between (trimmed). Returns
+    /// `None` for lines that do not have this shape.
+    pub fn parse(line: &'a str) -> Option<StackLine<'a>> {
+        let parts = StackLineParts::parse(line)?;
+        Some(parts.resolve(line))
+    }
+
+    /// The symbol without a trailing `+0x<hex digits>` offset (inferno strips
+    /// it even when no digit follows `+0x`).
+    pub fn function(&self) -> &'a str {
+        strip_symbol_offset(self.symbol)
+    }
+}
+
+/// Returns `symbol` without a trailing `+0x<hex digits>` offset (also when
+/// no digit follows `+0x`), as inferno strips it.
+pub fn strip_symbol_offset(symbol: &str) -> &str {
+    // The last `+0x` can only be followed by hex digits if it starts at the
+    // last `+`, so looking at that one is enough (and faster than `rfind`).
+    if let Some(offset) = memchr::memrchr(b'+', symbol.as_bytes()) {
+        let after = &symbol[offset + 1..];
+        if let Some(digits) = after.strip_prefix("0x")
+            && digits.bytes().all(|byte| byte.is_ascii_hexdigit())
+        {
+            return &symbol[..offset];
+        }
+    }
+    symbol
+}
+
+/// `text.trim_start()`, skipping ASCII spaces and tabs bytewise first.
+fn trim_start_fast(text: &str) -> &str {
+    let blanks = text.bytes().position(|byte| byte != b' ' && byte != b'\t').unwrap_or(text.len());
+    text[blanks..].trim_start()
+}
+
+/// Appends the next line of `input`, including its `\n`, to `line`; returns
+/// the number of bytes appended (0 at the end of the input). Like
+/// `BufRead::read_until`, with the `memchr` crate's faster search.
+fn read_line<R: BufRead>(input: &mut R, line: &mut Vec<u8>) -> io::Result<usize> {
+    let mut appended = 0;
+    loop {
+        let available = match input.fill_buf() {
+            Ok(available) => available,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        if available.is_empty() {
+            return Ok(appended);
+        }
+        match memchr::memchr(b'\n', available) {
+            Some(newline) => {
+                line.extend_from_slice(&available[..=newline]);
+                input.consume(newline + 1);
+                return Ok(appended + newline + 1);
+            }
+            None => {
+                let length = available.len();
+                line.extend_from_slice(available);
+                input.consume(length);
+                appended += length;
+            }
+        }
+    }
+}
+
+/// A parsed stack line as ranges into the text it was parsed from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct StackLineParts {
+    /// The address parsed as hexadecimal; 0 when it does not parse.
+    address: u64,
+    /// Range of the address text.
+    address_text: Span,
+    /// Range of the symbol text.
+    symbol: Span,
+    /// Range of the module text, without parentheses.
+    module: Span,
+}
+
+impl StackLineParts {
+    /// Splits `line` like inferno's `stack_line_parts`.
+    fn parse(line: &str) -> Option<StackLineParts> {
+        let trimmed = trim_start_fast(line);
+        let first_space = memchr::memchr(b' ', trimmed.as_bytes())?;
+        let address_text = trimmed[..first_space].trim_end();
+        let rest = &trimmed[first_space + 1..];
+        let last_space = memchr::memrchr(b' ', rest.as_bytes())?;
+        let module = &rest[last_space + 1..];
+        if !(module.starts_with('(') && module.ends_with(')')) {
+            return None;
+        }
+        let module = &module[1..module.len() - 1];
+        let symbol = rest[..last_space].trim();
+        Some(StackLineParts {
+            address: u64::from_str_radix(address_text, 16).unwrap_or(0),
+            address_text: Span::within(line, address_text),
+            symbol: Span::within(line, symbol),
+            module: Span::within(line, module),
+        })
+    }
+
+    /// These ranges moved `offset` bytes to the right.
+    fn shifted(self, offset: usize) -> StackLineParts {
+        StackLineParts {
+            address: self.address,
+            address_text: self.address_text.shifted(offset),
+            symbol: self.symbol.shifted(offset),
+            module: self.module.shifted(offset),
+        }
+    }
+
+    /// The stack line these ranges describe in `text`.
+    fn resolve(self, text: &str) -> StackLine<'_> {
+        StackLine {
+            address: self.address,
+            address_text: self.address_text.of(text),
+            symbol: self.symbol.of(text),
+            module: self.module.of(text),
+        }
+    }
+}
+
+/// The stack lines of a [`Sample`], leaf (the sampled instruction) first.
+#[derive(Debug, Clone)]
+pub struct StackLines<'a> {
+    /// The text the ranges point into.
+    text: &'a str,
+    /// The remaining stack lines.
+    parts: std::slice::Iter<'a, StackLineParts>,
+}
+
+impl<'a> Iterator for StackLines<'a> {
+    type Item = StackLine<'a>;
+
+    fn next(&mut self) -> Option<StackLine<'a>> {
+        self.parts.next().map(|parts| parts.resolve(self.text))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.parts.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for StackLines<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        self.parts.next_back().map(|parts| parts.resolve(self.text))
+    }
+}
+
+impl ExactSizeIterator for StackLines<'_> {}
+
+/// One sample: its event line's fields and its stack lines.
+///
+/// Borrows the reader's buffers; it is valid until the next call of
+/// [`PerfScriptReader::next_sample`].
+#[derive(Debug, Clone, Copy)]
+pub struct Sample<'a> {
+    /// The command name (thread name) as printed, trimmed; may contain spaces.
+    pub comm: &'a str,
+    /// The process id, when perf printed `pid/tid` and it fits `u32`.
+    pub pid: Option<u32>,
+    /// The thread id (perf's default output prints only this one); 0 when
+    /// it does not fit `u32`.
+    pub tid: u32,
+    /// The process id text as inferno uses it in root frames: `?` when perf
+    /// printed only the thread id.
+    pub pid_text: &'a str,
+    /// The thread id text.
+    pub tid_text: &'a str,
+    /// The CPU, when perf printed `[cpu]`.
+    pub cpu: Option<u32>,
+    /// The timestamp, when perf printed one.
+    pub time: Option<SampleTime>,
+    /// The sample period (e.g. nanoseconds of `cpu-clock`), when perf printed
+    /// it. A counting consumer counts the sample this many times, or once.
+    pub period: Option<u64>,
+    /// The event type, e.g. `cpu-clock` or `cycles` (its `:u`-style
+    /// modifiers are not part of it); empty when the line names none.
+    pub event: &'a str,
+    /// The 1-based line number of the event line.
+    pub line_number: u64,
+    /// The text the stack line ranges point into.
+    text: &'a str,
+    /// The stack lines, leaf first.
+    stack: &'a [StackLineParts],
+}
+
+impl<'a> Sample<'a> {
+    /// The stack lines, leaf (the sampled instruction) first.
+    pub fn frames(&self) -> StackLines<'a> {
+        StackLines { text: self.text, parts: self.stack.iter() }
+    }
+
+    /// The number of stack lines.
+    pub fn frame_count(&self) -> usize {
+        self.stack.len()
+    }
+
+    /// The stack line at `index` (0 = leaf).
+    pub fn frame(&self, index: usize) -> Option<StackLine<'a>> {
+        self.stack.get(index).map(|parts| parts.resolve(self.text))
+    }
+
+    /// How much this sample weighs in folded output: its period, or 1.
+    pub fn weight(&self) -> u64 {
+        self.period.unwrap_or(1)
+    }
+}
+
+/// The first line that caused a warning.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WarningExample {
+    /// Its 1-based line number.
+    pub line_number: u64,
+    /// Its text (trimmed at the end, cut to 512 bytes).
+    pub line: String,
+}
+
+/// How often one kind of warning occurred, with the first occurrence.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WarningTally {
+    /// How many lines caused it.
+    pub count: u64,
+    /// The first of them.
+    pub first_example: Option<WarningExample>,
+}
+
+impl WarningTally {
+    /// Counts one more line, remembering it if it is the first.
+    fn record(&mut self, line_number: u64, line: &str) {
+        self.count += 1;
+        if self.first_example.is_none() {
+            let mut end = line.len().min(WARNING_EXAMPLE_MAX_BYTES);
+            while !line.is_char_boundary(end) {
+                end -= 1;
+            }
+            self.first_example = Some(WarningExample { line_number, line: line[..end].to_owned() });
+        }
+    }
+}
+
+/// The lines a [`PerfScriptReader`] skipped because it could not parse them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReaderWarnings {
+    /// Lines where an event line was expected but no `comm tid` start was
+    /// found (inferno's "Weird event line").
+    pub weird_event_lines: WarningTally,
+    /// Lines inside a sample that are not `address symbol (module)`
+    /// (inferno's "Weird stack line").
+    pub weird_stack_lines: WarningTally,
+}
+
+impl ReaderWarnings {
+    /// The number of skipped lines.
+    pub fn total(&self) -> u64 {
+        self.weird_event_lines.count + self.weird_stack_lines.count
+    }
+
+    /// Whether no line was skipped.
+    pub fn is_empty(&self) -> bool {
+        self.total() == 0
+    }
+}
+
+impl fmt::Display for ReaderWarnings {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kinds = [("weird event line", &self.weird_event_lines), ("weird stack line", &self.weird_stack_lines)];
+        let mut first = true;
+        for (kind, tally) in kinds {
+            if tally.count == 0 {
+                continue;
+            }
+            if !first {
+                formatter.write_str("; ")?;
+            }
+            first = false;
+            write!(formatter, "{} {kind}(s)", tally.count)?;
+            if let Some(example) = &tally.first_example {
+                write!(formatter, ", first at line {}: {:?}", example.line_number, example.line)?;
+            }
+        }
+        if first {
+            formatter.write_str("no warnings")?;
+        }
+        Ok(())
+    }
+}
+
+/// Counters of what a [`PerfScriptReader`] has read so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReaderStatistics {
+    /// Lines read.
+    pub lines: u64,
+    /// Samples yielded.
+    pub samples: u64,
+    /// Samples skipped because their event was not the selected one.
+    pub samples_filtered_out: u64,
+}
+
+/// The event line fields of the sample being read, as ranges into the text.
+#[derive(Debug, Clone, Copy)]
+struct PendingSample {
+    /// Range of the comm.
+    comm: Span,
+    /// Range of the pid text, `None` for the tid-only form.
+    pid_text: Option<Span>,
+    /// Range of the tid text.
+    tid_text: Span,
+    /// The `[cpu]` value.
+    cpu: Option<u32>,
+    /// The timestamp.
+    time: Option<SampleTime>,
+    /// The period in effect for this sample.
+    period: Option<u64>,
+    /// Range of the event name (empty if none).
+    event: Span,
+    /// Line number of the event line.
+    line_number: u64,
+}
+
+/// What the reader does after one line.
+enum LineOutcome {
+    /// Keep reading.
+    Continue,
+    /// A sample is complete: yield it.
+    Yield,
+}
+
+/// A streaming reader of `perf script` output, yielding one [`Sample`] at a
+/// time from reused buffers (memory does not grow with the number of
+/// samples).
+///
+/// ```
+/// use v8inline::samples::PerfScriptReader;
+///
+/// let text = "node  2696   102.105295:    1003009 cpu-clock: \n\
+///             \t          e1f174 main+0x44 (/usr/bin/node)\n\n";
+/// let mut reader = PerfScriptReader::new(text.as_bytes());
+/// let sample = reader.next_sample().unwrap().unwrap();
+/// assert_eq!(sample.comm, "node");
+/// assert_eq!(sample.tid, 2696);
+/// assert_eq!(sample.period, Some(1003009));
+/// assert_eq!(sample.frame(0).unwrap().symbol, "main+0x44");
+/// assert!(reader.next_sample().unwrap().is_none());
+/// ```
+pub struct PerfScriptReader<R> {
+    /// The input text.
+    input: R,
+    /// Which events to yield.
+    selection: EventSelection,
+    /// The event samples must have, once known.
+    selected_event: Option<String>,
+    /// The raw bytes of the current line.
+    line_bytes: Vec<u8>,
+    /// The current sample's event line followed by its stack lines (each
+    /// trimmed, without separators).
+    text: String,
+    /// The current sample's stack lines as ranges into `text`.
+    stack: Vec<StackLineParts>,
+    /// The current sample, once its event line was read.
+    pending: Option<PendingSample>,
+    /// Whether lines are stack lines of an event (inferno's `in_event`).
+    in_event: bool,
+    /// Whether the stack lines of the current event are being skipped.
+    skipping: bool,
+    /// The last parsed period; inferno forgets it only at the end of a
+    /// sample, so an event line naming no event inherits it.
+    period: Option<u64>,
+    /// The number of lines read.
+    line_number: u64,
+    /// Counters.
+    statistics: ReaderStatistics,
+    /// Skipped lines.
+    warnings: ReaderWarnings,
+}
+
+impl<R: BufRead> PerfScriptReader<R> {
+    /// A reader of `input` that yields samples of the first event type seen.
+    pub fn new(input: R) -> PerfScriptReader<R> {
+        PerfScriptReader {
+            input,
+            selection: EventSelection::FirstSeen,
+            selected_event: None,
+            line_bytes: Vec::with_capacity(256),
+            text: String::with_capacity(4096),
+            stack: Vec::with_capacity(64),
+            pending: None,
+            in_event: false,
+            skipping: false,
+            period: None,
+            line_number: 0,
+            statistics: ReaderStatistics::default(),
+            warnings: ReaderWarnings::default(),
+        }
+    }
+
+    /// This reader, yielding the samples `selection` picks.
+    pub fn with_event_selection(mut self, selection: EventSelection) -> PerfScriptReader<R> {
+        self.selected_event = match &selection {
+            EventSelection::Only(event) => Some(event.clone()),
+            EventSelection::FirstSeen | EventSelection::All => None,
+        };
+        self.selection = selection;
+        self
+    }
+
+    /// The event type samples are filtered by: the one given, or the first
+    /// seen once an event line named one; `None` with [`EventSelection::All`].
+    pub fn selected_event(&self) -> Option<&str> {
+        self.selected_event.as_deref()
+    }
+
+    /// Counters of what was read so far.
+    pub fn statistics(&self) -> ReaderStatistics {
+        self.statistics
+    }
+
+    /// The lines skipped so far.
+    pub fn warnings(&self) -> &ReaderWarnings {
+        &self.warnings
+    }
+
+    /// Reads up to the end of the next sample of the selected event type and
+    /// returns it, or `None` at the end of the input. Only I/O errors are
+    /// errors; unparsable lines are skipped (see [`Self::warnings`]).
+    pub fn next_sample(&mut self) -> io::Result<Option<Sample<'_>>> {
+        loop {
+            let mut line_bytes = std::mem::take(&mut self.line_bytes);
+            line_bytes.clear();
+            let read = read_line(&mut self.input, &mut line_bytes);
+            let outcome = match read {
+                Ok(0) => {
+                    self.line_bytes = line_bytes;
+                    self.in_event = false;
+                    self.skipping = false;
+                    return Ok(self.take_sample());
+                }
+                Ok(_) => self.process_line(&line_bytes),
+                Err(error) => {
+                    self.line_bytes = line_bytes;
+                    return Err(error);
+                }
+            };
+            self.line_bytes = line_bytes;
+            match outcome {
+                LineOutcome::Continue => {}
+                LineOutcome::Yield => return Ok(self.take_sample()),
+            }
+        }
+    }
+
+    /// Applies one input line to the reader's state.
+    fn process_line(&mut self, bytes: &[u8]) -> LineOutcome {
+        self.line_number += 1;
+        self.statistics.lines += 1;
+        let line: Cow<'_, str> = match std::str::from_utf8(bytes) {
+            Ok(line) => Cow::Borrowed(line),
+            Err(_) => String::from_utf8_lossy(bytes),
+        };
+        if line.starts_with('#') {
+            return LineOutcome::Continue;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            self.in_event = false;
+            self.skipping = false;
+            self.period = None;
+            return if self.pending.is_some() { LineOutcome::Yield } else { LineOutcome::Continue };
+        }
+        if self.in_event {
+            if !self.skipping {
+                self.add_stack_line(line, None);
+            }
+            return LineOutcome::Continue;
+        }
+        self.start_sample(line)
+    }
+
+    /// Parses `line` as a stack line of the current sample and appends it to
+    /// the text, unless `offset_in_text` says it already is there. Returns the
+    /// stack line, or `None` (with a warning) if it is not one.
+    fn add_stack_line(&mut self, line: &str, offset_in_text: Option<usize>) -> Option<StackLine<'_>> {
+        match StackLineParts::parse(line) {
+            Some(parts) => {
+                let offset = offset_in_text.unwrap_or_else(|| {
+                    let offset = self.text.len();
+                    self.text.push_str(line);
+                    offset
+                });
+                let parts = parts.shifted(offset);
+                self.stack.push(parts);
+                Some(parts.resolve(&self.text))
+            }
+            None => {
+                self.warnings.weird_stack_lines.record(self.line_number, line);
+                None
+            }
+        }
+    }
+
+    /// Handles a line read outside a sample: an event line, possibly with a
+    /// stack line on it.
+    fn start_sample(&mut self, line: &str) -> LineOutcome {
+        let Some(start) = EventLineStart::parse(line) else {
+            self.warnings.weird_event_lines.record(self.line_number, line);
+            self.in_event = false;
+            return LineOutcome::Continue;
+        };
+        self.in_event = true;
+        let rest = EventLineRest::parse(line, start.rest_start);
+        if let Some(event) = rest.event {
+            self.period = rest.period;
+            let event = event.of(line);
+            if !matches!(self.selection, EventSelection::All) {
+                match &self.selected_event {
+                    Some(selected) if selected != event => {
+                        self.skipping = true;
+                        self.statistics.samples_filtered_out += 1;
+                        return LineOutcome::Continue;
+                    }
+                    Some(_) => {}
+                    None => self.selected_event = Some(event.to_owned()),
+                }
+            }
+        }
+        self.text.clear();
+        self.stack.clear();
+        self.text.push_str(line);
+        self.pending = Some(PendingSample {
+            comm: start.comm,
+            pid_text: start.pid_text,
+            tid_text: start.tid_text,
+            cpu: rest.cpu,
+            time: rest.time,
+            period: self.period,
+            event: rest.event.unwrap_or_default(),
+            line_number: self.line_number,
+        });
+        let Some(stack_span) = rest.combined_stack else {
+            return LineOutcome::Continue;
+        };
+        // A combined event and stack line: the sample is complete. Inferno
+        // ends it (forgetting the period) only if the frame was kept.
+        self.in_event = false;
+        let stack_text = stack_span.of(line);
+        let kept = self
+            .add_stack_line(stack_text, Some(stack_span.start))
+            .is_some_and(|stack_line| !stack_line.function().starts_with('('));
+        if kept {
+            self.period = None;
+        }
+        LineOutcome::Yield
+    }
+
+    /// The completed sample, if any, as borrowed from the buffers.
+    fn take_sample(&mut self) -> Option<Sample<'_>> {
+        let pending = self.pending.take()?;
+        self.statistics.samples += 1;
+        let text = self.text.as_str();
+        let pid_text = pending.pid_text.map_or("?", |span| span.of(text));
+        let tid_text = pending.tid_text.of(text);
+        Some(Sample {
+            comm: pending.comm.of(text),
+            pid: pid_text.parse().ok(),
+            tid: tid_text.parse().unwrap_or(0),
+            pid_text,
+            tid_text,
+            cpu: pending.cpu,
+            time: pending.time,
+            period: pending.period,
+            event: pending.event.of(text),
+            line_number: pending.line_number,
+            text,
+            stack: &self.stack,
+        })
+    }
+}
+
+/// The start of an event line: comm, pid and tid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct EventLineStart {
+    /// Range of the comm (trimmed).
+    comm: Span,
+    /// Range of the pid text; `None` when only a tid was printed.
+    pid_text: Option<Span>,
+    /// Range of the tid text.
+    tid_text: Span,
+    /// Offset just after the space that ends the tid.
+    rest_start: usize,
+}
+
+impl EventLineStart {
+    /// Finds the first all-digit word (optionally `digits/digits`) that
+    /// follows a space and is followed by one, like inferno's
+    /// `event_line_parts`.
+    fn parse(line: &str) -> Option<EventLineStart> {
+        let bytes = line.as_bytes();
+        let mut word_start = 0;
+        let mut all_digits = false;
+        let mut last_was_space = false;
+        let mut slash_at: Option<usize> = None;
+        for (index, &byte) in bytes.iter().enumerate() {
+            if byte == b' ' {
+                if all_digits && !last_was_space {
+                    let (pid_text, tid_text) = match slash_at {
+                        Some(slash) => {
+                            (Some(Span { start: word_start, end: slash }), Span { start: slash + 1, end: index })
+                        }
+                        None => (None, Span { start: word_start, end: index }),
+                    };
+                    let comm = line[..word_start - 1].trim();
+                    return Some(EventLineStart {
+                        comm: Span::within(line, comm),
+                        pid_text,
+                        tid_text,
+                        rest_start: index + 1,
+                    });
+                }
+                word_start = index + 1;
+                all_digits = true;
+            } else if byte == b'/' {
+                if all_digits {
+                    slash_at = Some(index);
+                }
+            } else if !byte.is_ascii_digit() {
+                all_digits = false;
+                slash_at = None;
+            }
+            last_was_space = byte == b' ';
+        }
+        None
+    }
+}
+
+/// The part of an event line after the tid.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct EventLineRest {
+    /// The `[cpu]` value.
+    cpu: Option<u32>,
+    /// The timestamp.
+    time: Option<SampleTime>,
+    /// The period, when the event's word is preceded by a number and one space.
+    period: Option<u64>,
+    /// Range of the event name, if the line has a `:` after the tid.
+    event: Option<Span>,
+    /// Range of a stack line printed on the same line.
+    combined_stack: Option<Span>,
+}
+
+impl EventLineRest {
+    /// Parses `line[rest_start..]` like inferno's `on_event_line`.
+    fn parse(line: &str, rest_start: usize) -> EventLineRest {
+        let rest = &line[rest_start..];
+        let Some(first_colon) = memchr::memchr(b':', rest.as_bytes()) else {
+            return EventLineRest::default();
+        };
+        let mut result = EventLineRest::default();
+        let time_part = &rest[..first_colon];
+        for word in time_part.split_ascii_whitespace() {
+            if let Some(cpu) = word.strip_prefix('[').and_then(|w| w.strip_suffix(']')) {
+                result.cpu = cpu.parse().ok();
+            }
+        }
+        result.time = time_part.split_ascii_whitespace().next_back().and_then(SampleTime::parse);
+        let after_first = &rest[first_colon + 1..];
+        let (event_part, after_event) = match memchr::memchr(b':', after_first.as_bytes()) {
+            Some(second_colon) => (&after_first[..second_colon], Some(&after_first[second_colon + 1..])),
+            None => (after_first, None),
+        };
+        let event = match memchr::memrchr(b' ', event_part.as_bytes()) {
+            Some(last_space) => {
+                let before = &event_part[..last_space];
+                let period_start = memchr::memrchr(b' ', before.as_bytes()).map_or(0, |i| i + 1);
+                result.period = before[period_start..].parse::<u64>().ok();
+                &event_part[last_space + 1..]
+            }
+            None => event_part,
+        };
+        result.event = Some(Span::within(line, event));
+        if let Some(after_event) = after_event {
+            let stack_start = after_event.find([':', ' ']).map_or(0, |i| i + 1);
+            let stack = after_event[stack_start..].trim();
+            if !stack.is_empty() {
+                result.combined_stack = Some(Span::within(line, stack));
+            }
+        }
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_all(text: &str) -> Vec<String> {
+        let mut reader = PerfScriptReader::new(text.as_bytes());
+        let mut out = Vec::new();
+        while let Some(sample) = reader.next_sample().unwrap() {
+            let frames: Vec<String> = sample
+                .frames()
+                .map(|frame| format!("{}|{}|{}", frame.address_text, frame.symbol, frame.module))
+                .collect();
+            out.push(format!(
+                "{}|{}|{}|{:?}|{}|{}",
+                sample.comm,
+                sample.pid_text,
+                sample.tid_text,
+                sample.period,
+                sample.event,
+                frames.join(",")
+            ));
+        }
+        out
+    }
+
+    #[test]
+    fn parses_times() {
+        assert_eq!(
+            SampleTime::parse("102.105295"),
+            Some(SampleTime { nanoseconds: 102_105_295_000, resolution_nanoseconds: 1000 })
+        );
+        assert_eq!(
+            SampleTime::parse("7"),
+            Some(SampleTime { nanoseconds: 7_000_000_000, resolution_nanoseconds: 1_000_000_000 })
+        );
+        assert_eq!(
+            SampleTime::parse("1.1234567891"),
+            Some(SampleTime { nanoseconds: 1_123_456_789, resolution_nanoseconds: 1 })
+        );
+        assert_eq!(
+            SampleTime::parse("0.5"),
+            Some(SampleTime { nanoseconds: 500_000_000, resolution_nanoseconds: 100_000_000 })
+        );
+        assert_eq!(SampleTime::parse("x.5"), None);
+        assert_eq!(SampleTime::parse(".5"), None);
+        assert_eq!(SampleTime::parse("99999999999999999999.5"), None);
+    }
+
+    #[test]
+    fn reads_event_and_stack_lines() {
+        let text = "node  2696 [003]  102.105295:    1003009 cpu-clock: \n\
+                    \t            e3aa _dl_relocate_object+0x78a (/usr/lib/ld.so)\n\
+                    \t               0 [unknown] ([unknown])\n\n";
+        let mut reader = PerfScriptReader::new(text.as_bytes());
+        let sample = reader.next_sample().unwrap().unwrap();
+        assert_eq!(sample.comm, "node");
+        assert_eq!(sample.pid, None);
+        assert_eq!(sample.pid_text, "?");
+        assert_eq!(sample.tid, 2696);
+        assert_eq!(sample.cpu, Some(3));
+        assert_eq!(sample.time.map(|time| time.nanoseconds), Some(102_105_295_000));
+        assert_eq!(sample.period, Some(1003009));
+        assert_eq!(sample.event, "cpu-clock");
+        assert_eq!(sample.line_number, 1);
+        let frames: Vec<StackLine<'_>> = sample.frames().collect();
+        assert_eq!(frames.len(), 2);
+        assert_eq!(frames[0].address, 0xe3aa);
+        assert_eq!(frames[0].symbol, "_dl_relocate_object+0x78a");
+        assert_eq!(frames[0].function(), "_dl_relocate_object");
+        assert_eq!(frames[0].module, "/usr/lib/ld.so");
+        assert_eq!(frames[1].symbol, "[unknown]");
+        assert!(reader.next_sample().unwrap().is_none());
+        assert!(reader.warnings().is_empty());
+    }
+
+    #[test]
+    fn handles_pid_tid_combined_lines_and_filters() {
+        let text = "V8 Worker 10/11 1.5: 7 cycles:uppp:\n\
+                    \t1 f (m)\n\n\
+                    a 5 1.0: 3 instructions:u:  ff g (m)\n\
+                    b 6 1.0: 4 cycles:u:  ff h+0x1 (m)\n\n\
+                    b 6 1.0: 4 cycles:u:  ff i (m)\n";
+        assert_eq!(
+            read_all(text),
+            vec![
+                "V8 Worker|10|11|Some(7)|cycles|1|f|m".to_owned(),
+                // The filtered combined line swallows the next line, like inferno.
+                "b|?|6|Some(4)|cycles|ff|i|m".to_owned(),
+            ]
+        );
+    }
+
+    #[test]
+    fn warns_and_recovers() {
+        let text = "garbage\n\tnot a stack line\n\n\
+                    node 1 1.0: 1 cpu-clock:\n\tbad\n\t5 ok (m)\n";
+        let mut reader = PerfScriptReader::new(text.as_bytes());
+        let mut symbols = Vec::new();
+        while let Some(sample) = reader.next_sample().unwrap() {
+            symbols.extend(sample.frames().map(|frame| frame.symbol.to_owned()));
+        }
+        assert_eq!(symbols, vec!["ok"]);
+        let warnings = reader.warnings();
+        assert_eq!(warnings.weird_event_lines.count, 2);
+        assert_eq!(warnings.weird_stack_lines.count, 1);
+        assert_eq!(warnings.weird_stack_lines.first_example.as_ref().unwrap().line_number, 5);
+    }
+}
