@@ -21,10 +21,7 @@ fn real_dumps() -> Vec<RealDump> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&testdata)
         .expect("testdata directory")
         .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-        .filter(|path| {
-            path.file_name()
-                .is_some_and(|name| name.to_string_lossy().starts_with("node"))
-        })
+        .filter(|path| path.file_name().is_some_and(|name| name.to_string_lossy().starts_with("node")))
         .flat_map(|directory| std::fs::read_dir(directory).into_iter().flatten())
         .filter_map(|entry| entry.ok().map(|entry| entry.path()))
         .filter(|path| {
@@ -44,22 +41,10 @@ fn real_dumps() -> Vec<RealDump> {
                 .and_then(|rest| rest.strip_suffix(".dump.gz"))
                 .and_then(|pid| pid.parse().ok())
                 .expect("jit-PID.dump.gz");
-            let version = path
-                .parent()
-                .unwrap()
-                .file_name()
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
+            let version = path.parent().unwrap().file_name().unwrap().to_string_lossy().into_owned();
             let mut bytes = Vec::new();
-            flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
-                .read_to_end(&mut bytes)
-                .unwrap();
-            RealDump {
-                version,
-                pid: file_pid,
-                bytes,
-            }
+            flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()).read_to_end(&mut bytes).unwrap();
+            RealDump { version, pid: file_pid, bytes }
         })
         .collect()
 }
@@ -88,15 +73,8 @@ fn walk(bytes: &[u8]) -> Vec<RawRecord> {
     while offset < bytes.len() {
         let record_id = u32_at(bytes, offset);
         let size = u32_at(bytes, offset + 4) as usize;
-        assert!(
-            size >= 16 && offset + size <= bytes.len(),
-            "record at {offset}"
-        );
-        records.push(RawRecord {
-            offset,
-            id: record_id,
-            size,
-        });
+        assert!(size >= 16 && offset + size <= bytes.len(), "record at {offset}");
+        records.push(RawRecord { offset, id: record_id, size });
         offset += size;
     }
     records
@@ -105,8 +83,7 @@ fn walk(bytes: &[u8]) -> Vec<RawRecord> {
 /// V8 marks TurboFan code with `*` after the code kind (`JS:*f`,
 /// `LazyCompile:*f`; node 26 also writes `JS:o*f`).
 fn is_turbofan(name: &str) -> bool {
-    name.split_once(':')
-        .is_some_and(|(_, rest)| rest.trim_start_matches('o').starts_with('*'))
+    name.split_once(':').is_some_and(|(_, rest)| rest.trim_start_matches('o').starts_with('*'))
 }
 
 #[test]
@@ -119,43 +96,23 @@ fn real_jitdumps_read_without_warnings() {
         assert_eq!(read.header.pid, dump.pid, "{version}");
         assert_eq!(read.header.version, 1, "{version}");
         assert_eq!(read.header.header_size, 40, "{version}");
-        assert_eq!(
-            read.header.endianness,
-            object::Endianness::Little,
-            "{version}"
-        );
+        assert_eq!(read.header.endianness, object::Endianness::Little, "{version}");
         assert!(read.debug_infos.is_empty());
 
-        let load_records: Vec<&RawRecord> =
-            records.iter().filter(|record| record.id == 0).collect();
+        let load_records: Vec<&RawRecord> = records.iter().filter(|record| record.id == 0).collect();
         assert_eq!(read.loads.len(), load_records.len(), "{version}");
-        assert!(
-            read.loads.len() > 1000,
-            "{version}: {} loads",
-            read.loads.len()
-        );
+        assert!(read.loads.len() > 1000, "{version}: {} loads", read.loads.len());
         assert_eq!(read.moves, [], "{version}");
-        assert_eq!(
-            read.skipped_records,
-            (records.len() - load_records.len()) as u64,
-            "{version}"
-        );
+        assert_eq!(read.skipped_records, (records.len() - load_records.len()) as u64, "{version}");
         for (index, (load, record)) in read.loads.iter().zip(&load_records).enumerate() {
             // V8 numbers code objects 0, 1, 2, ... in the order it writes them.
             assert_eq!(load.code_index, index as u64, "{version}");
             assert_eq!(load.pid, dump.pid, "{version}");
             assert_eq!(load.record_offset, record.offset as u64, "{version}");
             assert_eq!(load.vma, load.code_address, "{version}");
-            assert_eq!(
-                load.code_address,
-                u64_at(&dump.bytes, record.offset + 32),
-                "{version}"
-            );
+            assert_eq!(load.code_address, u64_at(&dump.bytes, record.offset + 32), "{version}");
             // V8 writes exactly prefix + fields + name + NUL + code.
-            assert!(
-                !load.name.is_empty() && !load.name.contains('\u{fffd}'),
-                "{version}"
-            );
+            assert!(!load.name.is_empty() && !load.name.contains('\u{fffd}'), "{version}");
             assert_eq!(
                 16 + 40 + load.name.len() as u64 + 1 + load.code_size,
                 record.size as u64,
@@ -163,16 +120,8 @@ fn real_jitdumps_read_without_warnings() {
                 load.name
             );
         }
-        assert!(
-            read.loads
-                .windows(2)
-                .all(|pair| pair[0].timestamp <= pair[1].timestamp)
-        );
-        let turbofan = read
-            .loads
-            .iter()
-            .filter(|load| is_turbofan(&load.name))
-            .count();
+        assert!(read.loads.windows(2).all(|pair| pair[0].timestamp <= pair[1].timestamp));
+        let turbofan = read.loads.iter().filter(|load| is_turbofan(&load.name)).count();
         eprintln!(
             "{version}: {} records, {} loads ({turbofan} TurboFan), {} skipped",
             records.len(),
@@ -259,10 +208,7 @@ fn debug_entry_offsets(bytes: &[u8], records: &[RawRecord], position: usize) -> 
     while offsets.len() < declared {
         let last = *offsets.last().unwrap();
         let next = (last + 17..=record_end - 16)
-            .find(|&candidate| {
-                bytes[candidate - 1] == 0
-                    && (previous..=code_end).contains(&u64_at(bytes, candidate))
-            })
+            .find(|&candidate| bytes[candidate - 1] == 0 && (previous..=code_end).contains(&u64_at(bytes, candidate)))
             .expect("every declared entry is there");
         previous = u64_at(bytes, next);
         offsets.push(next);
@@ -280,16 +226,9 @@ fn byte_swapped_real_jitdumps_read_the_same() {
         for options in [ReadOptions::default(), ReadOptions { debug_info: true }] {
             let little = jitdump::read(&dump.bytes, &options).unwrap();
             let swapped = jitdump::read(&big_endian, &options).unwrap();
+            assert_eq!(swapped.header.endianness, object::Endianness::Big, "{version}");
             assert_eq!(
-                swapped.header.endianness,
-                object::Endianness::Big,
-                "{version}"
-            );
-            assert_eq!(
-                jitdump::Header {
-                    endianness: object::Endianness::Little,
-                    ..swapped.header
-                },
+                jitdump::Header { endianness: object::Endianness::Little, ..swapped.header },
                 little.header,
                 "{version}"
             );
@@ -303,13 +242,7 @@ fn byte_swapped_real_jitdumps_read_the_same() {
 }
 
 /// Checks one truncated read against the full read.
-fn check_cut(
-    full: &JitDump,
-    boundaries: &[usize],
-    bytes: &[u8],
-    cut_at: usize,
-    options: &ReadOptions,
-) {
+fn check_cut(full: &JitDump, boundaries: &[usize], bytes: &[u8], cut_at: usize, options: &ReadOptions) {
     let result = jitdump::read(&bytes[..cut_at], options);
     if cut_at < 40 {
         assert!(result.is_err(), "cut at {cut_at}");
@@ -319,28 +252,16 @@ fn check_cut(
     // The last record boundary at or before the cut_at.
     let last_boundary = boundaries[boundaries.partition_point(|&boundary| boundary <= cut_at) - 1];
     // Loads whose whole record is before the cut_at.
-    let whole_loads = full
-        .loads
-        .partition_point(|load| load.record_offset < last_boundary as u64);
+    let whole_loads = full.loads.partition_point(|load| load.record_offset < last_boundary as u64);
     assert_eq!(read.loads.len(), whole_loads, "cut at {cut_at}");
     assert!(read.loads == full.loads[..whole_loads], "cut at {cut_at}");
     if options.debug_info {
-        assert!(
-            read.debug_infos[..] == full.debug_infos[..read.debug_infos.len()],
-            "cut at {cut_at}"
-        );
+        assert!(read.debug_infos[..] == full.debug_infos[..read.debug_infos.len()], "cut at {cut_at}");
     }
-    let cut_warnings: Vec<&JitDumpWarning> = read
-        .warnings
-        .iter()
-        .filter(|warning| !matches!(warning, JitDumpWarning::DebugInfoResynced { .. }))
-        .collect();
+    let cut_warnings: Vec<&JitDumpWarning> =
+        read.warnings.iter().filter(|warning| !matches!(warning, JitDumpWarning::DebugInfoResynced { .. })).collect();
     if cut_at == last_boundary {
-        assert_eq!(
-            cut_warnings,
-            Vec::<&JitDumpWarning>::new(),
-            "cut at {cut_at}"
-        );
+        assert_eq!(cut_warnings, Vec::<&JitDumpWarning>::new(), "cut at {cut_at}");
     } else {
         assert_eq!(
             cut_warnings,
@@ -349,20 +270,14 @@ fn check_cut(
                 needed: if cut_at - last_boundary < 16 {
                     16
                 } else {
-                    u64::from(u32::from_le_bytes(
-                        bytes[last_boundary + 4..last_boundary + 8]
-                            .try_into()
-                            .unwrap(),
-                    ))
+                    u64::from(u32::from_le_bytes(bytes[last_boundary + 4..last_boundary + 8].try_into().unwrap()))
                 },
                 available: (cut_at - last_boundary) as u64,
             }],
             "cut at {cut_at}"
         );
         assert!(
-            cut_warnings[0]
-                .to_string()
-                .starts_with(&format!("byte offset {last_boundary}: ")),
+            cut_warnings[0].to_string().starts_with(&format!("byte offset {last_boundary}: ")),
             "{}",
             cut_warnings[0]
         );
@@ -406,30 +321,18 @@ fn truncated_real_jitdumps_keep_the_whole_records_before_the_cut() {
         // its CODE_LOAD.
         let options = ReadOptions { debug_info: true };
         let mut window_cuts = 0;
-        for (debug_index, (position, record)) in records
-            .iter()
-            .enumerate()
-            .filter(|(_, record)| record.id == 2)
-            .enumerate()
+        for (debug_index, (position, record)) in
+            records.iter().enumerate().filter(|(_, record)| record.id == 2).enumerate()
         {
             let first = position.saturating_sub(1);
-            let load = position
-                + records[position..]
-                    .iter()
-                    .position(|later| later.id == 0)
-                    .unwrap();
+            let load = position + records[position..].iter().position(|later| later.id == 0).unwrap();
             let mut window = dump.bytes[..40].to_vec();
-            window.extend_from_slice(
-                &dump.bytes[records[first].offset..records[load].offset + records[load].size],
-            );
+            window.extend_from_slice(&dump.bytes[records[first].offset..records[load].offset + records[load].size]);
             let window_records = walk(&window);
             assert_eq!(window_records.len(), load - first + 1);
             let window_boundaries = boundaries_of(&window_records);
             let window_full = jitdump::read(&window, &options).unwrap();
-            assert_eq!(
-                window_full.loads.last().unwrap().code_address,
-                u64_at(&dump.bytes, record.offset + 16)
-            );
+            assert_eq!(window_full.loads.last().unwrap().code_address, u64_at(&dump.bytes, record.offset + 16));
             // Every byte of the first DEBUG_INFO records and of those that
             // needed a resync, the fixed fields of the others, the
             // neighbourhood of every boundary, and a sample of the rest
@@ -439,16 +342,9 @@ fn truncated_real_jitdumps_keep_the_whole_records_before_the_cut() {
             let mut cuts: Vec<usize> = if debug_index < 4 || resynced {
                 (debug_start..=debug_start + record.size).collect()
             } else {
-                [1, 15, 16, 17, 31, 32, 33, 47, 48, 49]
-                    .iter()
-                    .map(|&offset| debug_start + offset)
-                    .collect()
+                [1, 15, 16, 17, 31, 32, 33, 47, 48, 49].iter().map(|&offset| debug_start + offset).collect()
             };
-            cuts.extend(
-                window_boundaries
-                    .iter()
-                    .flat_map(|&boundary| [boundary - 1, boundary + 1]),
-            );
+            cuts.extend(window_boundaries.iter().flat_map(|&boundary| [boundary - 1, boundary + 1]));
             cuts.extend((0..window.len()).step_by(97));
             cuts.retain(|&cut_at| cut_at <= window.len());
             for &cut_at in &cuts {
@@ -456,11 +352,7 @@ fn truncated_real_jitdumps_keep_the_whole_records_before_the_cut() {
             }
             window_cuts += cuts.len();
         }
-        eprintln!(
-            "{}: {} whole-file cuts, {window_cuts} DEBUG_INFO window cuts checked",
-            dump.version,
-            cuts.len()
-        );
+        eprintln!("{}: {} whole-file cuts, {window_cuts} DEBUG_INFO window cuts checked", dump.version, cuts.len());
     }
 }
 
@@ -470,16 +362,10 @@ fn real_debug_infos_cover_turbofan_code() {
         let version = &dump.version;
         let records = walk(&dump.bytes);
         let read = jitdump::read(&dump.bytes, &ReadOptions { debug_info: true }).unwrap();
-        let debug_records: Vec<(usize, &RawRecord)> = records
-            .iter()
-            .enumerate()
-            .filter(|(_, record)| record.id == 2)
-            .collect();
+        let debug_records: Vec<(usize, &RawRecord)> =
+            records.iter().enumerate().filter(|(_, record)| record.id == 2).collect();
         assert_eq!(read.debug_infos.len(), debug_records.len(), "{version}");
-        assert_eq!(
-            read.skipped_records,
-            (records.len() - read.loads.len() - debug_records.len()) as u64
-        );
+        assert_eq!(read.skipped_records, (records.len() - read.loads.len() - debug_records.len()) as u64);
 
         let mut resyncs = 0_u32;
         let mut resynced_records = 0;
@@ -490,34 +376,14 @@ fn real_debug_infos_cover_turbofan_code() {
             let load = read
                 .loads
                 .iter()
-                .find(|load| {
-                    load.record_offset > record.offset as u64
-                        && load.code_address == debug.code_address
-                })
-                .unwrap_or_else(|| {
-                    panic!(
-                        "{version}: no CODE_LOAD after DEBUG_INFO at {}",
-                        record.offset
-                    )
-                });
+                .find(|load| load.record_offset > record.offset as u64 && load.code_address == debug.code_address)
+                .unwrap_or_else(|| panic!("{version}: no CODE_LOAD after DEBUG_INFO at {}", record.offset));
             // All declared entries were recovered.
             let declared = u64_at(&dump.bytes, record.offset + 24);
-            assert_eq!(
-                debug.entries.len() as u64,
-                declared,
-                "{version}: {}",
-                load.name
-            );
-            assert_eq!(
-                debug_entry_offsets(&dump.bytes, &records, position).len() as u64,
-                declared
-            );
+            assert_eq!(debug.entries.len() as u64, declared, "{version}: {}", load.name);
+            assert_eq!(debug_entry_offsets(&dump.bytes, &records, position).len() as u64, declared);
             for pair in debug.entries.windows(2) {
-                assert!(
-                    pair[0].address <= pair[1].address,
-                    "{version}: {}",
-                    load.name
-                );
+                assert!(pair[0].address <= pair[1].address, "{version}: {}", load.name);
             }
             for entry in &debug.entries {
                 let offset = entry.code_offset(debug.code_address);
@@ -530,10 +396,7 @@ fn real_debug_infos_cover_turbofan_code() {
                 assert!(entry.line >= 1 && entry.column >= 1, "{version}: {entry:?}");
                 // Resynchronized names end like the real name.
                 let name = String::from_utf8_lossy(&entry.file_name);
-                assert!(
-                    name.ends_with(".js") || name.starts_with("node:"),
-                    "{version}: {name:?}"
-                );
+                assert!(name.ends_with(".js") || name.starts_with("node:"), "{version}: {name:?}");
             }
             resyncs += debug.resyncs;
             resynced_records += usize::from(debug.resyncs > 0);
@@ -561,9 +424,7 @@ fn real_debug_infos_cover_turbofan_code() {
                 .rfind(|((_, record), _)| (record.offset as u64) < load.record_offset)
                 .map(|(_, debug)| debug);
             assert!(
-                preceding
-                    .is_some_and(|debug| debug.code_address == load.code_address
-                        && !debug.entries.is_empty()),
+                preceding.is_some_and(|debug| debug.code_address == load.code_address && !debug.entries.is_empty()),
                 "{version}: {} has no DEBUG_INFO",
                 load.name
             );
@@ -591,11 +452,7 @@ fn code_bytes_and_skipped_bodies_are_not_read() {
             let start = match record.id {
                 0 => {
                     let name = body + 40;
-                    name + scrambled[name..record_end]
-                        .iter()
-                        .position(|&byte| byte == 0)
-                        .unwrap()
-                        + 1
+                    name + scrambled[name..record_end].iter().position(|&byte| byte == 0).unwrap() + 1
                 }
                 _ => body,
             };
@@ -623,10 +480,7 @@ fn read_path_reads_a_real_file_and_names_it_in_errors() {
     let error = jitdump::read_path(&cut_path, &ReadOptions::default()).unwrap_err();
     assert_eq!(
         error.to_string(),
-        format!(
-            "{}: byte offset 0: expected a 40-byte jitdump header, the file has only 20 bytes",
-            cut_path.display()
-        )
+        format!("{}: byte offset 0: expected a 40-byte jitdump header, the file has only 20 bytes", cut_path.display())
     );
     std::fs::remove_dir_all(&directory).unwrap();
 }

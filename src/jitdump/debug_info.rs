@@ -49,10 +49,7 @@ pub(crate) fn parse_debug_info(
     let Ok((fields, area)) = object::pod::from_bytes::<DebugInfoFields>(body) else {
         return Err((
             0,
-            RecordProblem::BodyTooShort {
-                needed: size_of::<DebugInfoFields>() as u64,
-                found: body.len() as u64,
-            },
+            RecordProblem::BodyTooShort { needed: size_of::<DebugInfoFields>() as u64, found: body.len() as u64 },
         ));
     };
     let area_offset = size_of::<DebugInfoFields>() as u64;
@@ -77,8 +74,7 @@ pub(crate) fn parse_debug_info(
         };
         let plausible = |address: u64| is_plausible(address, previous_address, code_address);
         if !plausible(entry_fields.addr.get(endian)) {
-            let Some((candidate, found)) = find_plausible_entry(area, position, endian, plausible)
-            else {
+            let Some((candidate, found)) = find_plausible_entry(area, position, endian, plausible) else {
                 incomplete_at = Some(position);
                 break;
             };
@@ -134,12 +130,7 @@ pub(crate) fn parse_debug_info(
 
     let body_offset = |position: usize| area_offset.saturating_add(position as u64);
     Ok(DebugInfoOutcome {
-        info: DebugInfo {
-            timestamp,
-            code_address,
-            entries,
-            resyncs,
-        },
+        info: DebugInfo { timestamp, code_address, entries, resyncs },
         declared,
         first_resync: first_resync.map(body_offset),
         incomplete_at: incomplete_at.map(body_offset),

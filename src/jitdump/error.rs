@@ -107,9 +107,7 @@ pub enum JitDumpWarning {
     },
     /// A record prefix has a `total_size` below the 16-byte prefix itself, so
     /// the next record cannot be found. Reading stopped.
-    #[error(
-        "byte offset {offset}: expected a record total_size of at least 16, found {total_size}; reading stopped"
-    )]
+    #[error("byte offset {offset}: expected a record total_size of at least 16, found {total_size}; reading stopped")]
     RecordSizeTooSmall {
         /// Start of the record.
         offset: u64,

@@ -67,47 +67,25 @@ impl Header {
     pub fn parse(bytes: &[u8]) -> Result<Header, JitDumpError> {
         let file_length = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
         let Ok((fields, _)) = object::pod::from_bytes::<FileHeader>(bytes) else {
-            return Err(header_error(
-                0,
-                HeaderProblem::TooShort {
-                    length: file_length,
-                },
-            ));
+            return Err(header_error(0, HeaderProblem::TooShort { length: file_length }));
         };
         let endianness = if fields.magic.get(Endianness::Little) == MAGIC {
             Endianness::Little
         } else if fields.magic.get(Endianness::Big) == MAGIC {
             Endianness::Big
         } else {
-            return Err(header_error(
-                0,
-                HeaderProblem::BadMagic {
-                    found: fields.magic.get(Endianness::Little),
-                },
-            ));
+            return Err(header_error(0, HeaderProblem::BadMagic { found: fields.magic.get(Endianness::Little) }));
         };
         let version = fields.version.get(endianness);
         if !(1..=2).contains(&version) {
-            return Err(header_error(
-                4,
-                HeaderProblem::UnsupportedVersion { version },
-            ));
+            return Err(header_error(4, HeaderProblem::UnsupportedVersion { version }));
         }
         let header_size = fields.total_size.get(endianness);
         if usize::try_from(header_size).map_or(true, |size| size < FILE_HEADER_SIZE) {
-            return Err(header_error(
-                8,
-                HeaderProblem::SizeTooSmall { size: header_size },
-            ));
+            return Err(header_error(8, HeaderProblem::SizeTooSmall { size: header_size }));
         }
         if u64::from(header_size) > file_length {
-            return Err(header_error(
-                8,
-                HeaderProblem::SizePastEnd {
-                    size: header_size,
-                    length: file_length,
-                },
-            ));
+            return Err(header_error(8, HeaderProblem::SizePastEnd { size: header_size, length: file_length }));
         }
         Ok(Header {
             pid: fields.pid.get(endianness),
@@ -122,8 +100,5 @@ impl Header {
 }
 
 fn header_error(offset: u64, problem: HeaderProblem) -> JitDumpError {
-    JitDumpError::Header {
-        offset,
-        expected: problem,
-    }
+    JitDumpError::Header { offset, expected: problem }
 }

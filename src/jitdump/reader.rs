@@ -10,8 +10,7 @@ use super::debug_info::parse_debug_info;
 use super::error::{JitDumpError, JitDumpWarning, RecordProblem};
 use super::header::Header;
 use super::record::{
-    CodeLoad, CodeMove, DebugInfo, RECORD_PREFIX_SIZE, RecordKind, RecordPrefix, parse_code_load,
-    parse_code_move,
+    CodeLoad, CodeMove, DebugInfo, RECORD_PREFIX_SIZE, RecordKind, RecordPrefix, parse_code_load, parse_code_move,
 };
 
 /// What to decode besides CODE_LOAD and CODE_MOVE records.
@@ -72,14 +71,8 @@ pub fn read(bytes: &[u8], options: &ReadOptions) -> Result<JitDump, JitDumpError
 /// Reads the jitdump file at `path` (not compressed: the caller decompresses a
 /// `.gz`). Errors display as `PATH: byte offset N: expected ...`.
 pub fn read_path(path: &Path, options: &ReadOptions) -> Result<JitDump, JitDumpError> {
-    let bytes = std::fs::read(path).map_err(|error| JitDumpError::Io {
-        path: path.to_owned(),
-        error,
-    })?;
-    read(&bytes, options).map_err(|error| JitDumpError::File {
-        path: path.to_owned(),
-        error: Box::new(error),
-    })
+    let bytes = std::fs::read(path).map_err(|error| JitDumpError::Io { path: path.to_owned(), error })?;
+    read(&bytes, options).map_err(|error| JitDumpError::File { path: path.to_owned(), error: Box::new(error) })
 }
 
 /// State of one read.
@@ -110,10 +103,7 @@ impl Reader {
             let total_size = prefix.total_size.get(self.endian);
             let record_size = usize::try_from(total_size).unwrap_or(usize::MAX);
             if record_size < RECORD_PREFIX_SIZE {
-                self.dump.warnings.push(JitDumpWarning::RecordSizeTooSmall {
-                    offset: record_offset,
-                    total_size,
-                });
+                self.dump.warnings.push(JitDumpWarning::RecordSizeTooSmall { offset: record_offset, total_size });
                 return;
             }
             let Some(body) = rest.get(RECORD_PREFIX_SIZE..record_size) else {
@@ -135,17 +125,14 @@ impl Reader {
     fn read_record(&mut self, kind: RecordKind, timestamp: u64, body: &[u8], record_offset: u64) {
         let endian = self.endian;
         let result = match kind {
-            RecordKind::CodeLoad => parse_code_load(body, endian, timestamp, record_offset)
-                .map(|load| self.dump.loads.push(load)),
-            RecordKind::CodeMove => parse_code_move(body, endian, timestamp)
-                .map(|code_move| self.dump.moves.push(code_move)),
-            RecordKind::DebugInfo if self.options.debug_info => {
-                self.read_debug_info(body, timestamp, record_offset)
+            RecordKind::CodeLoad => {
+                parse_code_load(body, endian, timestamp, record_offset).map(|load| self.dump.loads.push(load))
             }
-            RecordKind::DebugInfo
-            | RecordKind::CodeClose
-            | RecordKind::UnwindingInfo
-            | RecordKind::Unknown(_) => {
+            RecordKind::CodeMove => {
+                parse_code_move(body, endian, timestamp).map(|code_move| self.dump.moves.push(code_move))
+            }
+            RecordKind::DebugInfo if self.options.debug_info => self.read_debug_info(body, timestamp, record_offset),
+            RecordKind::DebugInfo | RecordKind::CodeClose | RecordKind::UnwindingInfo | RecordKind::Unknown(_) => {
                 self.dump.skipped_records = self.dump.skipped_records.saturating_add(1);
                 Ok(())
             }
@@ -161,12 +148,7 @@ impl Reader {
     }
 
     /// Decodes a DEBUG_INFO record and reports its resynchronizations.
-    fn read_debug_info(
-        &mut self,
-        body: &[u8],
-        timestamp: u64,
-        record_offset: u64,
-    ) -> Result<(), (u64, RecordProblem)> {
+    fn read_debug_info(&mut self, body: &[u8], timestamp: u64, record_offset: u64) -> Result<(), (u64, RecordProblem)> {
         let outcome = parse_debug_info(body, self.endian, timestamp)?;
         if let Some(first_resync) = outcome.first_resync {
             self.dump.warnings.push(JitDumpWarning::DebugInfoResynced {
@@ -176,14 +158,12 @@ impl Reader {
             });
         }
         if let Some(incomplete_at) = outcome.incomplete_at {
-            self.dump
-                .warnings
-                .push(JitDumpWarning::DebugInfoIncomplete {
-                    offset: body_offset(record_offset, incomplete_at),
-                    record_offset,
-                    declared: outcome.declared,
-                    read: outcome.info.entries.len() as u64,
-                });
+            self.dump.warnings.push(JitDumpWarning::DebugInfoIncomplete {
+                offset: body_offset(record_offset, incomplete_at),
+                record_offset,
+                declared: outcome.declared,
+                read: outcome.info.entries.len() as u64,
+            });
         }
         self.dump.debug_infos.push(outcome.info);
         Ok(())
@@ -193,7 +173,5 @@ impl Reader {
 /// File offset of `offset_in_body` in the body of the record at
 /// `record_offset`.
 fn body_offset(record_offset: u64, offset_in_body: u64) -> u64 {
-    record_offset
-        .saturating_add(RECORD_PREFIX_SIZE as u64)
-        .saturating_add(offset_in_body)
+    record_offset.saturating_add(RECORD_PREFIX_SIZE as u64).saturating_add(offset_in_body)
 }

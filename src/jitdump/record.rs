@@ -272,9 +272,7 @@ impl DebugEntry {
     /// header when processed by "perf inject". Adjust the position addresses
     /// accordingly."
     pub fn code_offset(&self, code_address: u64) -> Option<u64> {
-        self.address
-            .checked_sub(code_address)?
-            .checked_sub(V8_DEBUG_ADDRESS_BIAS)
+        self.address.checked_sub(code_address)?.checked_sub(V8_DEBUG_ADDRESS_BIAS)
     }
 }
 
@@ -290,10 +288,7 @@ pub(crate) fn parse_code_load(
     let Ok(fields) = cursor.read::<CodeLoadFields>() else {
         return Err((
             0,
-            RecordProblem::BodyTooShort {
-                needed: size_of::<CodeLoadFields>() as u64,
-                found: body.len() as u64,
-            },
+            RecordProblem::BodyTooShort { needed: size_of::<CodeLoadFields>() as u64, found: body.len() as u64 },
         ));
     };
     let name_offset = size_of::<CodeLoadFields>() as u64;
@@ -304,9 +299,7 @@ pub(crate) fn parse_code_load(
     let room = cursor.len() as u64;
     if code_size > room {
         return Err((
-            name_offset
-                .saturating_add(name.len() as u64)
-                .saturating_add(1),
+            name_offset.saturating_add(name.len() as u64).saturating_add(1),
             RecordProblem::CodeOutsideRecord { code_size, room },
         ));
     }
@@ -332,10 +325,7 @@ pub(crate) fn parse_code_move(
     let Ok((fields, _)) = object::pod::from_bytes::<CodeMoveFields>(body) else {
         return Err((
             0,
-            RecordProblem::BodyTooShort {
-                needed: size_of::<CodeMoveFields>() as u64,
-                found: body.len() as u64,
-            },
+            RecordProblem::BodyTooShort { needed: size_of::<CodeMoveFields>() as u64, found: body.len() as u64 },
         ));
     };
     Ok(CodeMove {

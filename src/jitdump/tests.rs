@@ -63,14 +63,7 @@ impl Builder {
         self.record(0, 1000 + index, &body)
     }
 
-    fn load_body(
-        &self,
-        index: u64,
-        address: u64,
-        code_size: u64,
-        name: &[u8],
-        nul: bool,
-    ) -> Vec<u8> {
+    fn load_body(&self, index: u64, address: u64, code_size: u64, name: &[u8], nul: bool) -> Vec<u8> {
         let endian = self.endian;
         let fields = CodeLoadFields {
             pid: U32::new(endian, PID),
@@ -105,17 +98,10 @@ impl Builder {
 
     /// A DEBUG_INFO body; each entry's name is written as given plus a NUL,
     /// then zero padding to a multiple of 8 (as V8 does).
-    fn debug_body(
-        &self,
-        code_address: u64,
-        declared: u64,
-        entries: &[(u64, i32, i32, &[u8])],
-    ) -> Vec<u8> {
+    fn debug_body(&self, code_address: u64, declared: u64, entries: &[(u64, i32, i32, &[u8])]) -> Vec<u8> {
         let endian = self.endian;
-        let fields = DebugInfoFields {
-            code_addr: U64::new(endian, code_address),
-            nr_entry: U64::new(endian, declared),
-        };
+        let fields =
+            DebugInfoFields { code_addr: U64::new(endian, code_address), nr_entry: U64::new(endian, declared) };
         let mut body = bytes_of(&fields).to_vec();
         for (address, line, column, name) in entries {
             let entry = DebugEntryFields {
@@ -144,19 +130,11 @@ fn read_debug(bytes: &[u8]) -> JitDump {
 /// A small file with every record kind, in `endian`.
 fn sample_file(endian: Endianness) -> Vec<u8> {
     let mut builder = Builder::new(endian);
-    builder.load(
-        0,
-        0x7f00_0000_1000,
-        32,
-        "Builtin:ArgumentsAdaptorTrampoline",
-    );
+    builder.load(0, 0x7f00_0000_1000, 32, "Builtin:ArgumentsAdaptorTrampoline");
     let debug = builder.debug_body(
         0x7f00_0000_2000,
         2,
-        &[
-            (0x7f00_0000_2040, 3, 5, b"/app/deep.js"),
-            (0x7f00_0000_2048, 4, 7, b"\xff"),
-        ],
+        &[(0x7f00_0000_2040, 3, 5, b"/app/deep.js"), (0x7f00_0000_2048, 4, 7, b"\xff")],
     );
     builder.record(2, 1500, &debug);
     builder.record(4, 1501, &[0u8; 40]);
@@ -218,19 +196,9 @@ fn reads_every_record_kind_little_endian() {
     assert_eq!(
         debug.entries,
         [
-            DebugEntry {
-                address: 0x7f00_0000_2040,
-                line: 3,
-                column: 5,
-                file_name: b"/app/deep.js".to_vec(),
-            },
+            DebugEntry { address: 0x7f00_0000_2040, line: 3, column: 5, file_name: b"/app/deep.js".to_vec() },
             // "\xff" means: same file as the previous entry.
-            DebugEntry {
-                address: 0x7f00_0000_2048,
-                line: 4,
-                column: 7,
-                file_name: b"/app/deep.js".to_vec(),
-            },
+            DebugEntry { address: 0x7f00_0000_2048, line: 4, column: 7, file_name: b"/app/deep.js".to_vec() },
         ]
     );
     assert_eq!(debug.entries[0].code_offset(debug.code_address), Some(0));
@@ -301,32 +269,19 @@ fn unusable_headers_are_errors_naming_the_offset() {
     let (offset, problem, message) = header_error(&[0x44, 0x54, 0x69]);
     assert_eq!(offset, Some(0));
     assert_eq!(problem, HeaderProblem::TooShort { length: 3 });
-    assert_eq!(
-        message,
-        "byte offset 0: expected a 40-byte jitdump header, the file has only 3 bytes"
-    );
+    assert_eq!(message, "byte offset 0: expected a 40-byte jitdump header, the file has only 3 bytes");
 
     let mut bad_magic = Builder::new(Endianness::Little).bytes;
     bad_magic[..4].copy_from_slice(b"ELF\x7f");
     let (offset, problem, message) = header_error(&bad_magic);
     assert_eq!(offset, Some(0));
-    assert!(matches!(
-        problem,
-        HeaderProblem::BadMagic { found: 0x7F46_4C45 }
-    ));
-    assert_eq!(
-        message,
-        "byte offset 0: expected magic 0x4A695444 (\"JiTD\") in either byte order, found 0x7F464C45"
-    );
+    assert!(matches!(problem, HeaderProblem::BadMagic { found: 0x7F46_4C45 }));
+    assert_eq!(message, "byte offset 0: expected magic 0x4A695444 (\"JiTD\") in either byte order, found 0x7F464C45");
 
-    let (offset, problem, message) =
-        header_error(&Builder::with_header(Endianness::Big, 3, 40).bytes);
+    let (offset, problem, message) = header_error(&Builder::with_header(Endianness::Big, 3, 40).bytes);
     assert_eq!(offset, Some(4));
     assert_eq!(problem, HeaderProblem::UnsupportedVersion { version: 3 });
-    assert_eq!(
-        message,
-        "byte offset 4: expected jitdump version 1 or 2, found 3"
-    );
+    assert_eq!(message, "byte offset 4: expected jitdump version 1 or 2, found 3");
 
     let mut small = Builder::new(Endianness::Little).bytes;
     small[8..12].copy_from_slice(&16u32.to_le_bytes());
@@ -338,19 +293,12 @@ fn unusable_headers_are_errors_naming_the_offset() {
     past_end[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
     let (offset, problem, _) = header_error(&past_end);
     assert_eq!(offset, Some(8));
-    assert_eq!(
-        problem,
-        HeaderProblem::SizePastEnd {
-            size: u32::MAX,
-            length: 40
-        }
-    );
+    assert_eq!(problem, HeaderProblem::SizePastEnd { size: u32::MAX, length: 40 });
 }
 
 #[test]
 fn read_path_prefixes_errors_with_the_path() {
-    let path =
-        std::env::temp_dir().join(format!("v8inline-jitdump-unit-{}.dump", std::process::id()));
+    let path = std::env::temp_dir().join(format!("v8inline-jitdump-unit-{}.dump", std::process::id()));
     std::fs::write(&path, b"not a jitdump at all, but long enough for a header").unwrap();
     let error = read_path(&path, &ReadOptions::default()).unwrap_err();
     std::fs::remove_file(&path).unwrap();
@@ -366,19 +314,12 @@ fn read_path_prefixes_errors_with_the_path() {
     let missing = std::env::temp_dir().join("v8inline-jitdump-unit-missing/jit-1.dump");
     let error = read_path(&missing, &ReadOptions::default()).unwrap_err();
     assert!(matches!(error, JitDumpError::Io { .. }));
-    assert!(
-        error
-            .to_string()
-            .starts_with(&format!("{}: ", missing.display()))
-    );
+    assert!(error.to_string().starts_with(&format!("{}: ", missing.display())));
 }
 
 #[test]
 fn read_path_reads_a_file() {
-    let path = std::env::temp_dir().join(format!(
-        "v8inline-jitdump-unit-ok-{}.dump",
-        std::process::id()
-    ));
+    let path = std::env::temp_dir().join(format!("v8inline-jitdump-unit-ok-{}.dump", std::process::id()));
     std::fs::write(&path, sample_file(Endianness::Big)).unwrap();
     let dump = read_path(&path, &ReadOptions::default());
     std::fs::remove_file(&path).unwrap();
@@ -405,18 +346,10 @@ fn record_total_size_zero_stops_reading() {
     builder.load(1, 0x2000, 8, "unreachable");
     let dump = read_default(&builder.bytes);
     assert_eq!(dump.loads.len(), 1);
-    assert_eq!(
-        dump.warnings,
-        [JitDumpWarning::RecordSizeTooSmall {
-            offset: bad_record as u64,
-            total_size: 0,
-        }]
-    );
+    assert_eq!(dump.warnings, [JitDumpWarning::RecordSizeTooSmall { offset: bad_record as u64, total_size: 0 }]);
     assert_eq!(
         dump.warnings[0].to_string(),
-        format!(
-            "byte offset {bad_record}: expected a record total_size of at least 16, found 0; reading stopped"
-        )
+        format!("byte offset {bad_record}: expected a record total_size of at least 16, found 0; reading stopped")
     );
 }
 
@@ -429,11 +362,7 @@ fn record_total_size_huge_is_reported_as_cut() {
     assert_eq!(dump.loads.len(), 1);
     assert_eq!(
         dump.warnings,
-        [JitDumpWarning::Truncated {
-            offset: bad_record as u64,
-            needed: u64::from(u32::MAX),
-            available: 80,
-        }]
+        [JitDumpWarning::Truncated { offset: bad_record as u64, needed: u64::from(u32::MAX), available: 80 }]
     );
     assert_eq!(dump.warnings[0].offset(), bad_record as u64);
 }
@@ -484,50 +413,17 @@ fn code_size_past_the_record_and_short_bodies_are_malformed() {
         .warnings
         .iter()
         .map(|warning| match warning {
-            JitDumpWarning::MalformedRecord {
-                record_offset,
-                kind,
-                expected,
-                ..
-            } => (*record_offset, *kind, *expected),
+            JitDumpWarning::MalformedRecord { record_offset, kind, expected, .. } => (*record_offset, *kind, *expected),
             other => panic!("unexpected warning {other}"),
         })
         .collect();
     assert_eq!(
         problems,
         [
-            (
-                too_big as u64,
-                RecordKind::CodeLoad,
-                RecordProblem::CodeOutsideRecord {
-                    code_size: 9,
-                    room: 8
-                }
-            ),
-            (
-                short_load as u64,
-                RecordKind::CodeLoad,
-                RecordProblem::BodyTooShort {
-                    needed: 40,
-                    found: 39
-                }
-            ),
-            (
-                short_move as u64,
-                RecordKind::CodeMove,
-                RecordProblem::BodyTooShort {
-                    needed: 48,
-                    found: 10
-                }
-            ),
-            (
-                short_debug as u64,
-                RecordKind::DebugInfo,
-                RecordProblem::BodyTooShort {
-                    needed: 16,
-                    found: 15
-                }
-            ),
+            (too_big as u64, RecordKind::CodeLoad, RecordProblem::CodeOutsideRecord { code_size: 9, room: 8 }),
+            (short_load as u64, RecordKind::CodeLoad, RecordProblem::BodyTooShort { needed: 40, found: 39 }),
+            (short_move as u64, RecordKind::CodeMove, RecordProblem::BodyTooShort { needed: 48, found: 10 }),
+            (short_debug as u64, RecordKind::DebugInfo, RecordProblem::BodyTooShort { needed: 16, found: 15 }),
         ]
     );
 }
@@ -552,9 +448,7 @@ fn every_cut_keeps_the_whole_records_before_it() {
             && last < file.len()
         {
             let size = match endian {
-                Endianness::Little => {
-                    u32::from_le_bytes(file[last + 4..last + 8].try_into().unwrap())
-                }
+                Endianness::Little => u32::from_le_bytes(file[last + 4..last + 8].try_into().unwrap()),
                 Endianness::Big => u32::from_be_bytes(file[last + 4..last + 8].try_into().unwrap()),
             };
             boundaries.push(last + size as usize);
@@ -564,19 +458,12 @@ fn every_cut_keeps_the_whole_records_before_it() {
                 assert!(cut_at < 40, "cut at {cut_at}");
                 continue;
             };
-            let last_boundary = boundaries
-                .iter()
-                .copied()
-                .filter(|&boundary| boundary <= cut_at)
-                .max()
-                .unwrap();
+            let last_boundary = boundaries.iter().copied().filter(|&boundary| boundary <= cut_at).max().unwrap();
             let whole_loads = full
                 .loads
                 .iter()
                 .filter(|load| {
-                    boundaries
-                        .iter()
-                        .any(|&boundary| boundary as u64 > load.record_offset && boundary <= cut_at)
+                    boundaries.iter().any(|&boundary| boundary as u64 > load.record_offset && boundary <= cut_at)
                 })
                 .count();
             assert_eq!(dump.loads[..], full.loads[..whole_loads], "cut at {cut_at}");
@@ -584,18 +471,11 @@ fn every_cut_keeps_the_whole_records_before_it() {
                 assert_eq!(dump.warnings, [], "cut at {cut_at}");
             } else {
                 assert_eq!(dump.warnings.len(), 1, "cut at {cut_at}");
-                let JitDumpWarning::Truncated {
-                    offset, available, ..
-                } = dump.warnings[0]
-                else {
+                let JitDumpWarning::Truncated { offset, available, .. } = dump.warnings[0] else {
                     panic!("cut at {cut_at}: {:?}", dump.warnings);
                 };
                 assert_eq!(offset, last_boundary as u64, "cut at {cut_at}");
-                assert_eq!(
-                    available,
-                    (cut_at - last_boundary) as u64,
-                    "cut at {cut_at}"
-                );
+                assert_eq!(available, (cut_at - last_boundary) as u64, "cut at {cut_at}");
             }
         }
     }
@@ -606,8 +486,7 @@ fn debug_info_name_with_nul_garbage_is_resynchronized() {
     // What node 18-24 write when a script name is copied from freed memory:
     // the length is right but the first bytes are allocator garbage,
     // NULs included.
-    let garbage_name: &[u8] =
-        b"\xda\x2e\x01\x00\x00\x00\x00\x00X\xd6@\xd4\x89b-\xb2stdata/app/deep.js";
+    let garbage_name: &[u8] = b"\xda\x2e\x01\x00\x00\x00\x00\x00X\xd6@\xd4\x89b-\xb2stdata/app/deep.js";
     let code = 0x7f5f_3802_88c0_u64;
     let mut builder = Builder::new(Endianness::Little);
     let body = builder.debug_body(
@@ -637,28 +516,19 @@ fn debug_info_name_with_nul_garbage_is_resynchronized() {
     let first_resync = (record + 16 + 16 + 16 + 4) as u64;
     assert_eq!(
         dump.warnings,
-        [JitDumpWarning::DebugInfoResynced {
-            offset: first_resync,
-            record_offset: record as u64,
-            resyncs: 3,
-        }]
+        [JitDumpWarning::DebugInfoResynced { offset: first_resync, record_offset: record as u64, resyncs: 3 }]
     );
 }
 
 #[test]
 fn debug_info_garbage_in_first_name_only() {
     let code = 0x52c_db00_u64;
-    let garbage_name: &[u8] =
-        b"\xdc\xd3\xb7\x11\x00\x00\x00\x00\xe5$Z\xd2,\xe4\xb8\xe0stdata/app/deep.js";
+    let garbage_name: &[u8] = b"\xdc\xd3\xb7\x11\x00\x00\x00\x00\xe5$Z\xd2,\xe4\xb8\xe0stdata/app/deep.js";
     let mut builder = Builder::new(Endianness::Big);
     let body = builder.debug_body(
         code,
         3,
-        &[
-            (code + 0x40, 13, 15, garbage_name),
-            (code + 0x42, 14, 19, b"\xff"),
-            (code + 0x44, 14, 27, b"\xff"),
-        ],
+        &[(code + 0x40, 13, 15, garbage_name), (code + 0x42, 14, 19, b"\xff"), (code + 0x44, 14, 27, b"\xff")],
     );
     builder.record(2, 9, &body);
     let dump = read_debug(&builder.bytes);
@@ -675,11 +545,7 @@ fn debug_info_garbage_in_first_name_only() {
 fn debug_info_with_fewer_entries_than_declared_keeps_what_it_read() {
     let code = 0x1000_u64;
     let mut builder = Builder::new(Endianness::Little);
-    let body = builder.debug_body(
-        code,
-        u64::MAX,
-        &[(code + 0x40, 1, 1, b"a.js"), (code + 0x50, 2, 1, b"a.js")],
-    );
+    let body = builder.debug_body(code, u64::MAX, &[(code + 0x40, 1, 1, b"a.js"), (code + 0x50, 2, 1, b"a.js")]);
     let record = builder.record(2, 9, &body);
     builder.load(0, code, 0x100, "after");
     let dump = read_debug(&builder.bytes);
@@ -701,32 +567,16 @@ fn debug_info_without_plausible_next_entry_stops_the_record() {
     let code = 0x1000_u64;
     let mut builder = Builder::new(Endianness::Little);
     // Second entry goes backwards: implausible, and nothing plausible follows.
-    let body = builder.debug_body(
-        code,
-        2,
-        &[(code + 0x50, 1, 1, b"a.js"), (code + 0x40, 2, 1, b"a.js")],
-    );
+    let body = builder.debug_body(code, 2, &[(code + 0x50, 1, 1, b"a.js"), (code + 0x40, 2, 1, b"a.js")]);
     builder.record(2, 9, &body);
     let dump = read_debug(&builder.bytes);
     assert_eq!(dump.debug_infos[0].entries.len(), 1);
-    assert!(matches!(
-        dump.warnings[..],
-        [JitDumpWarning::DebugInfoIncomplete {
-            declared: 2,
-            read: 1,
-            ..
-        }]
-    ));
+    assert!(matches!(dump.warnings[..], [JitDumpWarning::DebugInfoIncomplete { declared: 2, read: 1, .. }]));
 }
 
 #[test]
 fn code_offset_removes_the_elf_header_bias() {
-    let entry = DebugEntry {
-        address: 0x1000 + 0x40 + 0x25,
-        line: 1,
-        column: 1,
-        file_name: Vec::new(),
-    };
+    let entry = DebugEntry { address: 0x1000 + 0x40 + 0x25, line: 1, column: 1, file_name: Vec::new() };
     assert_eq!(entry.code_offset(0x1000), Some(0x25));
     assert_eq!(entry.code_offset(0x1000 + 0x26), None);
     assert_eq!(entry.code_offset(u64::MAX), None);
