@@ -15,6 +15,7 @@
 //! ```
 pub mod collapse;
 pub mod expand;
+pub mod flamegraph;
 pub mod inline_map;
 pub mod inline_stack;
 pub mod input;

@@ -69,6 +69,10 @@ struct FoldArgs {
     /// Drop the frames below (callers of) a function of this name; repeatable.
     #[arg(long, value_name = "FUNCTION")]
     skip_after: Vec<String>,
+    /// Also render a flame graph SVG here. Turns on the inline, JIT and
+    /// kernel annotations (in the folded output too), which color the frames.
+    #[arg(long, value_name = "FILE.svg")]
+    flamegraph: Option<PathBuf>,
     /// Print to standard error how many samples and frames were expanded,
     /// passed through or unresolved, and why.
     #[arg(long)]
@@ -227,14 +231,31 @@ fn fold(args: FoldArgs) -> Result<(), Failure> {
         event_filter: args.event_filter.clone(),
         skip_after: args.skip_after.clone(),
     };
-    let summary = match &args.output {
-        Some(path) => {
-            let file =
-                std::fs::File::create(path).map_err(|error| Failure::Input(format!("{}: {error}", path.display())))?;
-            collapse(input, &options, &mut expander, std::io::BufWriter::new(file))?
-        }
-        None => collapse(input, &options, &mut expander, std::io::BufWriter::new(std::io::stdout().lock()))?,
+    let annotate_all = args.all || args.flamegraph.is_some();
+    let options = CollapseOptions {
+        annotate_kernel: options.annotate_kernel || annotate_all,
+        annotate_jit: options.annotate_jit || annotate_all,
+        annotate_inline: options.annotate_inline || annotate_all,
+        ..options
     };
+    // Folded stacks are one line per distinct stack: small enough to keep
+    // for the flame graph.
+    let mut folded = Vec::new();
+    let summary = collapse(input, &options, &mut expander, &mut folded)?;
+    match &args.output {
+        Some(path) => {
+            std::fs::write(path, &folded).map_err(|error| Failure::Input(format!("{}: {error}", path.display())))?
+        }
+        None => std::io::stdout().lock().write_all(&folded)?,
+    }
+    if let Some(svg_path) = &args.flamegraph {
+        let text = String::from_utf8_lossy(&folded);
+        let title = format!("v8inline: {}", input_path.display());
+        let file = std::fs::File::create(svg_path)
+            .map_err(|error| Failure::Input(format!("{}: {error}", svg_path.display())))?;
+        v8inline::flamegraph::write_svg(text.lines(), &title, std::io::BufWriter::new(file))
+            .map_err(|error| Failure::Input(format!("{}: {error}", svg_path.display())))?;
+    }
     for note in expander.profiles().notes.iter() {
         eprintln!("v8inline: {note}");
     }

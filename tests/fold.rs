@@ -246,3 +246,28 @@ fn self_shares_match_v8_cpu_profile() {
         }
     }
 }
+
+/// `--flamegraph` writes a deterministic SVG in which the inlined functions
+/// have frames of their own, colored apart from their JIT host.
+#[test]
+fn flamegraph_shows_inlined_functions() {
+    let dir = tempdir();
+    let render = |name: &str| {
+        let svg = dir.join(name);
+        let log = log_path(24).display().to_string();
+        let jitdump = jitdump_path(24).display().to_string();
+        let script = recording_dir(24).join("perf.script.gz").display().to_string();
+        let folded =
+            v8inline(&["--log", &log, "--jitdump", &jitdump, "--flamegraph", &svg.display().to_string(), &script]);
+        (std::fs::read_to_string(svg).unwrap(), folded)
+    };
+    let (svg, folded) = render("a.svg");
+    assert!(svg.starts_with("<?xml") && svg.trim_end().ends_with("</svg>"));
+    // The folded output carries the annotations the colors come from.
+    assert!(folded.contains("square /tmp/v8inline-testdata/node24/deep.js:16:16_[i]"), "{folded}");
+    // Labels hide the annotations; the inlined frame has its own title.
+    assert!(svg.contains("square /tmp/v8inline-testdata/node24/deep.js:16:16 ("), "no inlined square frame");
+    assert!(!svg.contains("_[i]"));
+    let (again, _) = render("b.svg");
+    assert_eq!(svg, again, "the SVG must not change between runs");
+}
