@@ -397,68 +397,101 @@ fn script_offset(value: i64) -> Result<i32, String> {
     i32::try_from(value).map_err(|_| format!("script offset {value} out of range"))
 }
 
-/// Parses `C<code_offset>O<script_offset>[I<inlining_id>]...`.
-pub fn parse_positions(table: &[u8]) -> Result<Vec<PositionEntry>, String> {
-    let mut entries: Vec<PositionEntry> = Vec::new();
-    let mut expecting_script_offset = false;
+/// The shape both code-source-info tables share: an entry opens with one
+/// token (`C<n>` or `F[n]`), then must have `O<offset>`, then may have `I<id>`.
+trait TableEntry: Sized {
+    /// The entry's form, for messages.
+    const FORM: &'static str;
+    /// A new entry if `token` opens one.
+    fn open(token: TableToken) -> Option<Result<Self, String>>;
+    /// Sets the `O` offset.
+    fn set_offset(&mut self, offset: i32);
+    /// The `I` id, if set.
+    fn id(&self) -> Option<u32>;
+    /// Sets the `I` id.
+    fn set_id(&mut self, id: u32);
+}
+
+impl TableEntry for PositionEntry {
+    const FORM: &'static str = "C<n>O<n>[I<n>]";
+    fn open(token: TableToken) -> Option<Result<Self, String>> {
+        let TableToken::CodeOffset(offset) = token else { return None };
+        Some(table_number(offset, "code offset").map(|code_offset| PositionEntry {
+            code_offset,
+            script_offset: -1,
+            inlining_id: None,
+        }))
+    }
+    fn set_offset(&mut self, offset: i32) {
+        self.script_offset = offset;
+    }
+    fn id(&self) -> Option<u32> {
+        self.inlining_id
+    }
+    fn set_id(&mut self, id: u32) {
+        self.inlining_id = Some(id);
+    }
+}
+
+impl TableEntry for InliningPosition {
+    const FORM: &'static str = "F[n]O<n>[I<n>]";
+    fn open(token: TableToken) -> Option<Result<Self, String>> {
+        let TableToken::Function(index) = token else { return None };
+        Some(
+            index
+                .map(|index| table_number(index, "function index"))
+                .transpose()
+                .map(|function_index| InliningPosition { function_index, call_offset: -1, parent: None }),
+        )
+    }
+    fn set_offset(&mut self, offset: i32) {
+        self.call_offset = offset;
+    }
+    fn id(&self) -> Option<u32> {
+        self.parent
+    }
+    fn set_id(&mut self, id: u32) {
+        self.parent = Some(id);
+    }
+}
+
+fn parse_table<Entry: TableEntry>(table: &[u8]) -> Result<Vec<Entry>, String> {
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut expecting_offset = false;
     let mut lexer = TableToken::lexer(table);
     while let Some(token) = lexer.next() {
-        let at = lexer.span().start;
-        match (token, expecting_script_offset, entries.last_mut()) {
-            (Ok(TableToken::CodeOffset(offset)), false, _) => {
-                entries.push(PositionEntry {
-                    code_offset: table_number(offset, "code offset")?,
-                    script_offset: -1,
-                    inlining_id: None,
-                });
-                expecting_script_offset = true;
+        let unexpected = || format!("unexpected text at byte {}, expected {}", lexer.span().start, Entry::FORM);
+        let token = token.map_err(|()| unexpected())?;
+        if !expecting_offset && let Some(entry) = Entry::open(token) {
+            entries.push(entry?);
+            expecting_offset = true;
+            continue;
+        }
+        match (token, expecting_offset, entries.last_mut()) {
+            (TableToken::ScriptOffset(offset), true, Some(entry)) => {
+                entry.set_offset(script_offset(offset)?);
+                expecting_offset = false;
             }
-            (Ok(TableToken::ScriptOffset(offset)), true, Some(entry)) => {
-                entry.script_offset = script_offset(offset)?;
-                expecting_script_offset = false;
+            (TableToken::InliningId(id), false, Some(entry)) if entry.id().is_none() => {
+                entry.set_id(table_number(id, "inlining id")?);
             }
-            (Ok(TableToken::InliningId(id)), false, Some(entry)) if entry.inlining_id.is_none() => {
-                entry.inlining_id = Some(table_number(id, "inlining id")?);
-            }
-            _ => return Err(format!("unexpected text at byte {at}, expected C<n>O<n>[I<n>]")),
+            _ => return Err(unexpected()),
         }
     }
-    if expecting_script_offset {
-        return Err("entry without O<script offset> at the end".to_string());
+    if expecting_offset {
+        return Err(format!("entry without O<offset> at the end, expected {}", Entry::FORM));
     }
     Ok(entries)
 }
 
+/// Parses `C<code_offset>O<script_offset>[I<inlining_id>]...`.
+pub fn parse_positions(table: &[u8]) -> Result<Vec<PositionEntry>, String> {
+    parse_table(table)
+}
+
 /// Parses `F[<function_index>]O<call_offset>[I<parent>]...`.
 pub fn parse_inlining_positions(table: &[u8]) -> Result<Vec<InliningPosition>, String> {
-    let mut entries: Vec<InliningPosition> = Vec::new();
-    let mut expecting_call_offset = false;
-    let mut lexer = TableToken::lexer(table);
-    while let Some(token) = lexer.next() {
-        let at = lexer.span().start;
-        match (token, expecting_call_offset, entries.last_mut()) {
-            (Ok(TableToken::Function(index)), false, _) => {
-                entries.push(InliningPosition {
-                    function_index: index.map(|index| table_number(index, "function index")).transpose()?,
-                    call_offset: -1,
-                    parent: None,
-                });
-                expecting_call_offset = true;
-            }
-            (Ok(TableToken::ScriptOffset(offset)), true, Some(entry)) => {
-                entry.call_offset = script_offset(offset)?;
-                expecting_call_offset = false;
-            }
-            (Ok(TableToken::InliningId(id)), false, Some(entry)) if entry.parent.is_none() => {
-                entry.parent = Some(table_number(id, "parent inlining id")?);
-            }
-            _ => return Err(format!("unexpected text at byte {at}, expected F[n]O<n>[I<n>]")),
-        }
-    }
-    if expecting_call_offset {
-        return Err("entry without O<call offset> at the end".to_string());
-    }
-    Ok(entries)
+    parse_table(table)
 }
 
 /// Parses `S<address>...`.
@@ -509,4 +542,120 @@ fn parse_tick(fields: &Fields<'_>) -> Result<Tick, ParseError> {
         overflow,
         frames,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(line: &str) -> Record<'_> {
+        parse_line(line.as_bytes()).unwrap_or_else(|error| panic!("{line}: {error:?}")).unwrap()
+    }
+
+    #[test]
+    fn code_creation_forms_and_markers() {
+        let markers = [
+            ("~", Some((Tier::Interpreted, false, false))),
+            ("^", Some((Tier::Sparkplug, false, false))),
+            ("+", Some((Tier::Maglev, false, false))),
+            ("*", Some((Tier::TurboFan, false, false))),
+            ("+'", Some((Tier::Maglev, false, true))),
+            ("*'", Some((Tier::TurboFan, false, true))),
+            ("o+", Some((Tier::Maglev, true, false))),
+            ("o*", Some((Tier::TurboFan, true, false))),
+            ("", None),
+        ];
+        for (marker, expected) in markers {
+            for tag in ["JS", "LazyCompile", "Function"] {
+                let line =
+                    format!("code-creation,{tag},13,45545,0x7f3e9a7e5a40,396,b /tmp/a\\x2Cb.js:2:11,0x1899,{marker}");
+                let Record::CodeCreation(creation) = parsed(&line) else { panic!("{line}") };
+                assert_eq!(creation.tag, tag.as_bytes());
+                assert_eq!((creation.code_kind, creation.timestamp_micros), (13, 45545));
+                assert_eq!((creation.address, creation.size), (0x7f3e9a7e5a40, 396));
+                assert_eq!(creation.escaped_name, b"b /tmp/a\\x2Cb.js:2:11");
+                assert_eq!(creation.shared_function, Some(0x1899));
+                let tier = creation.tier.map(|tier| (tier.tier, tier.on_stack_replacement, tier.context_specialized));
+                assert_eq!(tier, expected, "{marker}");
+                assert_eq!(creation.tier.map(TierMarker::text).unwrap_or_default(), marker);
+            }
+        }
+        let Record::CodeCreation(builtin) = parsed("code-creation,Builtin,2,12,0x55d0,1024,ArrayPush") else {
+            panic!()
+        };
+        assert_eq!((builtin.shared_function, builtin.tier), (None, None));
+        for bad in [
+            "code-creation,JS,13,1,0x10,20,f,0x30",
+            "code-creation,JS,13,1,0x10,-1,f,0x30,*",
+            "code-creation,JS,13,1,0x10,20,f,0x30,?",
+            "code-creation,JS,13,1,zz,20,f",
+        ] {
+            assert!(parse_line(bad.as_bytes()).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_other_record_kind() {
+        let Record::CodeSourceInfo(info) =
+            parsed("code-source-info,0x7f3e,81,68,99,C0O68C39O28I0C114O-1I1,F0O81FO88I0,S0x1a2bS0x3c4d")
+        else {
+            panic!()
+        };
+        assert_eq!((info.address, info.script_id, info.function_start, info.function_end), (0x7f3e, 81, 68, 99));
+        assert_eq!(
+            info.positions,
+            vec![
+                PositionEntry { code_offset: 0, script_offset: 68, inlining_id: None },
+                PositionEntry { code_offset: 39, script_offset: 28, inlining_id: Some(0) },
+                PositionEntry { code_offset: 114, script_offset: -1, inlining_id: Some(1) },
+            ]
+        );
+        assert_eq!(
+            info.inlining_positions,
+            vec![
+                InliningPosition { function_index: Some(0), call_offset: 81, parent: None },
+                InliningPosition { function_index: None, call_offset: 88, parent: Some(0) },
+            ]
+        );
+        assert_eq!(info.inlined_functions, vec![0x1a2b, 0x3c4d]);
+        let Record::CodeSourceInfo(sparkplug) = parsed("code-source-info,0x10,1,0,5,,,") else { panic!() };
+        assert!(sparkplug.positions.is_empty() && sparkplug.inlined_functions.is_empty());
+
+        let Record::ScriptSource(script) = parsed("script-source,81,/tmp/a.js,f(a\\x2C b),\\nx") else { panic!() };
+        assert_eq!((script.script_id, script.escaped_name), (81, &b"/tmp/a.js"[..]));
+        assert_eq!(script.escaped_source, b"f(a\\x2C b),\\nx", "a stray comma stays in the source");
+        let Record::ScriptDetails(details) = parsed("script-details,81,/tmp/a.js,0,0,") else { panic!() };
+        assert_eq!((details.script_id, details.escaped_name), (81, &b"/tmp/a.js"[..]));
+        assert_eq!(parsed("sfi-move,0x10,0x20"), Record::SfiMove(AddressMove { from: 0x10, to: 0x20 }));
+        assert_eq!(parsed("code-move,0x10,0x20"), Record::CodeMove(AddressMove { from: 0x10, to: 0x20 }));
+        assert_eq!(parsed("code-delete,0x10"), Record::CodeDelete { address: 0x10 });
+        let Record::SharedLibrary(library) = parsed("shared-library,/usr/bin/node,0x400000,0x2000000,0") else {
+            panic!()
+        };
+        assert_eq!((library.escaped_name, library.start, library.end), (&b"/usr/bin/node"[..], 0x400000, 0x2000000));
+        let Record::Tick(tick) = parsed("tick,0x7f10,1234,0,0x0,6,0x7f20,0x7f30") else { panic!() };
+        assert_eq!((tick.pc, tick.timestamp_micros, tick.vm_state, tick.overflow), (0x7f10, 1234, 6, false));
+        assert_eq!(tick.frames, vec![0x7f20, 0x7f30]);
+        let Record::Tick(overflowed) = parsed("tick,0x7f10,1234,1,0x99,0,overflow,0x7f20") else { panic!() };
+        assert!(overflowed.overflow && overflowed.external_callback);
+        assert_eq!(overflowed.frames, vec![0x7f20]);
+        let Record::V8Version(version) = parsed("v8-version,11,3,244,8,-node.38,0") else { panic!() };
+        assert_eq!((version.major, version.minor, version.build, version.patch), (11, 3, 244, 8));
+        assert_eq!(version.embedder, "-node.38");
+        assert_eq!(parse_line(b"heap-capacity,123"), Ok(None));
+        assert_eq!(parse_line(b""), Ok(None));
+    }
+
+    #[test]
+    fn malformed_tables_are_errors() {
+        for bad in ["C1C2O3", "C1O2I3I4", "C1", "O1", "I1C1O1", "C1O2Z", "C99999999999O1"] {
+            assert!(parse_positions(bad.as_bytes()).is_err(), "{bad}");
+        }
+        for bad in ["F0", "F0O1I2I3", "C0O1", "F99999999999O1"] {
+            assert!(parse_inlining_positions(bad.as_bytes()).is_err(), "{bad}");
+        }
+        assert!(parse_inlined_functions(b"S0x1S").is_err());
+        let error = parse_line(b"code-source-info,0x1,1,0,1,C0O1C2,,").unwrap_err();
+        assert_eq!(error.0, "field 6 (positions): entry without O<offset> at the end, expected C<n>O<n>[I<n>]");
+    }
 }
