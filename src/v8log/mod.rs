@@ -105,8 +105,21 @@ pub struct SharedLibraryMapping {
 pub struct LogWarning {
     /// 1-based line number.
     pub line: u64,
+    /// What kind of problem.
+    pub kind: LogWarningKind,
     /// What was wrong.
     pub message: String,
+}
+
+/// The kinds of [`LogWarning`], for summaries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LogWarningKind {
+    /// A record of a known kind whose fields do not parse.
+    UnparsableLine,
+    /// A `code-source-info` for an address no `code-creation` announced.
+    SourceInfoWithoutCode,
+    /// The last line has no newline: the file was cut short there.
+    CutShort,
 }
 
 /// Everything read from one code log.
@@ -136,6 +149,8 @@ pub struct CodeLog {
     /// Lines that could not be parsed or applied (every one is counted;
     /// `warnings` keeps the first [`MAX_KEPT_WARNINGS`]).
     pub warning_count: u64,
+    /// [`CodeLog::warning_count`] by kind.
+    pub warning_counts: FxHashMap<LogWarningKind, u64>,
     /// The first warnings, with line numbers.
     pub warnings: Vec<LogWarning>,
 }
@@ -178,7 +193,15 @@ impl CodeLog {
             line_start = newline + 1;
         }
         if line_start < bytes.len() {
-            builder.line(&bytes[line_start..]);
+            // V8 ends every record with a newline: a last line without one
+            // was cut short (the process died mid-write) and may miss fields
+            // or table entries, so it is not used.
+            builder.log.line_count += 1;
+            let length = bytes.len() - line_start;
+            builder.warn(
+                LogWarningKind::CutShort,
+                format!("expected a line ending in a newline, the file ends {length} bytes into it (cut short); line skipped"),
+            );
         }
         builder.log
     }
@@ -236,15 +259,16 @@ impl LogBuilder {
             Err(error) => {
                 let kind_end = memchr::memchr(b',', line).unwrap_or(line.len()).min(64);
                 let kind = String::from_utf8_lossy(&line[..kind_end]);
-                self.warn(format!("{kind}: {}", error.0));
+                self.warn(LogWarningKind::UnparsableLine, format!("{kind}: {}", error.0));
             }
         }
     }
 
-    fn warn(&mut self, message: String) {
+    fn warn(&mut self, kind: LogWarningKind, message: String) {
         self.log.warning_count += 1;
+        *self.log.warning_counts.entry(kind).or_default() += 1;
         if self.log.warnings.len() < MAX_KEPT_WARNINGS {
-            self.log.warnings.push(LogWarning { line: self.log.line_count, message });
+            self.log.warnings.push(LogWarning { line: self.log.line_count, kind, message });
         }
     }
 
@@ -329,7 +353,10 @@ impl LogBuilder {
 
     fn code_source_info(&mut self, info: CodeSourceInfo) {
         let Some(&code_id) = self.code_at_address.get(&info.address) else {
-            self.warn(format!("code-source-info for 0x{:x} with no code-creation before it", info.address));
+            self.warn(
+                LogWarningKind::SourceInfoWithoutCode,
+                format!("code-source-info for 0x{:x} with no code-creation before it", info.address),
+            );
             return;
         };
         let inlined_functions = info
