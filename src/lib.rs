@@ -14,6 +14,7 @@
 //! samples (perf script) ─────────────────────────────────┴─► collapse ─► folded stacks
 //! ```
 pub mod collapse;
+pub mod diagnostics;
 pub mod expand;
 pub mod flamegraph;
 pub mod inline_map;

@@ -1,12 +1,13 @@
 //! The `v8inline` command line: parses arguments and hands over to the library.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
 use v8inline::collapse::{CollapseOptions, CollapseSummary, collapse};
+use v8inline::diagnostics::{Diagnostics, strict_failure};
 use v8inline::expand::{ExpandOptions, ExpansionStats, V8Expander};
 use v8inline::inline_map::SourceOptions;
 use v8inline::input::open_stream;
@@ -103,6 +104,10 @@ struct InputArgs {
     /// Replace a path prefix of script names before reading them from disk (FROM=TO).
     #[arg(long = "substitute-path", value_name = "FROM=TO", value_parser = parse_substitution)]
     substitutions: Vec<(String, String)>,
+    /// Fail (exit 1, no output) when any input line or record had to be
+    /// skipped, instead of warning and using the rest.
+    #[arg(long)]
+    strict: bool,
 }
 
 #[derive(Args, Debug)]
@@ -178,17 +183,23 @@ impl From<std::io::Error> for Failure {
         if error.kind() == std::io::ErrorKind::BrokenPipe {
             Failure::BrokenPipe
         } else {
-            Failure::Input(error.to_string())
+            // Reads name their file where they happen: what is left is output.
+            Failure::Input(format!("standard output: {error}"))
         }
     }
 }
 
 fn load_profiles(inputs: &InputArgs) -> Result<Profiles, Failure> {
-    let profiles = Profiles::load(inputs.profile_options()).map_err(|error| Failure::Input(error.to_string()))?;
-    for note in &profiles.notes {
-        eprintln!("v8inline: {note}");
+    Profiles::load(inputs.profile_options()).map_err(|error| Failure::Input(error.to_string()))
+}
+
+/// Prints the warning summary; with `--strict`, any warning fails the run.
+fn report_warnings(diagnostics: &Diagnostics, strict: bool) -> Result<(), Failure> {
+    eprint!("{diagnostics}");
+    match strict_failure(diagnostics, strict) {
+        Some(message) => Err(Failure::Input(message)),
+        None => Ok(()),
     }
-    Ok(profiles)
 }
 
 fn lookup(args: LookupArgs) -> Result<(), Failure> {
@@ -202,6 +213,7 @@ fn lookup(args: LookupArgs) -> Result<(), Failure> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(Failure::Usage)?;
     let profiles = load_profiles(&args.inputs)?;
+    report_warnings(&profiles.diagnostics, args.inputs.strict)?;
     let [map] = profiles.maps() else {
         return Err(Failure::Usage(format!(
             "lookup takes one process, got {}: give one --log/--jitdump pair",
@@ -221,6 +233,7 @@ fn fold(args: FoldArgs) -> Result<(), Failure> {
     let mut expander = V8Expander::new(profiles, ExpandOptions { exact_pc: args.exact_pc });
     let input_path = args.perf_script.clone().unwrap_or_else(|| PathBuf::from("-"));
     let input = open_stream(&input_path).map_err(|error| Failure::Input(error.to_string()))?;
+    let input_name = if input_path == Path::new("-") { Path::new("<stdin>") } else { input_path.as_path() };
     let options = CollapseOptions {
         include_pid: args.pid,
         include_tid: args.tid,
@@ -241,7 +254,12 @@ fn fold(args: FoldArgs) -> Result<(), Failure> {
     // Folded stacks are one line per distinct stack: small enough to keep
     // for the flame graph.
     let mut folded = Vec::new();
-    let summary = collapse(input, &options, &mut expander, &mut folded)?;
+    let summary = collapse(input, &options, &mut expander, &mut folded)
+        .map_err(|error| Failure::Input(format!("{}: cannot read perf script: {error}", input_name.display())))?;
+    let mut diagnostics = expander.profiles().diagnostics.clone();
+    diagnostics.add_perf_script(input_name, &summary.warnings);
+    // Checked before writing: a strict run that fails leaves no output.
+    report_warnings(&diagnostics, args.inputs.strict)?;
     match &args.output {
         Some(path) => {
             std::fs::write(path, &folded).map_err(|error| Failure::Input(format!("{}: {error}", path.display())))?
@@ -255,12 +273,6 @@ fn fold(args: FoldArgs) -> Result<(), Failure> {
             .map_err(|error| Failure::Input(format!("{}: {error}", svg_path.display())))?;
         v8inline::flamegraph::write_svg(text.lines(), &title, std::io::BufWriter::new(file))
             .map_err(|error| Failure::Input(format!("{}: {error}", svg_path.display())))?;
-    }
-    for note in expander.profiles().notes.iter() {
-        eprintln!("v8inline: {note}");
-    }
-    if !summary.warnings.is_empty() {
-        eprintln!("v8inline: {}: skipped {}", input_path.display(), summary.warnings);
     }
     if args.stats {
         eprint!("{}", stats_report(&summary, &expander.stats));

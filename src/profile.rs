@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use fxhash::{FxHashMap, FxHashSet};
 
+use crate::diagnostics::{Diagnostics, WarningKind};
 use crate::inline_map::{InlineMap, SourceOptions};
 use crate::input::{InputError, read_file};
 use crate::jitdump::{self, JitDump, ReadOptions};
@@ -53,8 +54,10 @@ pub struct Profiles {
     by_pid: FxHashMap<u32, usize>,
     looked_up_pids: FxHashSet<u32>,
     options: ProfileOptions,
-    /// Messages for the user: what was loaded, what was odd.
-    pub notes: Vec<String>,
+    /// Whether `jit-PID.dump` files of sampled pids are looked for on disk.
+    discover_jitdumps: bool,
+    /// What was odd in the inputs (skipped lines and records, missing logs).
+    pub diagnostics: Diagnostics,
 }
 
 impl Profiles {
@@ -65,7 +68,8 @@ impl Profiles {
             by_pid: FxHashMap::default(),
             looked_up_pids: FxHashSet::default(),
             options,
-            notes: Vec::new(),
+            discover_jitdumps: true,
+            diagnostics: Diagnostics::new(),
         };
         let mut jitdumps = Vec::new();
         for path in profiles.options.jitdumps.clone() {
@@ -93,12 +97,30 @@ impl Profiles {
         Ok(profiles)
     }
 
+    /// Profiles of inline maps built in memory (tests, fuzzing), found by
+    /// their jitdump pid; nothing is ever read from disk.
+    pub fn from_maps(maps: Vec<InlineMap>) -> Profiles {
+        let by_pid = maps.iter().enumerate().filter_map(|(index, map)| Some((map.pid?, index))).collect();
+        Profiles {
+            maps,
+            by_pid,
+            looked_up_pids: FxHashSet::default(),
+            options: ProfileOptions::default(),
+            discover_jitdumps: false,
+            diagnostics: Diagnostics::new(),
+        }
+    }
+
     /// The index (into [`Profiles::maps`]) of the process for samples of
     /// `pid`, loading `jit-PID.dump` from the jitdump directory on first
     /// sight when no jitdump was given. When exactly one process is loaded,
     /// every pid maps to it: its threads have their own ids.
     pub fn process_for_pid(&mut self, pid: u32) -> Option<usize> {
-        if !self.by_pid.contains_key(&pid) && self.options.jitdumps.is_empty() && self.looked_up_pids.insert(pid) {
+        if self.discover_jitdumps
+            && !self.by_pid.contains_key(&pid)
+            && self.options.jitdumps.is_empty()
+            && self.looked_up_pids.insert(pid)
+        {
             self.discover(pid);
         }
         match self.by_pid.get(&pid) {
@@ -119,13 +141,13 @@ impl Profiles {
         let jitdump = match read_jitdump(&jitdump_path) {
             Ok(jitdump) => jitdump,
             Err(error) => {
-                self.notes.push(format!("{error}"));
+                self.diagnostics.warn(WarningKind::UnreadableDiscoveredJitDump, || error.to_string());
                 return;
             }
         };
         let log_path = self.find_log(pid, Some(&jitdump_path));
         if let Err(error) = self.add(pid, log_path.as_deref(), Some((jitdump, &jitdump_path))) {
-            self.notes.push(format!("{error}"));
+            self.diagnostics.warn(WarningKind::UnreadableDiscoveredJitDump, || error.to_string());
         }
     }
 
@@ -148,30 +170,23 @@ impl Profiles {
             Some(path) => {
                 let mut log = CodeLog::parse(&read_file(path)?);
                 log.path = path.to_owned();
-                self.notes.extend(log.warning_lines());
-                if log.isolate_count > 1 {
-                    self.notes.push(format!(
-                        "{}: {} isolates wrote to this log; their script ids may collide",
-                        path.display(),
-                        log.isolate_count
-                    ));
-                }
+                self.diagnostics.add_code_log(&log);
                 log
             }
             None => {
                 if let Some((_, jitdump_path)) = &jitdump {
-                    self.notes.push(format!(
-                        "{}: no code log found for pid {pid} (looked for codspeed-v8-{pid}.log in $CODSPEED_V8_LOG and next to the jitdump): its frames pass through unexpanded",
-                        jitdump_path.display()
-                    ));
+                    self.diagnostics.warn(WarningKind::NoCodeLog, || {
+                        format!(
+                            "{}: no code log found for pid {pid} (looked for codspeed-v8-{pid}.log in $CODSPEED_V8_LOG and next to the jitdump)",
+                            jitdump_path.display()
+                        )
+                    });
                 }
                 CodeLog::default()
             }
         };
         if let Some((jitdump, path)) = &jitdump {
-            for warning in &jitdump.warnings {
-                self.notes.push(format!("{}: {warning}", path.display()));
-            }
+            self.diagnostics.add_jitdump(path, jitdump);
         }
         let map = InlineMap::new(log, jitdump.as_ref().map(|(jitdump, _)| jitdump), self.options.sources.clone());
         self.by_pid.insert(pid, self.maps.len());

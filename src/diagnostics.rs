@@ -1,0 +1,304 @@
+//! Warnings about inputs, gathered from every reader into one summary.
+//!
+//! The readers never stop at an odd line or record: they skip it and say so
+//! ([`crate::v8log::LogWarning`], [`crate::jitdump::JitDumpWarning`],
+//! [`crate::samples::ReaderWarnings`]). A damaged input can produce thousands
+//! of such warnings; [`Diagnostics`] counts them per kind and keeps the first
+//! few examples, so the user reads one short summary:
+//!
+//! ```text
+//! v8inline: warning: 1502 lines or records skipped or incomplete; the rest of the input was used:
+//! v8inline:   1500 perf script line(s) that are not `address symbol (module)`, e.g.
+//! v8inline:     perf.script:12: "garbage"
+//! v8inline:   2 jitdump(s) cut short, e.g.
+//! v8inline:     jit-42.dump: byte offset 1024: expected a whole record of 88 bytes, ...
+//! ```
+//!
+//! With `--strict` any warning makes the run fail ([`Diagnostics::is_empty`]).
+
+use std::fmt::{self, Write as _};
+use std::path::Path;
+
+use indexmap::IndexMap;
+
+use crate::jitdump::{JitDump, JitDumpWarning};
+use crate::samples::{ReaderWarnings, WarningTally};
+use crate::v8log::{CodeLog, LogWarningKind};
+
+/// How many examples a [`Diagnostics`] keeps per kind.
+pub const EXAMPLES_PER_KIND: usize = 3;
+
+/// A kind of warning: what the summary line says after the count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum WarningKind {
+    /// Code-log lines of a known record kind whose fields do not parse.
+    LogUnparsableLine,
+    /// `code-source-info` records with no `code-creation` before them.
+    LogSourceInfoWithoutCode,
+    /// Code logs whose last line was cut short.
+    LogCutShort,
+    /// Code logs several isolates wrote to.
+    LogSeveralIsolates,
+    /// Jitdumps that end inside a record.
+    JitDumpCutShort,
+    /// Jitdump records whose size cannot be right (reading stopped there).
+    JitDumpBadRecordSize,
+    /// Jitdump records whose body does not hold what their id requires.
+    JitDumpMalformedRecord,
+    /// DEBUG_INFO records that needed resynchronization or ended early.
+    JitDumpDebugInfo,
+    /// Jitdumps with no code log: their frames are not expanded.
+    NoCodeLog,
+    /// Jitdumps found for a sampled pid that could not be read.
+    UnreadableDiscoveredJitDump,
+    /// Perf-script lines where an event line was expected.
+    PerfScriptEventLine,
+    /// Perf-script lines inside a sample that are not stack lines.
+    PerfScriptStackLine,
+}
+
+impl WarningKind {
+    /// The summary's description, after the count.
+    pub fn description(self) -> &'static str {
+        match self {
+            WarningKind::LogUnparsableLine => "code-log line(s) skipped: fields not as V8 writes them",
+            WarningKind::LogSourceInfoWithoutCode => "code-source-info record(s) skipped: no code-creation before them",
+            WarningKind::LogCutShort => "code log(s) cut short: last line skipped",
+            WarningKind::LogSeveralIsolates => "code log(s) written by several isolates: script ids may collide",
+            WarningKind::JitDumpCutShort => "jitdump(s) cut short: the whole records before the cut were used",
+            WarningKind::JitDumpBadRecordSize => "jitdump(s) with an impossible record size: reading stopped there",
+            WarningKind::JitDumpMalformedRecord => "jitdump record(s) skipped: body not as the record id requires",
+            WarningKind::JitDumpDebugInfo => "jitdump DEBUG_INFO record(s) resynchronized or incomplete",
+            WarningKind::NoCodeLog => "jitdump(s) without a code log: their frames pass through unexpanded",
+            WarningKind::UnreadableDiscoveredJitDump => "jitdump(s) of sampled processes unreadable: not used",
+            WarningKind::PerfScriptEventLine => "perf-script line(s) skipped: not an event line `comm pid ...:`",
+            WarningKind::PerfScriptStackLine => {
+                "perf-script line(s) skipped: not a stack line `address symbol (module)`"
+            }
+        }
+    }
+}
+
+/// The warnings of one kind.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// How many.
+    pub count: u64,
+    /// The first [`EXAMPLES_PER_KIND`], each naming its file and line or
+    /// byte offset.
+    pub examples: Vec<String>,
+}
+
+/// Warnings of a run, counted by kind, in the order kinds first occurred.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Diagnostics {
+    tallies: IndexMap<WarningKind, Tally>,
+}
+
+impl Diagnostics {
+    /// No warnings yet.
+    pub fn new() -> Diagnostics {
+        Diagnostics::default()
+    }
+
+    /// Counts one warning; `example` is called only while examples of this
+    /// kind are still kept.
+    pub fn warn(&mut self, kind: WarningKind, example: impl FnOnce() -> String) {
+        self.add(kind, 1, std::iter::once_with(example));
+    }
+
+    /// Counts `count` warnings of `kind` with examples of some of them.
+    pub fn add(&mut self, kind: WarningKind, count: u64, examples: impl IntoIterator<Item = String>) {
+        if count == 0 {
+            return;
+        }
+        let tally = self.tallies.entry(kind).or_default();
+        tally.count = tally.count.saturating_add(count);
+        let room = EXAMPLES_PER_KIND.saturating_sub(tally.examples.len());
+        tally.examples.extend(examples.into_iter().take(room));
+    }
+
+    /// Adds every warning of `other`.
+    pub fn merge(&mut self, other: &Diagnostics) {
+        for (&kind, tally) in &other.tallies {
+            self.add(kind, tally.count, tally.examples.iter().cloned());
+        }
+    }
+
+    /// The warnings of a code log read from `log.path`: `PATH:LINE: what`.
+    pub fn add_code_log(&mut self, log: &CodeLog) {
+        let kinds = [
+            (LogWarningKind::UnparsableLine, WarningKind::LogUnparsableLine),
+            (LogWarningKind::SourceInfoWithoutCode, WarningKind::LogSourceInfoWithoutCode),
+            (LogWarningKind::CutShort, WarningKind::LogCutShort),
+        ];
+        for (log_kind, kind) in kinds {
+            let count = log.warning_counts.get(&log_kind).copied().unwrap_or(0);
+            let examples = log
+                .warnings
+                .iter()
+                .filter(|warning| warning.kind == log_kind)
+                .map(|warning| format!("{}:{}: {}", log.path.display(), warning.line, warning.message));
+            self.add(kind, count, examples);
+        }
+        if log.isolate_count > 1 {
+            self.warn(WarningKind::LogSeveralIsolates, || {
+                format!("{}: {} v8-version records", log.path.display(), log.isolate_count)
+            });
+        }
+    }
+
+    /// The warnings of the jitdump read from `path`: `PATH: byte offset N: what`.
+    pub fn add_jitdump(&mut self, path: &Path, jitdump: &JitDump) {
+        for warning in &jitdump.warnings {
+            let kind = match warning {
+                JitDumpWarning::Truncated { .. } => WarningKind::JitDumpCutShort,
+                JitDumpWarning::RecordSizeTooSmall { .. } => WarningKind::JitDumpBadRecordSize,
+                JitDumpWarning::MalformedRecord { .. } => WarningKind::JitDumpMalformedRecord,
+                JitDumpWarning::DebugInfoResynced { .. } | JitDumpWarning::DebugInfoIncomplete { .. } => {
+                    WarningKind::JitDumpDebugInfo
+                }
+            };
+            self.warn(kind, || format!("{}: {warning}", path.display()));
+        }
+    }
+
+    /// The lines the perf-script reader skipped in `path`.
+    pub fn add_perf_script(&mut self, path: &Path, warnings: &ReaderWarnings) {
+        let kinds = [
+            (WarningKind::PerfScriptEventLine, &warnings.weird_event_lines),
+            (WarningKind::PerfScriptStackLine, &warnings.weird_stack_lines),
+        ];
+        for (kind, tally) in kinds {
+            self.add(kind, tally.count, perf_script_example(path, tally));
+        }
+    }
+
+    /// The number of warnings.
+    pub fn total(&self) -> u64 {
+        self.tallies.values().map(|tally| tally.count).fold(0, u64::saturating_add)
+    }
+
+    /// Whether there is no warning.
+    pub fn is_empty(&self) -> bool {
+        self.tallies.is_empty()
+    }
+
+    /// The count and examples of one kind.
+    pub fn tally(&self, kind: WarningKind) -> Option<&Tally> {
+        self.tallies.get(&kind)
+    }
+
+    /// The kinds seen, in the order they first occurred.
+    pub fn kinds(&self) -> impl Iterator<Item = (WarningKind, &Tally)> {
+        self.tallies.iter().map(|(&kind, tally)| (kind, tally))
+    }
+}
+
+/// With `--strict`, the error message that ends a run with warnings (printed
+/// after the summary); `None` when the run may go on.
+pub fn strict_failure(diagnostics: &Diagnostics, strict: bool) -> Option<String> {
+    (strict && !diagnostics.is_empty())
+        .then(|| format!("--strict: {} input problem(s), listed above; no output written", diagnostics.total()))
+}
+
+/// The first skipped line of a perf-script tally, as `PATH:LINE: "text"`.
+fn perf_script_example(path: &Path, tally: &WarningTally) -> Option<String> {
+    let example = tally.first_example.as_ref()?;
+    Some(format!("{}:{}: {:?}", path.display(), example.line_number, example.line))
+}
+
+/// The summary for standard error: a headline, then per kind its count,
+/// description and examples; every line starts with `v8inline: `. Empty when
+/// there is no warning.
+impl fmt::Display for Diagnostics {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_empty() {
+            return Ok(());
+        }
+        let mut text = String::new();
+        let _ = writeln!(text, "v8inline: warning: {} input problem(s); the rest of the input was used:", self.total());
+        for (kind, tally) in &self.tallies {
+            let _ = writeln!(text, "v8inline:   {} {}", tally.count, kind.description());
+            for example in &tally.examples {
+                let _ = writeln!(text, "v8inline:     {example}");
+            }
+        }
+        formatter.write_str(&text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_every_warning_and_keeps_the_first_examples() {
+        let mut diagnostics = Diagnostics::new();
+        assert!(diagnostics.is_empty());
+        assert_eq!(diagnostics.to_string(), "");
+        for line in 1..=5 {
+            diagnostics.warn(WarningKind::PerfScriptStackLine, || format!("p:{line}: \"x\""));
+        }
+        diagnostics.add(WarningKind::JitDumpCutShort, 2, vec!["d: byte offset 40: cut".to_string()]);
+        diagnostics.add(WarningKind::NoCodeLog, 0, Vec::new());
+        assert_eq!(diagnostics.total(), 7);
+        assert_eq!(
+            diagnostics.tally(WarningKind::PerfScriptStackLine).unwrap().examples,
+            vec!["p:1: \"x\"", "p:2: \"x\"", "p:3: \"x\""]
+        );
+        assert_eq!(diagnostics.tally(WarningKind::NoCodeLog), None);
+        assert_eq!(
+            diagnostics.to_string(),
+            "v8inline: warning: 7 input problem(s); the rest of the input was used:\n\
+             v8inline:   5 perf-script line(s) skipped: not a stack line `address symbol (module)`\n\
+             v8inline:     p:1: \"x\"\n\
+             v8inline:     p:2: \"x\"\n\
+             v8inline:     p:3: \"x\"\n\
+             v8inline:   2 jitdump(s) cut short: the whole records before the cut were used\n\
+             v8inline:     d: byte offset 40: cut\n"
+        );
+        let mut merged = Diagnostics::new();
+        merged.merge(&diagnostics);
+        merged.merge(&diagnostics);
+        assert_eq!(merged.total(), 14);
+        assert_eq!(merged.tally(WarningKind::JitDumpCutShort).unwrap().examples.len(), 2);
+    }
+
+    #[test]
+    fn code_log_warnings_by_kind() {
+        let mut log = CodeLog::parse(
+            b"code-creation,JS,x,1,0x10,4,f,0x20,*\ncode-source-info,0x99,1,0,1,,,\nv8-version,1,2,3,4,,0\n\
+              v8-version,1,2,3,4,,0\ncode-creation,JS,1,1,0x",
+        );
+        log.path = "v8.log".into();
+        let mut diagnostics = Diagnostics::new();
+        diagnostics.add_code_log(&log);
+        let kinds: Vec<(WarningKind, u64, Vec<String>)> =
+            diagnostics.kinds().map(|(kind, tally)| (kind, tally.count, tally.examples.clone())).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                (
+                    WarningKind::LogUnparsableLine,
+                    1,
+                    vec!["v8.log:1: code-creation: field 3: expected a code kind".to_string()]
+                ),
+                (
+                    WarningKind::LogSourceInfoWithoutCode,
+                    1,
+                    vec!["v8.log:2: code-source-info for 0x99 with no code-creation before it".to_string()]
+                ),
+                (
+                    WarningKind::LogCutShort,
+                    1,
+                    vec![
+                        "v8.log:5: expected a line ending in a newline, the file ends 23 bytes into it (cut short); line skipped"
+                            .to_string()
+                    ]
+                ),
+                (WarningKind::LogSeveralIsolates, 1, vec!["v8.log: 2 v8-version records".to_string()]),
+            ]
+        );
+    }
+}
