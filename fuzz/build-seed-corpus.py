@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""Builds the seed corpus of the fuzz targets from the real recordings in
+testdata/ (testdata/node*/*.gz, testdata/native/perf.script.gz).
+
+Usage: python3 fuzz/build-seed-corpus.py [CORPUS_DIR]   (default: fuzz/corpus)
+
+Seeds are kept small (a few KB: libFuzzer mutates small inputs much faster):
+
+- code_log:    runs of consecutive log lines, about 2 KB each; long
+               script-source lines are cut to 1 KB.
+- jitdump:     the real header followed by runs of consecutive records
+               (about 8 KB), plus the header alone and byte-swapped.
+- perf_script: a flags byte (0), then runs of 4 consecutive samples.
+- pipeline:    coherent triples: 3 samples with JIT frames, the jitdump
+               CODE_LOADs covering their addresses, and the log lines of those
+               code objects (code-creation, code-source-info, the creations of
+               the functions they inline, their scripts' sources when under 4 KB),
+               laid out as the pipeline target reads them.
+"""
+
+import gzip
+import hashlib
+import os
+import re
+import struct
+import sys
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+TESTDATA = REPOSITORY / "testdata"
+CHUNK_BYTES = 2 * 1024
+LONG_LINE_BYTES = 1024
+MAX_SEEDS_PER_FILE = 60
+
+
+def write_seed(directory, data):
+    """Writes one seed named by its hash (as libFuzzer names corpus files)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / hashlib.sha1(data).hexdigest()).write_bytes(data)
+
+
+def evenly(items, count):
+    """At most `count` items, spread over the whole list."""
+    if len(items) <= count:
+        return items
+    step = len(items) / count
+    return [items[int(index * step)] for index in range(count)]
+
+
+def recordings():
+    return sorted(path for path in TESTDATA.glob("node*") if path.is_dir())
+
+
+def one(directory, pattern):
+    matches = sorted(directory.glob(pattern))
+    return matches[0] if matches else None
+
+
+# --- code log -----------------------------------------------------------------
+
+
+def log_chunks(log):
+    chunks, current = [], b""
+    for line in log.split(b"\n"):
+        line = line[:LONG_LINE_BYTES] + b"\n"
+        if current and len(current) + len(line) > CHUNK_BYTES:
+            chunks.append(current)
+            current = b""
+        current += line
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+# --- jitdump ------------------------------------------------------------------
+
+
+def jitdump_records(dump):
+    """(offset, id, bytes) of each record of a little-endian jitdump."""
+    header_size = struct.unpack_from("<I", dump, 8)[0]
+    records, offset = [], header_size
+    while offset + 16 <= len(dump):
+        record_id, total_size = struct.unpack_from("<II", dump, offset)
+        if total_size < 16 or offset + total_size > len(dump):
+            break
+        records.append((offset, record_id, dump[offset : offset + total_size]))
+        offset += total_size
+    return dump[:header_size], records
+
+
+def byte_swapped_header(header):
+    fields = struct.unpack_from("<IIIIIIQQ", header, 0)
+    return struct.pack(">IIIIIIQQ", *fields) + header[40:]
+
+
+def jitdump_chunks(dump):
+    header, records = jitdump_records(dump)
+    chunks, current = [], b""
+    for _, _, record in records:
+        if len(record) > CHUNK_BYTES:
+            continue
+        if current and len(current) + len(record) > CHUNK_BYTES:
+            chunks.append(header + current)
+            current = b""
+        current += record
+    if current:
+        chunks.append(header + current)
+    return [header, byte_swapped_header(header)] + evenly(chunks, MAX_SEEDS_PER_FILE)
+
+
+# --- perf script --------------------------------------------------------------
+
+
+def samples_of(script):
+    return [sample + b"\n\n" for sample in script.split(b"\n\n") if sample.strip()]
+
+
+def sample_runs(samples, per_run):
+    return [b"".join(samples[start : start + per_run]) for start in range(0, len(samples), per_run)]
+
+
+# --- pipeline -----------------------------------------------------------------
+
+RAW_FRAME = re.compile(rb"^\s*([0-9a-f]+) .*\((/tmp/perf-\d+\.map|\[unknown\])\)$")
+INJECTED_FRAME = re.compile(rb"^\s*[0-9a-f]+ .*\(.*jitted-\d+-(\d+)\.so\)$")
+
+
+def jit_references(samples):
+    """Raw addresses and injected code indexes in the stack lines."""
+    addresses, code_indexes = set(), set()
+    for sample in samples:
+        for line in sample.split(b"\n")[1:]:
+            raw = RAW_FRAME.match(line)
+            if raw:
+                addresses.add(int(raw.group(1), 16))
+            injected = INJECTED_FRAME.match(line)
+            if injected:
+                code_indexes.add(int(injected.group(1)))
+    return addresses, code_indexes
+
+
+def code_loads(records):
+    """(record bytes, code address, code size, code index) of each CODE_LOAD."""
+    loads = []
+    for _, record_id, record in records:
+        if record_id == 0 and len(record) >= 56:
+            _pid, _tid, _vma, code_address, code_size, code_index = struct.unpack_from("<IIQQQQ", record, 16)
+            loads.append((record, code_address, code_size, code_index))
+    return loads
+
+
+def log_subset(log_lines, keys):
+    """The log lines describing the code objects at (address, size) `keys`."""
+    chosen, wanted_sfis, wanted_scripts = [], set(), set()
+    pending_address = None
+    for line in log_lines:
+        fields = line.split(b",")
+        if fields[0] == b"code-creation" and len(fields) >= 7:
+            try:
+                key = (int(fields[4], 16), int(fields[5]))
+            except ValueError:
+                continue
+            if key in keys:
+                chosen.append(line)
+                pending_address = key[0]
+        elif fields[0] == b"code-source-info" and len(fields) == 8 and pending_address is not None:
+            if int(fields[1], 16) == pending_address:
+                chosen.append(line)
+                wanted_sfis.update(int(sfi, 16) for sfi in re.findall(rb"S(0x[0-9a-f]+)", fields[7]))
+                wanted_scripts.add(fields[2])
+                pending_address = None
+    extra = []
+    for line in log_lines:
+        fields = line.split(b",")
+        if fields[0] == b"code-creation" and len(fields) == 9 and line not in chosen:
+            try:
+                if int(fields[7], 16) in wanted_sfis:
+                    extra.append(line)
+                    wanted_sfis.discard(int(fields[7], 16))
+            except ValueError:
+                pass
+        elif fields[0] == b"script-source" and len(fields) >= 4 and fields[1] in wanted_scripts:
+            if len(line) <= 4 * 1024:
+                extra.append(line)
+    # Functions and scripts first, as V8 logs them before the code.
+    return b"\n".join(extra + chosen) + b"\n"
+
+
+def pipeline_seeds(directory):
+    log = gzip.decompress(one(directory, "codspeed-v8-*.log.gz").read_bytes())
+    dump = gzip.decompress(one(directory, "jit-*.dump.gz").read_bytes())
+    header, records = jitdump_records(dump)
+    loads = code_loads(records)
+    log_lines = log.split(b"\n")
+    seeds = []
+    for script_name in ["perf.script.gz", "perf-inject.script.gz"]:
+        samples = samples_of(gzip.decompress((directory / script_name).read_bytes()))
+        with_jit = [sample for sample in samples if any(jit_references([sample]))]
+        for start in range(0, min(len(with_jit), 90), 3):
+            run = with_jit[start : start + 3]
+            addresses, code_indexes = jit_references(run)
+            chosen = [
+                load
+                for load in loads
+                if load[3] in code_indexes
+                or any(load[1] <= address < load[1] + load[2] for address in addresses)
+            ][:4]
+            jitdump = header + b"".join(load[0] for load in chosen)
+            log_text = log_subset(log_lines, {(load[1], load[2]) for load in chosen})
+            script = b"".join(run)
+            flags = b"\x00"
+            seeds.append(struct.pack("<II", len(log_text), len(jitdump)) + flags + log_text + jitdump + script)
+    return seeds
+
+
+def main():
+    corpus = Path(sys.argv[1]) if len(sys.argv) > 1 else REPOSITORY / "fuzz" / "corpus"
+    counts = {}
+    for directory in recordings():
+        for chunk in evenly(log_chunks(gzip.decompress(one(directory, "codspeed-v8-*.log.gz").read_bytes())), MAX_SEEDS_PER_FILE):
+            write_seed(corpus / "code_log", chunk)
+        for chunk in jitdump_chunks(gzip.decompress(one(directory, "jit-*.dump.gz").read_bytes())):
+            write_seed(corpus / "jitdump", chunk)
+        for seed in pipeline_seeds(directory):
+            write_seed(corpus / "pipeline", seed)
+    scripts = [path for directory in recordings() for path in sorted(directory.glob("perf*.script.gz"))]
+    scripts.append(TESTDATA / "native" / "perf.script.gz")
+    for path in scripts:
+        runs = sample_runs(samples_of(gzip.decompress(path.read_bytes())), 4)
+        for run in evenly(runs, MAX_SEEDS_PER_FILE):
+            write_seed(corpus / "perf_script", b"\x00" + run)
+    for target in ["code_log", "jitdump", "perf_script", "pipeline"]:
+        counts[target] = len(os.listdir(corpus / target))
+    print(" ".join(f"{target}: {count} seeds" for target, count in counts.items()))
+
+
+if __name__ == "__main__":
+    main()

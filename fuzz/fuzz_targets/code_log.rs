@@ -1,0 +1,31 @@
+//! The code-log reader on arbitrary bytes, then the inline map built from
+//! what it read (no jitdump: the log's own addresses), looked up at the
+//! start, middle and end of every code object.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use v8inline::inline_map::{InlineMap, SourceOptions};
+use v8inline::lookup::{AddressQuery, describe_address};
+use v8inline::v8log::CodeLog;
+
+/// The most code objects looked up per input, so that one input stays fast.
+const MAX_LOOKED_UP_CODES: usize = 64;
+
+fuzz_target!(|bytes: &[u8]| {
+    let log = CodeLog::parse(bytes);
+    assert!(log.warnings.len() as u64 <= log.warning_count);
+    assert!(log.line_count <= bytes.len() as u64 + 1);
+    let _ = log.warning_lines();
+    // Never from disk: a fuzzed script name must not open files.
+    let map = InlineMap::new(log, None, SourceOptions::default());
+    let mut text = String::new();
+    for code in map.codes().iter().take(MAX_LOOKED_UP_CODES) {
+        for address in
+            [code.address, code.address.saturating_add(code.size / 2), code.address.saturating_add(code.size)]
+        {
+            text.clear();
+            describe_address(&map, AddressQuery { address, time: None }, &mut text);
+            assert!(text.ends_with('\n'));
+        }
+    }
+});

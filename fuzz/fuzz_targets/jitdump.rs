@@ -1,0 +1,28 @@
+//! The jitdump reader on arbitrary bytes, with and without DEBUG_INFO
+//! decoding: it never panics, and decoding DEBUG_INFO changes nothing else.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use v8inline::jitdump::{self, ReadOptions};
+
+fuzz_target!(|bytes: &[u8]| {
+    let plain = jitdump::read(bytes, &ReadOptions::default());
+    let with_debug_info = jitdump::read(bytes, &ReadOptions { debug_info: true });
+    match (plain, with_debug_info) {
+        (Ok(plain), Ok(with_debug_info)) => {
+            assert_eq!(plain.header, with_debug_info.header);
+            assert_eq!(plain.loads, with_debug_info.loads);
+            assert_eq!(plain.moves, with_debug_info.moves);
+            for warning in plain.warnings.iter().chain(&with_debug_info.warnings) {
+                // Every warning points into the file.
+                assert!(warning.offset() <= bytes.len() as u64, "{warning}");
+                let _ = warning.to_string();
+            }
+        }
+        (Err(plain), Err(with_debug_info)) => {
+            assert_eq!(plain.to_string(), with_debug_info.to_string());
+            assert!(plain.offset().is_some_and(|offset| offset < 40));
+        }
+        (plain, with_debug_info) => panic!("header accepted by one read only: {plain:?} / {with_debug_info:?}"),
+    }
+});

@@ -1,0 +1,34 @@
+//! The perf-script reader and collapser on arbitrary bytes, with every
+//! option on or off (chosen by the first byte): never panics, and the counts
+//! written add up to the summary's total.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use v8inline::collapse::{CollapseOptions, NoExpansion, collapse};
+
+fuzz_target!(|bytes: &[u8]| {
+    let Some((&flags, script)) = bytes.split_first() else { return };
+    let options = CollapseOptions {
+        include_pid: flags & 1 != 0,
+        include_tid: flags & 2 != 0,
+        include_addrs: flags & 4 != 0,
+        annotate_kernel: flags & 8 != 0,
+        annotate_jit: flags & 16 != 0,
+        annotate_inline: flags & 32 != 0,
+        event_filter: (flags & 64 != 0).then(|| "cycles".to_string()),
+        skip_after: if flags & 128 != 0 { vec!["main".to_string()] } else { Vec::new() },
+    };
+    let mut folded = Vec::new();
+    let summary = collapse(script, &options, &mut NoExpansion, &mut folded).expect("reading memory cannot fail");
+    let text = String::from_utf8(folded).expect("folded output is UTF-8");
+    let mut total: u64 = 0;
+    for line in text.lines() {
+        let (_, count) = line.rsplit_once(' ').expect("a folded line ends in a count");
+        total = total.wrapping_add(count.parse::<u64>().expect("a count"));
+    }
+    assert_eq!(total, summary.total_count);
+    assert_eq!(text.lines().count() as u64, summary.distinct_stacks);
+    assert!(
+        summary.samples_kept + summary.samples_without_frames + summary.samples_filtered_out <= summary.samples_read
+    );
+});

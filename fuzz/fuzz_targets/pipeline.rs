@@ -1,0 +1,59 @@
+//! The whole main job on arbitrary inputs: a code log, a jitdump and a perf
+//! script are joined and folded with expansion, as `v8inline --log L
+//! --jitdump D S` does (without touching the disk).
+//!
+//! Input layout (what `fuzz/build-seed-corpus.py` writes): a little-endian
+//! `u32` log length, a `u32` jitdump length, one byte of flags, then the log,
+//! the jitdump and the perf script. Lengths past the end are clamped.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use v8inline::collapse::{CollapseOptions, collapse};
+use v8inline::expand::{ExpandOptions, V8Expander};
+use v8inline::inline_map::{InlineMap, SourceOptions};
+use v8inline::jitdump::{self, ReadOptions};
+use v8inline::profile::Profiles;
+use v8inline::v8log::CodeLog;
+
+/// Splits off the first `length` bytes (all of them if fewer).
+fn take<'a>(bytes: &mut &'a [u8], length: usize) -> &'a [u8] {
+    let (taken, rest) = bytes.split_at(length.min(bytes.len()));
+    *bytes = rest;
+    taken
+}
+
+fn length(bytes: &mut &[u8]) -> usize {
+    let field = take(bytes, 4);
+    let mut little_endian = [0u8; 4];
+    little_endian[..field.len()].copy_from_slice(field);
+    u32::from_le_bytes(little_endian) as usize
+}
+
+fuzz_target!(|bytes: &[u8]| {
+    let mut rest = bytes;
+    let log_length = length(&mut rest);
+    let jitdump_length = length(&mut rest);
+    let flags = take(&mut rest, 1).first().copied().unwrap_or(0);
+    let log = CodeLog::parse(take(&mut rest, log_length));
+    let jitdump = jitdump::read(take(&mut rest, jitdump_length), &ReadOptions::default()).ok();
+    let script = rest;
+
+    let map = InlineMap::new(log, jitdump.as_ref(), SourceOptions::default());
+    let profiles = Profiles::from_maps(vec![map]);
+    let mut expander = V8Expander::new(profiles, ExpandOptions { exact_pc: flags & 1 != 0 });
+    let options = CollapseOptions {
+        include_pid: flags & 2 != 0,
+        annotate_jit: flags & 4 != 0,
+        annotate_inline: flags & 8 != 0,
+        ..CollapseOptions::default()
+    };
+    let mut folded = Vec::new();
+    let summary = collapse(script, &options, &mut expander, &mut folded).expect("reading memory cannot fail");
+    let text = String::from_utf8(folded).expect("folded output is UTF-8");
+    let mut total: u64 = 0;
+    for line in text.lines() {
+        let (_, count) = line.rsplit_once(' ').expect("a folded line ends in a count");
+        total = total.wrapping_add(count.parse::<u64>().expect("a count"));
+    }
+    assert_eq!(total, summary.total_count);
+});
