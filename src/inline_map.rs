@@ -248,7 +248,8 @@ impl InlineMap {
         // context-specialization `'`), so it merges with its standalone frames.
         let tag = host.map_or("JS", |object| &object.tag);
         let marker = host.and_then(|object| object.tier).map_or("", |tier| tier.tier.marker());
-        let name: &str = if function.name.is_empty() { "(unknown function)" } else { &function.name };
+        // Brackets, not parentheses: folding cuts names at a `(` (C++ arguments).
+        let name: &str = if function.name.is_empty() { "[unknown function]" } else { &function.name };
         let name = match self.name_style {
             NameStyle::LineAndColumn => name,
             NameStyle::LineOnly => strip_column(name),
@@ -312,7 +313,13 @@ impl InlineMap {
                 return None;
             }
             let path = substitute_path(&script.name, &self.sources.path_substitutions);
-            let bytes = std::fs::read(Path::new(path.as_ref())).ok()?;
+            let path = Path::new(path.as_ref());
+            // Only regular files: a script named `/dev/zero` or a FIFO in a
+            // damaged log must not hang the run or exhaust memory.
+            if !std::fs::metadata(path).is_ok_and(|metadata| metadata.is_file()) {
+                return None;
+            }
+            let bytes = std::fs::read(path).ok()?;
             Some(LineTable::from_text(&String::from_utf8_lossy(&bytes)))
         })
         .as_ref()
