@@ -23,7 +23,7 @@ use indexmap::IndexMap;
 
 use crate::jitdump::{JitDump, JitDumpWarning};
 use crate::samples::{ReaderWarnings, WarningTally};
-use crate::v8log::{CodeLog, LogWarningKind};
+use crate::v8log::{CodeLog, LogWarningKind, SourceInfo};
 
 /// How many examples a [`Diagnostics`] keeps per kind.
 pub const EXAMPLES_PER_KIND: usize = 3;
@@ -37,6 +37,8 @@ pub enum WarningKind {
     LogSourceInfoWithoutCode,
     /// Code logs whose last line was cut short.
     LogCutShort,
+    /// `code-source-info` tables whose ids point nowhere or loop.
+    LogBadInliningTable,
     /// Code logs several isolates wrote to.
     LogSeveralIsolates,
     /// Jitdumps that end inside a record.
@@ -64,6 +66,9 @@ impl WarningKind {
             WarningKind::LogUnparsableLine => "code-log line(s) skipped: fields not as V8 writes them",
             WarningKind::LogSourceInfoWithoutCode => "code-source-info record(s) skipped: no code-creation before them",
             WarningKind::LogCutShort => "code log(s) cut short: last line skipped",
+            WarningKind::LogBadInliningTable => {
+                "code-source-info table(s) with ids out of range or parent chains that loop: inline stacks cut there"
+            }
             WarningKind::LogSeveralIsolates => "code log(s) written by several isolates: script ids may collide",
             WarningKind::JitDumpCutShort => "jitdump(s) cut short: the whole records before the cut were used",
             WarningKind::JitDumpBadRecordSize => "jitdump(s) with an impossible record size: reading stopped there",
@@ -141,6 +146,16 @@ impl Diagnostics {
                 .map(|warning| format!("{}:{}: {}", log.path.display(), warning.line, warning.message));
             self.add(kind, count, examples);
         }
+        for object in &log.code_objects {
+            let Some(problem) = object.source_info.as_ref().and_then(inlining_table_problem) else { continue };
+            self.warn(WarningKind::LogBadInliningTable, || {
+                format!(
+                    "{}:{}: the code-source-info of this code-creation: {problem}",
+                    log.path.display(),
+                    object.log_line
+                )
+            });
+        }
         if log.isolate_count > 1 {
             self.warn(WarningKind::LogSeveralIsolates, || {
                 format!("{}: {} v8-version records", log.path.display(), log.isolate_count)
@@ -200,6 +215,45 @@ impl Diagnostics {
 pub fn strict_failure(diagnostics: &Diagnostics, strict: bool) -> Option<String> {
     (strict && !diagnostics.is_empty())
         .then(|| format!("--strict: {} input problem(s), listed above; no output written", diagnostics.total()))
+}
+
+/// The first inconsistency of a code object's inlining tables, which the
+/// inline stack walk ([`crate::inline_stack::inlining_stack`]) survives by
+/// cutting the stack short. An inlining position without a function (V8's
+/// `F` with no index) is V8's own way to say "unknown", not a problem.
+pub fn inlining_table_problem(info: &SourceInfo) -> Option<String> {
+    let inlining_count = info.inlining_positions.len();
+    for (index, entry) in info.positions.iter().enumerate() {
+        if let Some(id) = entry.inlining_id.filter(|&id| id as usize >= inlining_count) {
+            return Some(format!("position entry {index}: expected an inlining id below {inlining_count}, found {id}"));
+        }
+    }
+    for (index, inlining) in info.inlining_positions.iter().enumerate() {
+        if let Some(function) =
+            inlining.function_index.filter(|&function| function as usize >= info.inlined_functions.len())
+        {
+            return Some(format!(
+                "inlining position {index}: expected a function index below {}, found {function}",
+                info.inlined_functions.len()
+            ));
+        }
+        if let Some(parent) = inlining.parent.filter(|&parent| parent as usize >= inlining_count) {
+            return Some(format!(
+                "inlining position {index}: expected a parent below {inlining_count}, found {parent}"
+            ));
+        }
+        // A chain longer than the table must visit an entry twice.
+        let mut parent = inlining.parent;
+        let mut steps = 0;
+        while let Some(id) = parent {
+            steps += 1;
+            if steps > inlining_count {
+                return Some(format!("inlining position {index}: expected a parent chain that ends, it loops"));
+            }
+            parent = info.inlining_positions.get(id as usize).and_then(|position| position.parent);
+        }
+    }
+    None
 }
 
 /// The first skipped line of a perf-script tally, as `PATH:LINE: "text"`.
@@ -263,6 +317,39 @@ mod tests {
         merged.merge(&diagnostics);
         assert_eq!(merged.total(), 14);
         assert_eq!(merged.tally(WarningKind::JitDumpCutShort).unwrap().examples.len(), 2);
+    }
+
+    #[test]
+    fn inlining_tables() {
+        let problem = |tables: &str| {
+            let log = CodeLog::parse(
+                format!(
+                    "code-creation,JS,10,1,0x6000,16,f /a.js:1:1,0x100,*\ncode-source-info,0x6000,1,0,9,{tables}\n"
+                )
+                .as_bytes(),
+            );
+            assert_eq!(log.warning_count, 0);
+            inlining_table_problem(log.code_objects[0].source_info.as_ref().unwrap())
+        };
+        assert_eq!(problem("C0O1C4O2I1,F0O5FO6I0,S0x100"), None);
+        assert_eq!(problem(",,"), None);
+        assert_eq!(
+            problem("C0O1I2,F0O5,S0x100").unwrap(),
+            "position entry 0: expected an inlining id below 1, found 2"
+        );
+        assert_eq!(
+            problem("C0O1,F0O5F3O6,S0x100").unwrap(),
+            "inlining position 1: expected a function index below 1, found 3"
+        );
+        assert_eq!(problem("C0O1,F0O5I4,S0x100").unwrap(), "inlining position 0: expected a parent below 1, found 4");
+        assert_eq!(
+            problem("C0O1,F0O5I1F0O6I0,S0x100").unwrap(),
+            "inlining position 0: expected a parent chain that ends, it loops"
+        );
+        assert_eq!(
+            problem("C0O1,F0O5F0O6I1,S0x100").unwrap(),
+            "inlining position 1: expected a parent chain that ends, it loops"
+        );
     }
 
     #[test]

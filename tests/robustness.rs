@@ -560,7 +560,8 @@ impl JitDumpWriter {
 
 /// Folds `script` with a profile made of `log` and `jitdump`, in memory.
 fn fold_in_memory(log: &str, jitdump: &JitDumpWriter, script: &str) -> (String, CollapseSummary, Diagnostics) {
-    let log = CodeLog::parse(log.as_bytes());
+    let mut log = CodeLog::parse(log.as_bytes());
+    log.path = "v8.log".into();
     let mut diagnostics = Diagnostics::new();
     diagnostics.add_code_log(&log);
     let jitdump = jitdump::read(&jitdump.bytes, &ReadOptions::default()).unwrap();
@@ -606,28 +607,46 @@ fn sample(time: &str, address: u64) -> String {
 fn inline_stacks_expand_and_survive_bad_tables() {
     let script = sample("2.000000", 0x1000 + 40);
     let expanded = "node;main;JS:*outer /a.js:1:1;JS:*middle /a.js:3:1;JS:*inner /a.js:5:1 1\n";
+    let problem = |what: &str| Some(format!("v8.log:3: the code-source-info of this code-creation: {what}"));
     let cases = [
         // The sound table: inner inlined into middle inlined into outer.
-        ("F0O10F1O20I0", "S0x200S0x100", expanded),
+        ("F0O10F1O20I0", "S0x200S0x100", expanded, None),
         // A parent chain with a cycle (0 -> 1 -> 0): the walk ends.
-        ("F0O10I1F1O20I0", "S0x200S0x100", expanded),
+        (
+            "F0O10I1F1O20I0",
+            "S0x200S0x100",
+            expanded,
+            problem("inlining position 0: expected a parent chain that ends, it loops"),
+        ),
         // An inlining id past the table: only the code object's own frame.
-        ("F0O10", "S0x200S0x100", "node;main;JS:*outer /a.js:1:1 1\n"),
+        (
+            "F0O10",
+            "S0x200S0x100",
+            "node;main;JS:*outer /a.js:1:1 1\n",
+            problem("position entry 2: expected an inlining id below 1, found 1"),
+        ),
         // A function index past the inlined functions: that frame is left out.
-        ("F0O10F5O20I0", "S0x200S0x100", "node;main;JS:*outer /a.js:1:1;JS:*middle /a.js:3:1 1\n"),
+        (
+            "F0O10F5O20I0",
+            "S0x200S0x100",
+            "node;main;JS:*outer /a.js:1:1;JS:*middle /a.js:3:1 1\n",
+            problem("inlining position 1: expected a function index below 2, found 5"),
+        ),
         // An SFI no code-creation named.
         (
             "F0O10F1O20I0",
             "S0x200S0x999",
             "node;main;JS:*outer /a.js:1:1;JS:*middle /a.js:3:1;JS:*[unknown function] 1\n",
+            None,
         ),
     ];
-    for (inlining, functions, expected) in cases {
+    for (inlining, functions, expected, expected_problem) in cases {
         let (folded, summary, diagnostics) =
             fold_in_memory(&edge_case_log(inlining, functions), &edge_case_jitdump(), &script);
         assert_eq!(folded, expected, "{inlining} {functions}");
         assert_eq!(summary.total_count, 1);
-        assert!(diagnostics.is_empty());
+        let found = diagnostics.tally(WarningKind::LogBadInliningTable).map(|tally| tally.examples[0].clone());
+        assert_eq!(found, expected_problem, "{inlining} {functions}");
     }
 }
 
