@@ -147,7 +147,7 @@ impl InlineMap {
                             size: load.code_size,
                             load_time: Some(load.timestamp),
                             code_index: Some(load.code_index),
-                            name: load.name.as_str().into(),
+                            name: one_line(&load.name).into(),
                             log_object,
                         }
                     })
@@ -162,7 +162,7 @@ impl InlineMap {
                     size: object.size,
                     load_time: None,
                     code_index: None,
-                    name: log_style_name(object).into(),
+                    name: one_line(&log_style_name(object)).into(),
                     log_object: Some(CodeObjectId(index as u32)),
                 })
                 .collect(),
@@ -254,7 +254,7 @@ impl InlineMap {
             NameStyle::LineAndColumn => name,
             NameStyle::LineOnly => strip_column(name),
         };
-        Cow::Owned(format!("{tag}:{marker}{name}"))
+        Cow::Owned(one_line(&format!("{tag}:{marker}{name}")).into_owned())
     }
 
     /// Describes one inline frame of `code` for people.
@@ -324,6 +324,13 @@ impl InlineMap {
         })
         .as_ref()
     }
+}
+
+/// `name` with line breaks turned into spaces: frame names become lines of
+/// folded output, and V8 names (escaped `\n` in the log, raw bytes in the
+/// jitdump) may hold them.
+fn one_line(name: &str) -> Cow<'_, str> {
+    if name.contains(['\n', '\r']) { Cow::Owned(name.replace(['\n', '\r'], " ")) } else { Cow::Borrowed(name) }
 }
 
 /// Applies the first matching prefix substitution.
@@ -448,6 +455,12 @@ mod tests {
         assert_eq!(index.covering(179), &[2]);
         assert_eq!(index.covering(180), &[] as &[u32]);
         assert_eq!(index.covering(300), &[] as &[u32]);
+    }
+
+    #[test]
+    fn names_are_one_line() {
+        assert_eq!(one_line("f /a.js:1:1"), "f /a.js:1:1");
+        assert_eq!(one_line("eval\nat f\r\n"), "eval at f  ");
     }
 
     #[test]

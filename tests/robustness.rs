@@ -650,6 +650,16 @@ fn inline_stacks_expand_and_survive_bad_tables() {
     }
 }
 
+/// Found by the `pipeline` fuzz target: names with line breaks (escaped
+/// `\n` in the log, a raw one in the jitdump) broke folded lines apart.
+#[test]
+fn names_with_line_breaks_stay_on_one_folded_line() {
+    let log = edge_case_log("F0O10F1O20I0", "S0x200S0x100").replace("middle /a.js", "mid\\ndle /a.js");
+    let jitdump = JitDumpWriter::new(42).load(1_000_000_000, 0x1000, 256, 7, "JS:*outer\r\n/a.js:1:1");
+    let (folded, _, _) = fold_in_memory(&log, &jitdump, &sample("2.000000", 0x1000 + 40));
+    assert_eq!(folded, "node;main;JS:*outer  /a.js:1:1;JS:*mid dle /a.js:3:1;JS:*inner /a.js:5:1 1\n");
+}
+
 #[test]
 fn a_code_source_info_without_code_creation_leaves_the_frame_unexpanded() {
     let log =
