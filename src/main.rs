@@ -10,6 +10,7 @@ use v8inline::collapse::{CollapseOptions, CollapseSummary, Folder, fold_samples}
 use v8inline::expand::{ExpandOptions, ExpansionStats, V8Expander};
 use v8inline::inline_map::SourceOptions;
 use v8inline::input::{open_stream, read_file};
+use v8inline::lookup::{AddressQuery, describe_address};
 use v8inline::output::annotations::{SourceRoot, github_annotations, markdown_summary};
 use v8inline::output::compare::{
     Shares, github_annotations as compare_annotations, markdown_table, text_table, write_differential_svg,
@@ -18,7 +19,6 @@ use v8inline::output::json::JsonReport;
 use v8inline::output::pprof::write_pprof;
 use v8inline::output::report::{Report, WeightUnit};
 use v8inline::output::stack_profile::StackProfile;
-use v8inline::lookup::{AddressQuery, describe_address};
 use v8inline::profile::{ProfileOptions, Profiles};
 
 /// Expand V8's inlined JavaScript frames in perf profiles.

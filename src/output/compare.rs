@@ -145,9 +145,11 @@ fn share(value: f64) -> String {
     format!("{:.2}%", value * 100.0)
 }
 
-/// Whether a change is worth showing: either share moved at all.
+/// Whether a change is worth showing: either share moved by more than the
+/// JSON report's rounding (6 decimals).
 fn changed(change: &FunctionChange) -> bool {
-    change.self_change() != 0.0 || change.inclusive_change() != 0.0
+    const ROUNDING: f64 = 1e-6;
+    change.self_change().abs() > ROUNDING || change.inclusive_change().abs() > ROUNDING
 }
 
 /// The comparison as an aligned text table of the `limit` first changes.

@@ -268,7 +268,7 @@ pub fn to_pprof(profile: &StackProfile) -> Profile {
         })
         .collect();
     let total_samples = profile.total_samples();
-    let period = if total_samples == 0 { 0 } else { saturating_i64(profile.total_count() / total_samples) };
+    let period = profile.total_count().checked_div(total_samples).map_or(0, saturating_i64);
     let comment = vec![strings.index("v8inline: JavaScript frames expanded into their inlined functions")];
     Profile {
         sample_type: vec![samples_type, period_value_type.clone()],
