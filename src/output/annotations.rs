@@ -232,8 +232,9 @@ pub fn function_location(function: &Function, root: &SourceRoot) -> String {
     }
 }
 
-/// The markdown summary: the top `limit` functions by self and by
-/// inclusive share, noting where a function ran inlined.
+/// The markdown summary: the top `limit` functions by self share and
+/// JavaScript functions by inclusive share, noting where a function ran
+/// inlined.
 pub fn markdown_summary(report: &Report, root: &SourceRoot, limit: usize) -> String {
     let mut text = String::new();
     let event = report.event.as_deref().map(|event| format!(", event `{}`", markdown_cell(event))).unwrap_or_default();
@@ -243,7 +244,15 @@ pub fn markdown_summary(report: &Report, root: &SourceRoot, limit: usize) -> Str
             "Top functions by self time",
             report.functions.iter().filter(|statistics| statistics.weights.self_weight > 0).collect(),
         ),
-        ("Top functions by inclusive time", report.functions_by_inclusive()),
+        // Native entry points (main, node::Start...) would fill this table.
+        (
+            "Top JavaScript functions by inclusive time",
+            report
+                .functions_by_inclusive()
+                .into_iter()
+                .filter(|statistics| statistics.function.file.is_some())
+                .collect(),
+        ),
     ];
     for (heading, functions) in tables {
         let _ = writeln!(text, "**{heading}**\n");

@@ -64,7 +64,7 @@ impl Shares {
                     self_share: report.share(statistics.weights.self_weight),
                     inclusive_share: report.share(statistics.weights.inclusive_weight),
                 };
-                (statistics.function.clone(), shares)
+                (comparison_key(&statistics.function), shares)
             })
             .collect();
         Shares { functions, total: report.total }
@@ -80,11 +80,21 @@ impl Shares {
                     self_share: function.weights.self_share,
                     inclusive_share: function.weights.inclusive_share,
                 };
-                (function.function(), shares)
+                (comparison_key(&function.function()), shares)
             })
             .collect();
         Shares { functions, total: report.total }
     }
+}
+
+/// A function as compared: by name, script and first line. Not by column:
+/// node 18's jitdump names, and so its folded stacks, carry none.
+fn comparison_key(function: &Function) -> Function {
+    let mut key = function.clone();
+    if let Some(start) = &mut key.start {
+        start.column = None;
+    }
+    key
 }
 
 /// One function's change.
@@ -238,7 +248,12 @@ pub fn github_annotations(
                 severity: Severity::Warning,
                 file,
                 line,
-                title: format!("v8inline: {} self {}", change.function.name, points(change.self_change())),
+                title: format!(
+                    "v8inline: {} self {}, inclusive {}",
+                    change.function.name,
+                    points(change.self_change()),
+                    points(change.inclusive_change())
+                ),
                 message: format!(
                     "{}: self {} → {} ({}), inclusive {} → {} ({})",
                     change.function.name,
@@ -298,7 +313,7 @@ mod tests {
         assert_eq!(annotations.len(), 1);
         assert_eq!(
             annotations[0].command(),
-            "::warning file=x.js,line=5,title=v8inline%3A b self +30.00 pp::b: self 50.00%25 → 80.00%25 (+30.00 pp), inclusive 50.00%25 → 80.00%25 (+30.00 pp)"
+            "::warning file=x.js,line=5,title=v8inline%3A b self +30.00 pp%2C inclusive +30.00 pp::b: self 50.00%25 → 80.00%25 (+30.00 pp), inclusive 50.00%25 → 80.00%25 (+30.00 pp)"
         );
     }
 
