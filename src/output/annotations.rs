@@ -118,12 +118,12 @@ pub fn escape_property(text: &str) -> String {
 /// kernel)`, with the part of its time that ran inlined when not all.
 pub fn name_with_host(statistics: &FunctionStatistics) -> String {
     let mut text = statistics.function.name.clone();
-    if let Some((host, _)) = statistics.inlined_into.first() {
-        let _ = write!(text, " (inlined into {}", host.name);
+    if let Some(first) = statistics.inlined_into.first() {
+        let _ = write!(text, " (inlined into {}", first.host.name);
         if statistics.inlined_into.len() > 1 {
             let _ = write!(text, " and {} more", statistics.inlined_into.len() - 1);
         }
-        let inlined_total: u64 = statistics.inlined_into.iter().map(|(_, weight)| weight).sum();
+        let inlined_total: u64 = statistics.inlined_into.iter().map(|inlined| inlined.inclusive_weight).sum();
         let inclusive = statistics.weights.inclusive_weight;
         if inlined_total < inclusive && inclusive > 0 {
             let _ = write!(text, ", {} of its time", percent(inlined_total as f64 / inclusive as f64));
@@ -277,12 +277,12 @@ pub fn markdown_summary(report: &Report, root: &SourceRoot, limit: usize) -> Str
 
 /// ` inlined into `kernel`` for the markdown table.
 fn inlined_note(statistics: &FunctionStatistics) -> String {
-    let Some((host, _)) = statistics.inlined_into.first() else { return String::new() };
+    let Some(first) = statistics.inlined_into.first() else { return String::new() };
     let more = match statistics.inlined_into.len() {
         1 => String::new(),
         count => format!(" and {} more", count - 1),
     };
-    format!(" inlined into `{}`{more}", markdown_cell(&host.name))
+    format!(" inlined into `{}`{more}", markdown_cell(&first.host.name))
 }
 
 /// The kinds of code a function's inclusive time ran in, heaviest first.

@@ -138,11 +138,11 @@ impl JsonReport {
                     inlined_into: statistics
                         .inlined_into
                         .iter()
-                        .map(|(host, inclusive)| JsonHost {
-                            name: host.name.clone(),
-                            file: host.file.clone(),
-                            line: host.start.map(|start| start.line),
-                            inclusive: *inclusive,
+                        .map(|inlined| JsonHost {
+                            name: inlined.host.name.clone(),
+                            file: inlined.host.file.clone(),
+                            line: inlined.host.start.map(|start| start.line),
+                            inclusive: inlined.inclusive_weight,
                         })
                         .collect(),
                 })

@@ -348,7 +348,14 @@ pub struct FoldedLineError {
 struct ProfileBuilder {
     functions: IndexSet<Function>,
     locations: IndexSet<Location>,
-    stacks: fxhash::FxHashMap<Vec<LocationId>, (u64, u64)>,
+    stacks: fxhash::FxHashMap<Vec<LocationId>, StackWeight>,
+}
+
+/// The samples and count of a stack being merged.
+#[derive(Debug, Clone, Copy, Default)]
+struct StackWeight {
+    samples: u64,
+    count: u64,
 }
 
 impl ProfileBuilder {
@@ -422,14 +429,17 @@ impl ProfileBuilder {
         if locations.is_empty() {
             return;
         }
-        let entry = self.stacks.entry(locations.to_vec()).or_default();
-        entry.0 += samples;
-        entry.1 = entry.1.wrapping_add(count);
+        let weight = self.stacks.entry(locations.to_vec()).or_default();
+        weight.samples += samples;
+        weight.count = weight.count.wrapping_add(count);
     }
 
     fn finish(self, event: Option<String>) -> StackProfile {
-        let mut stacks: Vec<Stack> =
-            self.stacks.into_iter().map(|(locations, (samples, count))| Stack { locations, samples, count }).collect();
+        let mut stacks: Vec<Stack> = self
+            .stacks
+            .into_iter()
+            .map(|(locations, weight)| Stack { locations, samples: weight.samples, count: weight.count })
+            .collect();
         stacks.sort_unstable_by(|left, right| left.locations.cmp(&right.locations));
         StackProfile { functions: self.functions, locations: self.locations, stacks, event }
     }
