@@ -22,6 +22,7 @@ pub mod inline_stack;
 pub mod input;
 pub mod jitdump;
 pub mod lookup;
+pub mod output;
 pub mod profile;
 pub mod samples;
 pub mod source;
