@@ -710,3 +710,37 @@ fn samples_without_frames_are_counted_not_written() {
         (3, 2, 1, 1)
     );
 }
+
+#[test]
+fn compare_names_the_file_and_line_it_cannot_read() {
+    let directory = temp_dir("compare");
+    let good = directory.join("good.folded");
+    std::fs::write(&good, "node;main 5\nnode;main;f 3\n").unwrap();
+    let good = path_text(&good);
+    let bad_folded = directory.join("bad.folded");
+    std::fs::write(&bad_folded, "node;main 5\nno count here\nnode;f x\n").unwrap();
+    let bad_folded = path_text(&bad_folded);
+    assert_fails(
+        &["compare", &good, &bad_folded],
+        1,
+        &format!(
+            "v8inline: {bad_folded}:2: expected a folded stack line `frame;frame;... count`, got \"no count here\" (1 more such lines)\n"
+        ),
+    );
+    let bad_report = directory.join("bad.json");
+    std::fs::write(&bad_report, "{\"not\": \"a report\"}").unwrap();
+    let bad_report = path_text(&bad_report);
+    let output = run(&["compare", &bad_report, &good]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).starts_with(&format!("v8inline: {bad_report}: not a v8inline JSON report: ")),
+        "{}",
+        stderr(&output)
+    );
+    let missing = path_text(&directory.join("missing.folded"));
+    assert_fails(
+        &["compare", &good, &missing],
+        1,
+        &format!("v8inline: {missing}: No such file or directory (os error 2)\n"),
+    );
+}
