@@ -208,7 +208,8 @@ def pipeline_seeds(directory):
             jitdump = header + b"".join(load[0] for load in chosen)
             log_text = log_subset(log_lines, {(load[1], load[2]) for load in chosen})
             script = b"".join(run)
-            flags = b"\x00"
+            # Every option combination over the seeds (see fuzz_targets/pipeline.rs).
+            flags = bytes([len(seeds) % 64])
             seeds.append(struct.pack("<II", len(log_text), len(jitdump)) + flags + log_text + jitdump + script)
     return seeds
 

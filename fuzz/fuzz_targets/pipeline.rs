@@ -3,15 +3,21 @@
 //! --jitdump D S` does (without touching the disk).
 //!
 //! Input layout (what `fuzz/build-seed-corpus.py` writes): a little-endian
-//! `u32` log length, a `u32` jitdump length, one byte of flags, then the log,
-//! the jitdump and the perf script. Lengths past the end are clamped.
+//! `u32` log length, a `u32` jitdump length, one byte of flags (exact PC,
+//! pid in the root, JIT and inline annotations; 0x10 and 0x20 together build
+//! the pprof profile and JSON report too), then the log, the jitdump and the
+//! perf script. Lengths past the end are clamped.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use v8inline::collapse::{CollapseOptions, collapse};
+use v8inline::collapse::{CollapseOptions, Folder, fold_samples};
 use v8inline::expand::{ExpandOptions, V8Expander};
 use v8inline::inline_map::{InlineMap, SourceOptions};
 use v8inline::jitdump::{self, ReadOptions};
+use v8inline::output::json::JsonReport;
+use v8inline::output::pprof::write_pprof;
+use v8inline::output::report::{Report, WeightUnit};
+use v8inline::output::stack_profile::StackProfile;
 use v8inline::profile::Profiles;
 use v8inline::v8log::CodeLog;
 
@@ -47,8 +53,22 @@ fuzz_target!(|bytes: &[u8]| {
         annotate_inline: flags & 8 != 0,
         ..CollapseOptions::default()
     };
+    let mut folder = Folder::new(&options);
+    // Rarer than the other options: building the outputs is slow (pprof is gzipped).
+    let detailed = flags & 0x30 == 0x30;
+    if detailed {
+        folder.record_details();
+    }
+    let summary = fold_samples(script, &options, &mut expander, &mut folder).expect("reading memory cannot fail");
     let mut folded = Vec::new();
-    let summary = collapse(script, &options, &mut expander, &mut folded).expect("reading memory cannot fail");
+    folder.render().write_to(&mut folded).expect("writing to memory cannot fail");
+    if detailed {
+        // The outputs built on the detailed stacks: pprof and the JSON report.
+        let profile = StackProfile::from_folder(&folder, &expander, summary.event.clone());
+        write_pprof(&profile, &mut Vec::new()).expect("writing to memory cannot fail");
+        let report = Report::new(&profile, WeightUnit::Samples);
+        JsonReport::new(&report).write(&mut Vec::new()).expect("writing to memory cannot fail");
+    }
     let text = String::from_utf8(folded).expect("folded output is UTF-8");
     let mut total: u64 = 0;
     for line in text.lines() {
