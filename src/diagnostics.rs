@@ -49,6 +49,8 @@ pub enum WarningKind {
     JitDumpMalformedRecord,
     /// DEBUG_INFO records that needed resynchronization or ended early.
     JitDumpDebugInfo,
+    /// Compressed inputs whose gzip stream stops early.
+    CompressedCutShort,
     /// Jitdumps with no code log: their frames are not expanded.
     NoCodeLog,
     /// Jitdumps found for a sampled pid that could not be read.
@@ -74,6 +76,7 @@ impl WarningKind {
             WarningKind::JitDumpBadRecordSize => "jitdump(s) with an impossible record size: reading stopped there",
             WarningKind::JitDumpMalformedRecord => "jitdump record(s) skipped: body not as the record id requires",
             WarningKind::JitDumpDebugInfo => "jitdump DEBUG_INFO record(s) resynchronized or incomplete",
+            WarningKind::CompressedCutShort => "compressed file(s) cut short: what was before the cut was used",
             WarningKind::NoCodeLog => "jitdump(s) without a code log: their frames pass through unexpanded",
             WarningKind::UnreadableDiscoveredJitDump => "jitdump(s) of sampled processes unreadable: not used",
             WarningKind::PerfScriptEventLine => "perf-script line(s) skipped: not an event line `comm pid ...:`",
@@ -176,6 +179,14 @@ impl Diagnostics {
             };
             self.warn(kind, || format!("{}: {warning}", path.display()));
         }
+    }
+
+    /// A `.gz` input whose stream stops early, after `what_was_read` (e.g.
+    /// `1024 decompressed bytes`).
+    pub fn add_compressed_cut(&mut self, path: &Path, what_was_read: &str) {
+        self.warn(WarningKind::CompressedCutShort, || {
+            format!("{}: expected a gzip stream to its end, it stops after {what_was_read} (cut short)", path.display())
+        });
     }
 
     /// The lines the perf-script reader skipped in `path`.

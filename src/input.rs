@@ -1,10 +1,12 @@
 //! Reading input files, transparently decompressing `.gz` ones (code logs
 //! and jitdumps compress 3-10x, and the bundled examples are compressed).
 
+use std::cell::Cell;
 use std::fmt;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use flate2::read::MultiGzDecoder;
 
@@ -53,5 +55,101 @@ pub fn open_stream(path: &Path) -> Result<Box<dyn BufRead>, InputError> {
         Ok(Box::new(BufReader::with_capacity(BUFFER_SIZE, MultiGzDecoder::new(BufReader::new(file)))))
     } else {
         Ok(Box::new(BufReader::with_capacity(BUFFER_SIZE, file)))
+    }
+}
+
+/// Set when a compressed input was cut short (its gzip stream stops early):
+/// reading then ends at the cut instead of failing, so the data before it is
+/// used, and the caller warns. A corrupt stream is still an error.
+#[derive(Debug, Clone, Default)]
+pub struct CutShort(Rc<Cell<bool>>);
+
+impl CutShort {
+    /// Whether the stream was cut short.
+    pub fn is_set(&self) -> bool {
+        self.0.get()
+    }
+}
+
+/// A reader that ends where its inner reader reports an unexpected end of
+/// file (flate2's "incomplete deflate stream"), setting `cut_short`.
+struct EndAtCut<R> {
+    inner: R,
+    cut_short: CutShort,
+}
+
+impl<R: Read> Read for EndAtCut<R> {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        match self.inner.read(buffer) {
+            Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => {
+                self.cut_short.0.set(true);
+                Ok(0)
+            }
+            other => other,
+        }
+    }
+}
+
+/// [`read_file`], but a `.gz` file cut short gives the bytes before the cut
+/// and `true`.
+pub fn read_file_allowing_cut(path: &Path) -> Result<(Vec<u8>, bool), InputError> {
+    let error = |source| InputError { path: path.to_owned(), source };
+    let file = File::open(path).map_err(error)?;
+    let mut bytes = Vec::new();
+    if !is_gzip(path) {
+        BufReader::new(file).read_to_end(&mut bytes).map_err(error)?;
+        return Ok((bytes, false));
+    }
+    let cut_short = CutShort::default();
+    let mut reader = EndAtCut { inner: MultiGzDecoder::new(BufReader::new(file)), cut_short: cut_short.clone() };
+    reader.read_to_end(&mut bytes).map_err(error)?;
+    Ok((bytes, cut_short.is_set()))
+}
+
+/// [`open_stream`], but a `.gz` file cut short ends at the cut and sets the
+/// returned [`CutShort`].
+pub fn open_stream_allowing_cut(path: &Path) -> Result<(Box<dyn BufRead>, CutShort), InputError> {
+    const BUFFER_SIZE: usize = 256 * 1024;
+    let cut_short = CutShort::default();
+    if path == Path::new("-") || !is_gzip(path) {
+        return Ok((open_stream(path)?, cut_short));
+    }
+    let file = File::open(path).map_err(|source| InputError { path: path.to_owned(), source })?;
+    let reader = EndAtCut { inner: MultiGzDecoder::new(BufReader::new(file)), cut_short: cut_short.clone() };
+    Ok((Box::new(BufReader::with_capacity(BUFFER_SIZE, reader)), cut_short))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compressed_files_cut_short_give_what_was_before_the_cut() {
+        let directory = std::env::temp_dir().join(format!("v8inline-input-{}", std::process::id()));
+        std::fs::create_dir_all(&directory).unwrap();
+        let text: String = (0..20_000).map(|number| format!("line {number}\n")).collect();
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        io::Write::write_all(&mut encoder, text.as_bytes()).unwrap();
+        let compressed = encoder.finish().unwrap();
+        let whole = directory.join("whole.gz");
+        std::fs::write(&whole, &compressed).unwrap();
+        assert_eq!(read_file_allowing_cut(&whole).unwrap(), (text.clone().into_bytes(), false));
+        let cut = directory.join("cut.gz");
+        std::fs::write(&cut, &compressed[..compressed.len() / 2]).unwrap();
+        assert!(read_file(&cut).is_err());
+        let (bytes, cut_short) = read_file_allowing_cut(&cut).unwrap();
+        assert!(cut_short);
+        assert!(!bytes.is_empty() && text.as_bytes().starts_with(&bytes), "{}", bytes.len());
+        let (mut stream, flag) = open_stream_allowing_cut(&cut).unwrap();
+        let mut streamed = Vec::new();
+        stream.read_to_end(&mut streamed).unwrap();
+        assert_eq!((streamed, flag.is_set()), (bytes, true));
+        // Corrupt data is still an error.
+        let corrupt = directory.join("corrupt.gz");
+        let mut damaged = compressed.clone();
+        damaged[20..60].fill(0xff);
+        std::fs::write(&corrupt, damaged).unwrap();
+        assert!(read_file_allowing_cut(&corrupt).is_err());
+        std::fs::remove_dir_all(&directory).unwrap();
     }
 }

@@ -10,7 +10,7 @@ use v8inline::collapse::{CollapseOptions, CollapseSummary, Folder, fold_samples}
 use v8inline::diagnostics::{Diagnostics, strict_failure};
 use v8inline::expand::{ExpandOptions, ExpansionStats, V8Expander};
 use v8inline::inline_map::SourceOptions;
-use v8inline::input::{open_stream, read_file};
+use v8inline::input::{open_stream_allowing_cut, read_file};
 use v8inline::lookup::{AddressQuery, describe_address};
 use v8inline::output::annotations::{SourceRoot, github_annotations, markdown_summary};
 use v8inline::output::compare::{
@@ -385,7 +385,8 @@ fn fold(args: FoldArgs) -> Result<(), Failure> {
     let profiles = load_profiles(&args.inputs)?;
     let mut expander = V8Expander::new(profiles, ExpandOptions { exact_pc: args.exact_pc });
     let input_path = args.perf_script.clone().unwrap_or_else(|| PathBuf::from("-"));
-    let input = open_stream(&input_path).map_err(|error| Failure::Input(error.to_string()))?;
+    let (input, input_cut_short) =
+        open_stream_allowing_cut(&input_path).map_err(|error| Failure::Input(error.to_string()))?;
     let input_name = if input_path == Path::new("-") { Path::new("<stdin>") } else { input_path.as_path() };
     // The flame graph colors frames by their annotations.
     let annotate_all = args.all || args.flamegraph.is_some();
@@ -407,6 +408,9 @@ fn fold(args: FoldArgs) -> Result<(), Failure> {
         .map_err(|error| Failure::Input(format!("{}: cannot read perf script: {error}", input_name.display())))?;
     let mut diagnostics = expander.profiles().diagnostics.clone();
     diagnostics.add_perf_script(input_name, &summary.warnings);
+    if input_cut_short.is_set() {
+        diagnostics.add_compressed_cut(input_name, &format!("{} samples", summary.samples_read));
+    }
     // Checked before writing: a strict run that fails leaves no output.
     report_warnings(&diagnostics, args.inputs.strict)?;
     // Folded stacks are one line per distinct stack: small enough to keep

@@ -12,7 +12,7 @@ use fxhash::{FxHashMap, FxHashSet};
 
 use crate::diagnostics::{Diagnostics, WarningKind};
 use crate::inline_map::{InlineMap, SourceOptions};
-use crate::input::{InputError, read_file};
+use crate::input::{InputError, read_file_allowing_cut};
 use crate::jitdump::{self, JitDump, ReadOptions};
 use crate::v8log::CodeLog;
 
@@ -73,7 +73,7 @@ impl Profiles {
         };
         let mut jitdumps = Vec::new();
         for path in profiles.options.jitdumps.clone() {
-            jitdumps.push((read_jitdump(&path)?, path));
+            jitdumps.push((read_jitdump(&path, &mut profiles.diagnostics)?, path));
         }
         let mut logs: Vec<(Option<u32>, PathBuf)> =
             profiles.options.logs.iter().map(|path| (pid_in_file_name(path), path.clone())).collect();
@@ -138,7 +138,7 @@ impl Profiles {
     fn discover(&mut self, pid: u32) {
         let directory = self.options.jitdump_dir.clone().unwrap_or_else(|| PathBuf::from("."));
         let Some(jitdump_path) = existing(&directory, &format!("jit-{pid}.dump")) else { return };
-        let jitdump = match read_jitdump(&jitdump_path) {
+        let jitdump = match read_jitdump(&jitdump_path, &mut self.diagnostics) {
             Ok(jitdump) => jitdump,
             Err(error) => {
                 self.diagnostics.warn(WarningKind::UnreadableDiscoveredJitDump, || error.to_string());
@@ -168,7 +168,7 @@ impl Profiles {
     ) -> Result<(), ProfileError> {
         let log = match log_path {
             Some(path) => {
-                let mut log = CodeLog::parse(&read_file(path)?);
+                let mut log = CodeLog::parse(&read_allowing_cut(path, &mut self.diagnostics)?);
                 log.path = path.to_owned();
                 self.diagnostics.add_code_log(&log);
                 log
@@ -195,8 +195,17 @@ impl Profiles {
     }
 }
 
-fn read_jitdump(path: &Path) -> Result<JitDump, ProfileError> {
-    let bytes = read_file(path)?;
+/// Reads a file; a `.gz` cut short gives what was before the cut, with a warning.
+fn read_allowing_cut(path: &Path, diagnostics: &mut Diagnostics) -> Result<Vec<u8>, InputError> {
+    let (bytes, cut_short) = read_file_allowing_cut(path)?;
+    if cut_short {
+        diagnostics.add_compressed_cut(path, &format!("{} decompressed bytes", bytes.len()));
+    }
+    Ok(bytes)
+}
+
+fn read_jitdump(path: &Path, diagnostics: &mut Diagnostics) -> Result<JitDump, ProfileError> {
+    let bytes = read_allowing_cut(path, diagnostics)?;
     jitdump::read(&bytes, &ReadOptions::default())
         .map_err(|error| ProfileError::JitDump { path: path.display().to_string(), error })
 }
