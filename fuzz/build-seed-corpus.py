@@ -9,13 +9,14 @@ Seeds are kept small (a few KB: libFuzzer mutates small inputs much faster):
 - code_log:    runs of consecutive log lines, about 2 KB each; long
                script-source lines are cut to 1 KB.
 - jitdump:     the real header followed by runs of consecutive records
-               (about 8 KB), plus the header alone and byte-swapped.
+               (about 2 KB), plus the header alone and byte-swapped.
 - perf_script: a flags byte (0), then runs of 4 consecutive samples.
-- pipeline:    coherent triples: 3 samples with JIT frames, the jitdump
-               CODE_LOADs covering their addresses, and the log lines of those
+- pipeline:    coherent triples: 3 samples with JIT frames, the (at most 4)
+               jitdump CODE_LOADs covering their addresses, the log lines of those
                code objects (code-creation, code-source-info, the creations of
                the functions they inline, their scripts' sources when under 4 KB),
-               laid out as the pipeline target reads them.
+               laid out as the pipeline target reads them, with every value
+               of the flags byte in turn.
 """
 
 import gzip
