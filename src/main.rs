@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+use v8inline::collapse::parallel::collapse_parallel;
 use v8inline::collapse::{CollapseOptions, CollapseSummary, collapse};
 use v8inline::expand::{ExpandOptions, ExpansionStats, V8Expander};
 use v8inline::inline_map::SourceOptions;
@@ -73,6 +74,10 @@ struct FoldArgs {
     /// kernel annotations (in the folded output too), which color the frames.
     #[arg(long, value_name = "FILE.svg")]
     flamegraph: Option<PathBuf>,
+    /// Fold on this many threads (default: one per core). Output is the
+    /// same; without --jitdump (pids looked up as samples come) it is 1.
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
     /// Print to standard error how many samples and frames were expanded,
     /// passed through or unresolved, and why.
     #[arg(long)]
@@ -218,7 +223,7 @@ fn lookup(args: LookupArgs) -> Result<(), Failure> {
 
 fn fold(args: FoldArgs) -> Result<(), Failure> {
     let profiles = load_profiles(&args.inputs)?;
-    let mut expander = V8Expander::new(profiles, ExpandOptions { exact_pc: args.exact_pc });
+    let expand_options = ExpandOptions { exact_pc: args.exact_pc };
     let input_path = args.perf_script.clone().unwrap_or_else(|| PathBuf::from("-"));
     let input = open_stream(&input_path).map_err(|error| Failure::Input(error.to_string()))?;
     let options = CollapseOptions {
@@ -241,7 +246,20 @@ fn fold(args: FoldArgs) -> Result<(), Failure> {
     // Folded stacks are one line per distinct stack: small enough to keep
     // for the flame graph.
     let mut folded = Vec::new();
-    let summary = collapse(input, &options, &mut expander, &mut folded)?;
+    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    // A process discovered on the way would be seen by one thread only.
+    let (summary, expanders) = if threads > 1 && !profiles.discovers_processes() {
+        let expanders = (0..threads).map(|_| V8Expander::new(profiles.clone(), expand_options)).collect();
+        let outcome = collapse_parallel(input, &options, expanders, &mut folded)?;
+        (outcome.summary, outcome.expanders)
+    } else {
+        let mut expander = V8Expander::new(profiles, expand_options);
+        (collapse(input, &options, &mut expander, &mut folded)?, vec![expander])
+    };
+    let mut stats = ExpansionStats::default();
+    for expander in &expanders {
+        stats.add(&expander.stats);
+    }
     match &args.output {
         Some(path) => {
             std::fs::write(path, &folded).map_err(|error| Failure::Input(format!("{}: {error}", path.display())))?
@@ -256,14 +274,14 @@ fn fold(args: FoldArgs) -> Result<(), Failure> {
         v8inline::flamegraph::write_svg(text.lines(), &title, std::io::BufWriter::new(file))
             .map_err(|error| Failure::Input(format!("{}: {error}", svg_path.display())))?;
     }
-    for note in expander.profiles().notes.iter() {
+    for note in expanders[0].profiles().notes.iter() {
         eprintln!("v8inline: {note}");
     }
     if !summary.warnings.is_empty() {
         eprintln!("v8inline: {}: skipped {}", input_path.display(), summary.warnings);
     }
     if args.stats {
-        eprint!("{}", stats_report(&summary, &expander.stats));
+        eprint!("{}", stats_report(&summary, &stats));
     }
     Ok(())
 }
