@@ -75,6 +75,8 @@ impl<Expander: FrameExpander> Worker<Expander> {
 /// Reads `input` in chunks that end at blank lines.
 struct Chunker<R> {
     input: R,
+    /// The size to read before looking for a blank line.
+    chunk_bytes: usize,
     /// Bytes read after the end of the last chunk.
     carry: Vec<u8>,
     next_index: usize,
@@ -85,7 +87,7 @@ impl<R: Read> Chunker<R> {
     fn next_chunk(&mut self) -> io::Result<Option<Chunk>> {
         let mut bytes = std::mem::take(&mut self.carry);
         loop {
-            if bytes.len() >= CHUNK_BYTES || self.at_end {
+            if bytes.len() >= self.chunk_bytes || self.at_end {
                 // The last "\n\n" ends the chunk: all before it is whole samples.
                 if let Some(blank_line) = memchr::memmem::rfind(&bytes, b"\n\n") {
                     self.carry = bytes.split_off(blank_line + 2);
@@ -96,7 +98,7 @@ impl<R: Read> Chunker<R> {
                 }
             }
             // Reads into spare capacity: no zeroing.
-            let read = (&mut self.input).take(CHUNK_BYTES as u64).read_to_end(&mut bytes)?;
+            let read = (&mut self.input).take(self.chunk_bytes as u64).read_to_end(&mut bytes)?;
             self.at_end = read == 0;
         }
         if bytes.is_empty() {
@@ -118,6 +120,17 @@ pub fn collapse_parallel<Input: Read, Output: Write, Expander: FrameExpander + S
     expanders: Vec<Expander>,
     output: Output,
 ) -> io::Result<ParallelOutcome<Expander>> {
+    collapse_in_chunks(input, options, expanders, output, CHUNK_BYTES)
+}
+
+/// [`collapse_parallel`] with chunks of about `chunk_bytes`.
+fn collapse_in_chunks<Input: Read, Output: Write, Expander: FrameExpander + Send>(
+    input: Input,
+    options: &CollapseOptions,
+    expanders: Vec<Expander>,
+    output: Output,
+    chunk_bytes: usize,
+) -> io::Result<ParallelOutcome<Expander>> {
     let mut workers: Vec<Worker<Expander>> = expanders
         .into_iter()
         .map(|expander| Worker { folder: Folder::new(options), expander, reports: Vec::new() })
@@ -125,7 +138,7 @@ pub fn collapse_parallel<Input: Read, Output: Write, Expander: FrameExpander + S
     let Some(first_worker) = workers.first_mut() else {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "collapse_parallel needs at least one expander"));
     };
-    let mut chunker = Chunker { input, carry: Vec::new(), next_index: 0, at_end: false };
+    let mut chunker = Chunker { input, chunk_bytes, carry: Vec::new(), next_index: 0, at_end: false };
     let mut selection = options.event_selection();
     // Fold on this thread until the event type to keep is known.
     while selection == EventSelection::FirstSeen {
@@ -267,4 +280,94 @@ fn write_merged<Output: Write>(folders: &[&Folder], mut output: Output) -> io::R
     output.write_all(&buffer)?;
     output.flush()?;
     Ok(lines.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use super::*;
+    use crate::collapse::{NoExpansion, collapse};
+
+    fn real_perf_script(recording: &str) -> Vec<u8> {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("testdata/{recording}/perf.script.gz"));
+        let mut bytes = Vec::new();
+        flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap()).read_to_end(&mut bytes).unwrap();
+        bytes
+    }
+
+    /// Any chunk size and thread count gives the single-threaded output and
+    /// summary (warnings and their line numbers included), on real scripts
+    /// of several processes with odd lines mixed in, with every event
+    /// selection.
+    #[test]
+    fn parallel_equals_single_threaded() {
+        let mut input = b"garbage before any sample\n\n".to_vec();
+        for recording in ["native", "node18", "node24"] {
+            input.extend(real_perf_script(recording));
+            input.extend(b"\nnot an event line\n\tnor a stack line\n\n");
+        }
+        input.extend(
+            b"node 1 1.0: 5 cycles:u:\n\t1 f (m)\n\n# comment\nnode 1 1.0: 5 cycles:u:  ff g (m)\nend-without-blank",
+        );
+        let filters = [None, Some("cycles".to_string()), Some("cpu-clock".to_string())];
+        for event_filter in filters {
+            let options = CollapseOptions { event_filter, include_pid: true, ..CollapseOptions::default() };
+            let mut expected = Vec::new();
+            let expected_summary = collapse(input.as_slice(), &options, &mut NoExpansion, &mut expected).unwrap();
+            assert!(expected_summary.warnings.total() > 0 && expected_summary.samples_kept > 0);
+            for (threads, chunk_bytes) in [(1, 1 << 20), (2, 64), (2, 4096), (3, 100_000)] {
+                let mut output = Vec::new();
+                let outcome = collapse_in_chunks(
+                    input.as_slice(),
+                    &options,
+                    vec![NoExpansion; threads],
+                    &mut output,
+                    chunk_bytes,
+                )
+                .unwrap();
+                assert!(output == expected, "{threads} threads, chunks of {chunk_bytes}: output differs");
+                assert_eq!(outcome.summary, expected_summary, "{threads} threads, chunks of {chunk_bytes}");
+                assert_eq!(outcome.expanders.len(), threads);
+            }
+        }
+    }
+
+    /// With V8 expansion too: each thread's expander gives the same frames.
+    #[test]
+    fn parallel_expansion_equals_single_threaded() {
+        use crate::expand::{ExpandOptions, V8Expander};
+        use crate::profile::{ProfileOptions, Profiles};
+        let directory = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/node20");
+        let file = |prefix: &str| {
+            std::fs::read_dir(&directory)
+                .unwrap()
+                .map(|entry| entry.unwrap().path())
+                .find(|path| path.file_name().unwrap().to_string_lossy().starts_with(prefix))
+                .unwrap()
+        };
+        let profiles = Profiles::load(ProfileOptions {
+            logs: vec![file("codspeed-v8-")],
+            jitdumps: vec![file("jit-")],
+            ..ProfileOptions::default()
+        })
+        .unwrap();
+        let input = real_perf_script("node20");
+        let options = CollapseOptions { annotate_inline: true, ..CollapseOptions::default() };
+        let mut expected = Vec::new();
+        let mut expander = V8Expander::new(profiles.clone(), ExpandOptions::default());
+        let expected_summary = collapse(input.as_slice(), &options, &mut expander, &mut expected).unwrap();
+        assert!(expected_summary.expanded_frames > expected_summary.stack_lines_expanded);
+        let expanders = (0..2).map(|_| V8Expander::new(profiles.clone(), ExpandOptions::default())).collect();
+        let mut output = Vec::new();
+        let outcome = collapse_in_chunks(input.as_slice(), &options, expanders, &mut output, 10_000).unwrap();
+        assert!(output == expected, "expanded output differs");
+        assert_eq!(outcome.summary, expected_summary);
+        let mut stats = crate::expand::ExpansionStats::default();
+        for expander in &outcome.expanders {
+            stats.add(&expander.stats);
+        }
+        assert_eq!(stats, expander.stats);
+    }
 }
