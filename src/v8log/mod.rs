@@ -10,7 +10,9 @@ pub mod escape;
 pub mod lexer;
 pub mod record;
 
+use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -250,14 +252,51 @@ impl CodeLog {
     }
 }
 
+/// Hashing of addresses for the maps keyed by them. FxHash keeps a key's
+/// low bits in the hash's low bits, which pick the bucket: aligned addresses,
+/// or addresses differing only in high bits, then crowd into few buckets.
+/// Folding the 128-bit product mixes every bit into the low ones.
+#[derive(Debug, Clone, Copy, Default)]
+struct AddressHashing;
+
+impl BuildHasher for AddressHashing {
+    type Hasher = AddressHasher;
+
+    fn build_hasher(&self) -> AddressHasher {
+        AddressHasher(0)
+    }
+}
+
+/// The hasher of [`AddressHashing`].
+#[derive(Debug, Clone, Copy)]
+struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.write_u64(u64::from(byte));
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        // The multiplier of FxHash; the high half of the product folded in.
+        let product = u128::from(self.0 ^ value) * 0x517c_c1b7_2722_0a95;
+        self.0 = (product as u64) ^ ((product >> 64) as u64);
+    }
+}
+
 /// Applies records in log order.
 #[derive(Default)]
 struct LogBuilder {
     log: CodeLog,
     /// The latest code object created at each address.
-    code_at_address: FxHashMap<u64, CodeObjectId>,
+    code_at_address: HashMap<u64, CodeObjectId, AddressHashing>,
     /// The function whose SFI is at each address now.
-    function_at_address: FxHashMap<u64, FunctionId>,
+    function_at_address: HashMap<u64, FunctionId, AddressHashing>,
     /// The tags seen, shared by the code objects that carry them.
     tags: FxHashMap<Box<[u8]>, Arc<str>>,
 }
@@ -336,7 +375,7 @@ impl LogBuilder {
     }
 
     fn code_creation(&mut self, creation: CodeCreation<'_>) {
-        let name: Arc<str> = escape::unescape(creation.escaped_name).into();
+        let name: Arc<str> = Arc::from(escape::unescape_borrowed(creation.escaped_name).as_ref());
         let function = creation.shared_function.map(|address| self.function_for_creation(address, &name));
         // Code of the same function (each tier) shares its name.
         let name = match function {
