@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use fxhash::{FxHashMap, FxHashSet};
 
-use super::stack_profile::{FrameKind, Function, FunctionId, SourceLine, StackProfile};
+use super::stack_profile::{FrameKind, Function, FunctionId, StackProfile};
 
 /// Self and inclusive weights.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -50,9 +50,17 @@ pub struct FunctionStatistics {
     pub weights: Weights,
     /// Weights by the kind of code the function ran in.
     pub by_kind: BTreeMap<FrameKind, Weights>,
-    /// The functions it was inlined into, with the inclusive weight of the
-    /// samples where it ran inlined into each; heaviest first.
-    pub inlined_into: Vec<(Function, u64)>,
+    /// The functions it was inlined into, heaviest first.
+    pub inlined_into: Vec<InlinedInto>,
+}
+
+/// A function another one ran inlined into.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InlinedInto {
+    /// The function whose code it ran in.
+    pub host: Function,
+    /// The inclusive weight of the samples where it ran inlined there.
+    pub inclusive_weight: u64,
 }
 
 /// Statistics of one source line of a function.
@@ -161,12 +169,17 @@ impl Report {
         let mut function_statistics: Vec<FunctionStatistics> = functions
             .into_iter()
             .map(|(id, accumulator)| {
-                let mut inlined_into: Vec<(Function, u64)> = accumulator
+                let mut inlined_into: Vec<InlinedInto> = accumulator
                     .inlined_into
                     .into_iter()
-                    .map(|(host, weight)| (profile.function(host).clone(), weight))
+                    .map(|(host, weight)| InlinedInto {
+                        host: profile.function(host).clone(),
+                        inclusive_weight: weight,
+                    })
                     .collect();
-                inlined_into.sort_by(|left, right| right.1.cmp(&left.1).then_with(|| left.0.cmp(&right.0)));
+                inlined_into.sort_by(|left, right| {
+                    right.inclusive_weight.cmp(&left.inclusive_weight).then_with(|| left.host.cmp(&right.host))
+                });
                 FunctionStatistics {
                     function: profile.function(id).clone(),
                     weights: accumulator.weights,
@@ -245,11 +258,6 @@ pub fn percent(share: f64) -> String {
     format!("{:.1}%", share * 100.0)
 }
 
-/// `file:line` of a function's start, when known.
-pub fn function_position(function: &Function) -> Option<(&str, SourceLine)> {
-    Some((function.file.as_deref()?, function.start?))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,7 +283,10 @@ mod tests {
         );
         let square = &report.functions[0];
         assert_eq!(square.by_kind[&FrameKind::Inlined], Weights { self_weight: 6, inclusive_weight: 6 });
-        assert_eq!(square.inlined_into, vec![(report.functions[1].function.clone(), 6)]);
+        assert_eq!(
+            square.inlined_into,
+            vec![InlinedInto { host: report.functions[1].function.clone(), inclusive_weight: 6 }]
+        );
         assert_eq!(report.share(report.functions[1].weights.inclusive_weight), 0.9);
     }
 }

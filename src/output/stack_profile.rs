@@ -14,7 +14,7 @@ use indexmap::IndexSet;
 use crate::collapse::{DetailedFrame, Folder, FrameOrigin, PassedThroughKind};
 use crate::expand::V8Expander;
 use crate::inline_map::SourceFrame;
-use crate::v8log::Tier;
+use crate::v8log::{Tier, TierMarker};
 
 /// What kind of code a frame ran in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -348,7 +348,14 @@ pub struct FoldedLineError {
 struct ProfileBuilder {
     functions: IndexSet<Function>,
     locations: IndexSet<Location>,
-    stacks: fxhash::FxHashMap<Vec<LocationId>, (u64, u64)>,
+    stacks: fxhash::FxHashMap<Vec<LocationId>, StackWeight>,
+}
+
+/// The samples and count of a stack being merged.
+#[derive(Debug, Clone, Copy, Default)]
+struct StackWeight {
+    samples: u64,
+    count: u64,
 }
 
 impl ProfileBuilder {
@@ -422,14 +429,17 @@ impl ProfileBuilder {
         if locations.is_empty() {
             return;
         }
-        let entry = self.stacks.entry(locations.to_vec()).or_default();
-        entry.0 += samples;
-        entry.1 = entry.1.wrapping_add(count);
+        let weight = self.stacks.entry(locations.to_vec()).or_default();
+        weight.samples += samples;
+        weight.count = weight.count.wrapping_add(count);
     }
 
     fn finish(self, event: Option<String>) -> StackProfile {
-        let mut stacks: Vec<Stack> =
-            self.stacks.into_iter().map(|(locations, (samples, count))| Stack { locations, samples, count }).collect();
+        let mut stacks: Vec<Stack> = self
+            .stacks
+            .into_iter()
+            .map(|(locations, weight)| Stack { locations, samples: weight.samples, count: weight.count })
+            .collect();
         stacks.sort_unstable_by(|left, right| left.locations.cmp(&right.locations));
         StackProfile { functions: self.functions, locations: self.locations, stacks, event }
     }
@@ -475,18 +485,18 @@ fn parse_v8_name(name: &str) -> Option<ParsedV8Name> {
     if !JAVASCRIPT_TAGS.contains(&tag) {
         return None;
     }
-    let marker_length = rest.find(|character| !matches!(character, '~' | '^' | '+' | '*' | '\'' | 'o')).unwrap_or(0);
-    // The `o` of OSR code is a marker only after a tier marker.
-    let markers = &rest[..marker_length];
-    let markers = if markers.starts_with('o') { "" } else { markers };
-    let body = &rest[markers.len()..];
-    let tier = markers.chars().find_map(|marker| match marker {
-        '~' => Some(Tier::Interpreted),
-        '^' => Some(Tier::Sparkplug),
-        '+' => Some(Tier::Maglev),
-        '*' => Some(Tier::TurboFan),
-        _ => None,
-    });
+    // The marker: `o` (on-stack replacement), a tier, `'` (context
+    // specialized), as `TierMarker` reads it in the log; longest first so
+    // that a name starting with `o` stays whole.
+    let (marker, body) = (1..=3)
+        .rev()
+        .filter_map(|length| {
+            let marker = TierMarker::parse(rest.as_bytes().get(..length)?).ok()??;
+            Some((Some(marker), &rest[length..]))
+        })
+        .next()
+        .unwrap_or((None, rest));
+    let tier = marker.map(|marker| marker.tier);
     let parsed = crate::source::FunctionName::parse(body, None);
     let name = if parsed.function.is_empty() { "(anonymous)" } else { parsed.function };
     Some(ParsedV8Name {
@@ -516,6 +526,12 @@ mod tests {
         let parsed = parse_v8_name("JS:^ /app/deep.js:1:1").unwrap();
         assert_eq!(parsed.function.name, "(anonymous)");
         assert_eq!(parsed.tier, Some(Tier::Sparkplug));
+        let parsed = parse_v8_name("JS:o+kernel /app/deep.js:32:16").unwrap();
+        assert_eq!((parsed.function.name.as_str(), parsed.tier), ("kernel", Some(Tier::Maglev)));
+        let parsed = parse_v8_name("JS:*'combine /app/deep.js:26:17").unwrap();
+        assert_eq!((parsed.function.name.as_str(), parsed.tier), ("combine", Some(Tier::TurboFan)));
+        let parsed = parse_v8_name("JS:onload /app/page.js:3:1").unwrap();
+        assert_eq!((parsed.function.name.as_str(), parsed.tier), ("onload", None));
         assert!(parse_v8_name("Builtin:ArrayMap").is_none());
         assert!(parse_v8_name("std::vector<int>::push_back").is_none());
     }
