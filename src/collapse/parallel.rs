@@ -20,7 +20,7 @@ use super::{CollapseOptions, CollapseSummary, Folder, FrameExpander};
 use crate::samples::{EventSelection, PerfScriptReader, ReaderStatistics, ReaderWarnings, WarningTally};
 
 /// The size chunks are read in; a chunk ends at the last blank line in it.
-pub const CHUNK_BYTES: usize = 4 << 20;
+pub const CHUNK_BYTES: usize = 1 << 20;
 
 /// What [`collapse_parallel`] did: the summary, and the expanders back (with
 /// their statistics).
