@@ -65,7 +65,11 @@ pub fn unescape(escaped: &[u8]) -> String {
 /// elsewhere allocate once.
 pub fn unescape_borrowed(escaped: &[u8]) -> Cow<'_, str> {
     if memchr::memchr(b'\\', escaped).is_none() {
-        return String::from_utf8_lossy(escaped);
+        // `from_utf8` checks ASCII faster than the lossy decoder walks it.
+        return match std::str::from_utf8(escaped) {
+            Ok(text) => Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(escaped),
+        };
     }
     let mut units = Vec::with_capacity(escaped.len());
     for_each_code_unit(escaped, |unit| units.push(unit));
