@@ -313,7 +313,7 @@ impl<'line> Fields<'line> {
             return None;
         }
         match self.inline.get(index) {
-            Some(field) => Some(field),
+            Some(&field) => Some(field),
             None => self.more.get(index - INLINE_FIELDS).copied(),
         }
     }
@@ -674,6 +674,17 @@ mod tests {
         assert_eq!(version.embedder, "-node.38");
         assert_eq!(parse_line(b"heap-capacity,123"), Ok(None));
         assert_eq!(parse_line(b""), Ok(None));
+    }
+
+    #[test]
+    fn ticks_with_more_fields_than_kept_inline() {
+        let frames: Vec<String> = (1..=12).map(|frame| format!("0x{frame:x}0")).collect();
+        let line = format!("tick,0x7f10,1234,0,0x0,6,overflow,{}", frames.join(","));
+        let Record::Tick(tick) = parsed(&line) else { panic!() };
+        assert!(tick.overflow);
+        assert_eq!(tick.frames, (1..=12).map(|frame| frame * 16).collect::<Vec<u64>>());
+        let bad = format!("tick,0x7f10,1234,0,0x0,6,{},zz", frames.join(","));
+        assert_eq!(parse_line(bad.as_bytes()).unwrap_err().0, "field 19: expected a frame address");
     }
 
     #[test]
