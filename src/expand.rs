@@ -80,7 +80,8 @@ enum JitFrame {
 /// Classifies a stack line by its module.
 fn classify(frame: &FrameContext<'_>) -> Option<JitFrame> {
     let module = frame.module;
-    let file_name = module.rsplit('/').next().unwrap_or(module);
+    // Every frame comes here: the suffix test spares most the path split.
+    let file_name = if module.ends_with(".so") { module.rsplit('/').next().unwrap_or(module) } else { "" };
     if let Some(rest) = file_name.strip_prefix("jitted-").and_then(|rest| rest.strip_suffix(".so")) {
         let (pid, code_index) = rest.split_once('-')?;
         let offset = frame
