@@ -14,7 +14,7 @@
 
 use std::io::{self, Read, Write};
 use std::sync::Mutex;
-use std::sync::mpsc::{Receiver, sync_channel};
+use std::sync::mpsc::{Receiver, Sender, channel, sync_channel};
 
 use super::{CollapseOptions, CollapseSummary, Folder, FrameExpander};
 use crate::samples::{EventSelection, PerfScriptReader, ReaderStatistics, ReaderWarnings, WarningTally};
@@ -81,23 +81,38 @@ struct Chunker<R> {
     carry: Vec<u8>,
     next_index: usize,
     at_end: bool,
+    /// Buffers of folded chunks, sent back for reuse: no fresh memory (and
+    /// page faults) per chunk.
+    returned: Receiver<Vec<u8>>,
+    /// Where folded chunks' buffers go.
+    returner: Sender<Vec<u8>>,
 }
 
 impl<R: Read> Chunker<R> {
+    fn new(input: R, chunk_bytes: usize) -> Chunker<R> {
+        let (returner, returned) = channel();
+        Chunker { input, chunk_bytes, carry: Vec::new(), next_index: 0, at_end: false, returned, returner }
+    }
+
     fn next_chunk(&mut self) -> io::Result<Option<Chunk>> {
-        let mut bytes = std::mem::take(&mut self.carry);
+        let mut bytes = self.returned.try_recv().unwrap_or_default();
+        bytes.clear();
+        bytes.extend_from_slice(&self.carry);
+        self.carry.clear();
         loop {
             if bytes.len() >= self.chunk_bytes || self.at_end {
                 // The last "\n\n" ends the chunk: all before it is whole samples.
                 if let Some(blank_line) = memchr::memmem::rfind(&bytes, b"\n\n") {
-                    self.carry = bytes.split_off(blank_line + 2);
+                    self.carry.extend_from_slice(&bytes[blank_line + 2..]);
+                    bytes.truncate(blank_line + 2);
                     break;
                 }
                 if self.at_end {
                     break;
                 }
             }
-            // Reads into spare capacity: no zeroing.
+            // Room first, so that the read goes straight into the buffer.
+            bytes.reserve(self.chunk_bytes);
             let read = (&mut self.input).take(self.chunk_bytes as u64).read_to_end(&mut bytes)?;
             self.at_end = read == 0;
         }
@@ -138,12 +153,14 @@ fn collapse_in_chunks<Input: Read, Output: Write, Expander: FrameExpander + Send
     let Some(first_worker) = workers.first_mut() else {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "collapse_parallel needs at least one expander"));
     };
-    let mut chunker = Chunker { input, chunk_bytes, carry: Vec::new(), next_index: 0, at_end: false };
+    let mut chunker = Chunker::new(input, chunk_bytes);
     let mut selection = options.event_selection();
     // Fold on this thread until the event type to keep is known.
     while selection == EventSelection::FirstSeen {
         let Some(chunk) = chunker.next_chunk()? else { break };
-        if let Some(event) = first_worker.fold(&chunk, &selection)? {
+        let event = first_worker.fold(&chunk, &selection)?;
+        let _ = chunker.returner.send(chunk.bytes);
+        if let Some(event) = event {
             selection = EventSelection::Only(event);
         }
     }
@@ -174,9 +191,12 @@ fn fold_on_workers<Input: Read, Expander: FrameExpander + Send>(
             .iter_mut()
             .map(|worker| {
                 let receiver = &receiver;
+                let returner = chunker.returner.clone();
                 scope.spawn(move || -> io::Result<()> {
                     while let Some(chunk) = next_from(receiver) {
                         worker.fold(&chunk, selection)?;
+                        // The reader may be gone (an error): then the buffer is freed.
+                        let _ = returner.send(chunk.bytes);
                     }
                     Ok(())
                 })
