@@ -125,7 +125,11 @@ pub fn push_function_or_module(
 /// (Go methods like `net/http.(*Client).Do`) or one starting
 /// `(anonymous namespace)`. `<{[` open a level and `>}])` close one.
 pub fn tidy_generic(name: &mut String) {
-    if memchr::memchr(b';', name.as_bytes()).is_some() {
+    // One scan answers for the usual name, with neither.
+    let Some(first) = memchr::memchr2(b';', b'(', name.as_bytes()) else {
+        return;
+    };
+    if memchr::memchr(b';', &name.as_bytes()[first..]).is_some() {
         *name = name.replace(';', ":");
     }
     if memchr::memchr(b'(', name.as_bytes()).is_none() {
