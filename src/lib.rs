@@ -24,4 +24,5 @@ pub mod lookup;
 pub mod profile;
 pub mod samples;
 pub mod source;
+pub mod symbols;
 pub mod v8log;

@@ -1,0 +1,347 @@
+//! Native symbols: function names from the ELF symbol tables of the
+//! executables and libraries a process had mapped, for sample sources that
+//! carry raw addresses (V8's `tick` records, perf.data).
+//!
+//! The rules follow perf's own ELF symbolizer (`tools/perf/util/symbol-elf.c`
+//! and `symbol.c` in the Linux tree) so that the names equal what `perf
+//! script` prints:
+//!
+//! * functions only (`STT_FUNC`, `STT_GNU_IFUNC`), from `.symtab` when the
+//!   file has one, else from `.dynsym`;
+//! * of several symbols at one address, perf's `choose_best_symbol` picks:
+//!   non-zero size, then non-weak, then global, then fewer leading
+//!   underscores, then the longer name;
+//! * a symbol of size 0 reaches up to the next symbol (`symbols__fixup_end`);
+//! * C++ names are demangled without parameters or return type, as perf
+//!   does by default (`v8::internal::StrDup`, not `v8::internal::StrDup(char
+//!   const*)`).
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use fxhash::FxHashMap;
+use object::{Object, ObjectSegment, ObjectSymbol, SymbolFlags};
+
+use crate::input::read_file;
+
+use object::elf::{STB_GLOBAL, STB_WEAK, STT_FUNC, STT_GNU_IFUNC};
+
+/// A file's function symbols could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct SymbolError {
+    /// The file.
+    pub path: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// One function symbol.
+#[derive(Debug)]
+struct FunctionSymbol {
+    /// Its virtual address in the file.
+    address: u64,
+    /// Its size (after the zero-size fixup).
+    size: u64,
+    /// Its raw (mangled) name.
+    raw_name: Box<str>,
+    /// Its demangled name, computed on first use.
+    demangled: OnceLock<Box<str>>,
+}
+
+/// A `PT_LOAD` segment: where a range of the file lands in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadSegment {
+    /// Offset of the segment in the file.
+    pub file_offset: u64,
+    /// Bytes of the file in the segment.
+    pub file_size: u64,
+    /// Virtual address of the segment's first byte.
+    pub virtual_address: u64,
+}
+
+/// The function a native address is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SymbolHit<'file> {
+    /// Demangled name, e.g. `v8::internal::Heap::CollectGarbage`.
+    pub name: &'file str,
+    /// Offset of the address from the function's start.
+    pub offset: u64,
+}
+
+/// The function symbols and load segments of one ELF file.
+#[derive(Debug)]
+pub struct ElfSymbols {
+    /// Function symbols by ascending address, one per address.
+    symbols: Vec<FunctionSymbol>,
+    /// The `PT_LOAD` segments.
+    segments: Vec<LoadSegment>,
+    /// The GNU build id, if the file has one.
+    pub build_id: Option<Vec<u8>>,
+}
+
+impl ElfSymbols {
+    /// Reads the symbols of the ELF file at `path`.
+    pub fn read(path: &Path) -> Result<ElfSymbols, SymbolError> {
+        let bytes = read_file(path)
+            .map_err(|error| SymbolError { path: path.display().to_string(), message: error.source.to_string() })?;
+        ElfSymbols::parse(&bytes).map_err(|message| SymbolError { path: path.display().to_string(), message })
+    }
+
+    /// Parses the symbols of an ELF file in memory.
+    pub fn parse(bytes: &[u8]) -> Result<ElfSymbols, String> {
+        let file = object::File::parse(bytes).map_err(|error| error.to_string())?;
+        let mut candidates = Vec::new();
+        push_function_symbols(file.symbols(), &mut candidates);
+        if candidates.is_empty() {
+            push_function_symbols(file.dynamic_symbols(), &mut candidates);
+        }
+        let segments = file
+            .segments()
+            .map(|segment| {
+                let (file_offset, file_size) = segment.file_range();
+                LoadSegment { file_offset, file_size, virtual_address: segment.address() }
+            })
+            .collect();
+        let build_id = file.build_id().ok().flatten().map(<[u8]>::to_vec);
+        Ok(ElfSymbols { symbols: best_per_address(candidates), segments, build_id })
+    }
+
+    /// The number of function symbols.
+    pub fn len(&self) -> usize {
+        self.symbols.len()
+    }
+
+    /// Whether the file has no function symbol.
+    pub fn is_empty(&self) -> bool {
+        self.symbols.is_empty()
+    }
+
+    /// The `PT_LOAD` segments.
+    pub fn segments(&self) -> &[LoadSegment] {
+        &self.segments
+    }
+
+    /// The virtual address at which byte `file_offset` of the file is
+    /// loaded, through the segment holding it.
+    pub fn virtual_address_of_file_offset(&self, file_offset: u64) -> Option<u64> {
+        self.segments
+            .iter()
+            .find(|segment| file_offset >= segment.file_offset && file_offset - segment.file_offset < segment.file_size)
+            .map(|segment| file_offset - segment.file_offset + segment.virtual_address)
+    }
+
+    /// The function containing the virtual address `address`, if any.
+    pub fn lookup(&self, address: u64) -> Option<SymbolHit<'_>> {
+        let after = self.symbols.partition_point(|symbol| symbol.address <= address);
+        let symbol = self.symbols.get(after.checked_sub(1)?)?;
+        let offset = address - symbol.address;
+        (offset < symbol.size).then(|| SymbolHit { name: symbol.demangled_name(), offset })
+    }
+}
+
+impl FunctionSymbol {
+    fn demangled_name(&self) -> &str {
+        self.demangled.get_or_init(|| demangle(&self.raw_name))
+    }
+}
+
+/// A symbol before duplicates are resolved.
+struct Candidate {
+    address: u64,
+    size: u64,
+    binding: object::elf::SymbolBind,
+    name: Box<str>,
+}
+
+/// Appends the defined, named function symbols of `symbols`.
+fn push_function_symbols<'data>(
+    symbols: impl Iterator<Item = impl ObjectSymbol<'data>>,
+    candidates: &mut Vec<Candidate>,
+) {
+    for symbol in symbols {
+        let SymbolFlags::Elf { st_info, .. } = symbol.flags() else { continue };
+        let symbol_type = st_info.st_type();
+        // STT_GNU_IFUNC: an indirect function, code too.
+        if !(symbol_type == STT_FUNC || symbol_type == STT_GNU_IFUNC) || symbol.is_undefined() {
+            continue;
+        }
+        let Ok(name) = symbol.name() else { continue };
+        if name.is_empty() {
+            continue;
+        }
+        candidates.push(Candidate {
+            address: symbol.address(),
+            size: symbol.size(),
+            binding: st_info.st_bind(),
+            name: name.into(),
+        });
+    }
+}
+
+/// Sorts by address, keeps perf's best symbol per address and extends
+/// zero-size symbols to the next one.
+fn best_per_address(mut candidates: Vec<Candidate>) -> Vec<FunctionSymbol> {
+    candidates.sort_by_key(|candidate| candidate.address);
+    let mut kept: Vec<Candidate> = Vec::with_capacity(candidates.len());
+    for candidate in candidates {
+        match kept.last_mut() {
+            Some(last) if last.address == candidate.address => {
+                if is_better(&candidate, last) {
+                    *last = candidate;
+                }
+            }
+            _ => kept.push(candidate),
+        }
+    }
+    let next_addresses: Vec<Option<u64>> =
+        (0..kept.len()).map(|index| kept.get(index + 1).map(|next| next.address)).collect();
+    kept.into_iter()
+        .zip(next_addresses)
+        .map(|(candidate, next_address)| {
+            let size = match (candidate.size, next_address) {
+                (0, Some(next)) => next - candidate.address,
+                (size, _) => size,
+            };
+            FunctionSymbol { address: candidate.address, size, raw_name: candidate.name, demangled: OnceLock::new() }
+        })
+        .collect()
+}
+
+/// perf's `choose_best_symbol`: whether `challenger` beats `incumbent`.
+fn is_better(challenger: &Candidate, incumbent: &Candidate) -> bool {
+    let underscores = |name: &str| name.bytes().take_while(|&byte| byte == b'_').count();
+    let key = |candidate: &Candidate| {
+        (
+            candidate.size > 0,
+            candidate.binding != STB_WEAK,
+            candidate.binding == STB_GLOBAL,
+            std::cmp::Reverse(underscores(&candidate.name)),
+            candidate.name.len(),
+        )
+    };
+    key(challenger) > key(incumbent)
+}
+
+/// Demangles a C++ (Itanium ABI) name without parameters or return type,
+/// as perf prints it; other names are returned as they are.
+pub fn demangle(raw_name: &str) -> Box<str> {
+    if !raw_name.starts_with("_Z") {
+        return raw_name.into();
+    }
+    let options = cpp_demangle::DemangleOptions::new().no_params().no_return_type();
+    match cpp_demangle::Symbol::new(raw_name).ok().and_then(|symbol| symbol.demangle_with_options(&options).ok()) {
+        Some(demangled) => demangled.into(),
+        None => raw_name.into(),
+    }
+}
+
+/// The symbols of every file looked up so far, each read once.
+#[derive(Debug, Default)]
+pub struct SymbolCache {
+    files: FxHashMap<PathBuf, Option<ElfSymbols>>,
+    /// Files that could not be read, for the user.
+    pub notes: Vec<String>,
+}
+
+impl SymbolCache {
+    /// An empty cache.
+    pub fn new() -> SymbolCache {
+        SymbolCache::default()
+    }
+
+    /// The symbols of `path`, read on first use; `None` (noted once) when
+    /// the file cannot be read or is not ELF.
+    pub fn get(&mut self, path: &Path) -> Option<&ElfSymbols> {
+        if !self.files.contains_key(path) {
+            let symbols = match ElfSymbols::read(path) {
+                Ok(symbols) => Some(symbols),
+                Err(error) => {
+                    self.notes.push(format!("no symbols: {error}"));
+                    None
+                }
+            };
+            self.files.insert(path.to_owned(), symbols);
+        }
+        self.files.get(path).and_then(Option::as_ref)
+    }
+}
+
+/// A file mapped into a process's address space.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MappedFile {
+    /// First mapped address.
+    pub start: u64,
+    /// End of the mapping (exclusive).
+    pub end: u64,
+    /// The file offset mapped at `start`.
+    pub file_offset: u64,
+    /// The file's path as the process saw it.
+    pub path: Box<str>,
+}
+
+impl MappedFile {
+    /// Whether `address` lies in the mapping.
+    pub fn contains(&self, address: u64) -> bool {
+        self.start <= address && address < self.end
+    }
+
+    /// Whether the path names a file (not `[vdso]`, `//anon`, ...).
+    pub fn is_file(&self) -> bool {
+        self.path.starts_with('/') && !self.path.starts_with("//")
+    }
+}
+
+impl SymbolCache {
+    /// The function at `address` of `mapping`: the address is turned into a
+    /// file offset, then into the ELF virtual address of that byte.
+    pub fn symbolize(&mut self, mapping: &MappedFile, address: u64) -> Option<SymbolHit<'_>> {
+        if !mapping.is_file() {
+            return None;
+        }
+        let file_offset = address.checked_sub(mapping.start)?.checked_add(mapping.file_offset)?;
+        let symbols = self.get(Path::new(&*mapping.path))?;
+        let virtual_address = symbols.virtual_address_of_file_offset(file_offset)?;
+        symbols.lookup(virtual_address)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn candidate(address: u64, size: u64, binding: object::elf::SymbolBind, name: &str) -> Candidate {
+        Candidate { address, size, binding, name: name.into() }
+    }
+
+    #[test]
+    fn demangles_like_perf() {
+        assert_eq!(&*demangle("_ZN2v88internal6StrDupEPKc"), "v8::internal::StrDup");
+        assert_eq!(&*demangle("main"), "main");
+        assert_eq!(&*demangle("_Znot a name"), "_Znot a name");
+    }
+
+    #[test]
+    fn picks_perfs_best_symbol_and_fixes_zero_sizes() {
+        let symbols = best_per_address(vec![
+            candidate(0x100, 0x10, STB_WEAK, "weak"),
+            candidate(0x100, 0x10, STB_GLOBAL, "__global"),
+            candidate(0x100, 0x10, object::elf::STB_LOCAL, "local"),
+            candidate(0x200, 0, STB_GLOBAL, "zero"),
+            candidate(0x300, 0x8, STB_GLOBAL, "last"),
+        ]);
+        let elf = ElfSymbols { symbols, segments: Vec::new(), build_id: None };
+        assert_eq!(elf.lookup(0x104), Some(SymbolHit { name: "__global", offset: 4 }));
+        assert_eq!(elf.lookup(0x110), None);
+        assert_eq!(elf.lookup(0x2ff), Some(SymbolHit { name: "zero", offset: 0xff }));
+        assert_eq!(elf.lookup(0x307), Some(SymbolHit { name: "last", offset: 7 }));
+        assert_eq!(elf.lookup(0x308), None);
+        assert_eq!(elf.lookup(0xff), None);
+    }
+
+    #[test]
+    fn not_elf_is_an_error() {
+        assert!(ElfSymbols::parse(b"not an elf file").is_err());
+        assert!(ElfSymbols::parse(b"").is_err());
+    }
+}
