@@ -25,4 +25,5 @@ pub mod profile;
 pub mod samples;
 pub mod source;
 pub mod symbols;
+pub mod ticks;
 pub mod v8log;

@@ -12,6 +12,7 @@ use v8inline::inline_map::SourceOptions;
 use v8inline::input::open_stream;
 use v8inline::lookup::{AddressQuery, describe_address};
 use v8inline::profile::{ProfileOptions, Profiles};
+use v8inline::ticks::{TickOptions, fold_ticks};
 
 /// Expand V8's inlined JavaScript frames in perf profiles.
 ///
@@ -77,6 +78,13 @@ struct FoldArgs {
     /// passed through or unresolved, and why.
     #[arg(long)]
     stats: bool,
+    /// Fold V8's own samples instead of perf's: the `tick` records of this
+    /// `node --prof --log-code` log (no perf needed; counts are ticks).
+    #[arg(long, value_name = "LOG", conflicts_with_all = ["perf_script", "perf_data"])]
+    ticks: Option<PathBuf>,
+    /// Read perf's samples from this perf.data directly (no `perf script`).
+    #[arg(long, value_name = "PERF_DATA", conflicts_with = "perf_script")]
+    perf_data: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -217,10 +225,6 @@ fn lookup(args: LookupArgs) -> Result<(), Failure> {
 }
 
 fn fold(args: FoldArgs) -> Result<(), Failure> {
-    let profiles = load_profiles(&args.inputs)?;
-    let mut expander = V8Expander::new(profiles, ExpandOptions { exact_pc: args.exact_pc });
-    let input_path = args.perf_script.clone().unwrap_or_else(|| PathBuf::from("-"));
-    let input = open_stream(&input_path).map_err(|error| Failure::Input(error.to_string()))?;
     let options = CollapseOptions {
         include_pid: args.pid,
         include_tid: args.tid,
@@ -238,24 +242,30 @@ fn fold(args: FoldArgs) -> Result<(), Failure> {
         annotate_inline: options.annotate_inline || annotate_all,
         ..options
     };
+    let expand_options = ExpandOptions { exact_pc: args.exact_pc };
+    if let Some(log_path) = &args.ticks {
+        let tick_options =
+            TickOptions { collapse: options, sources: args.inputs.profile_options().sources, expand: expand_options };
+        let report = fold_ticks(log_path, &tick_options).map_err(|error| Failure::Input(error.to_string()))?;
+        for note in &report.notes {
+            eprintln!("v8inline: {note}");
+        }
+        write_outputs(&args, &report.folded, &format!("v8inline: ticks of {}", log_path.display()))?;
+        if args.stats {
+            eprint!("{}", stats_report(&report.summary, &report.expansion));
+            eprintln!("v8inline: native frames: {:?}", report.native);
+        }
+        return Ok(());
+    }
+    let profiles = load_profiles(&args.inputs)?;
+    let mut expander = V8Expander::new(profiles, expand_options);
+    let input_path = args.perf_script.clone().unwrap_or_else(|| PathBuf::from("-"));
+    let input = open_stream(&input_path).map_err(|error| Failure::Input(error.to_string()))?;
     // Folded stacks are one line per distinct stack: small enough to keep
     // for the flame graph.
     let mut folded = Vec::new();
     let summary = collapse(input, &options, &mut expander, &mut folded)?;
-    match &args.output {
-        Some(path) => {
-            std::fs::write(path, &folded).map_err(|error| Failure::Input(format!("{}: {error}", path.display())))?
-        }
-        None => std::io::stdout().lock().write_all(&folded)?,
-    }
-    if let Some(svg_path) = &args.flamegraph {
-        let text = String::from_utf8_lossy(&folded);
-        let title = format!("v8inline: {}", input_path.display());
-        let file = std::fs::File::create(svg_path)
-            .map_err(|error| Failure::Input(format!("{}: {error}", svg_path.display())))?;
-        v8inline::flamegraph::write_svg(text.lines(), &title, std::io::BufWriter::new(file))
-            .map_err(|error| Failure::Input(format!("{}: {error}", svg_path.display())))?;
-    }
+    write_outputs(&args, &folded, &format!("v8inline: {}", input_path.display()))?;
     for note in expander.profiles().notes.iter() {
         eprintln!("v8inline: {note}");
     }
@@ -264,6 +274,25 @@ fn fold(args: FoldArgs) -> Result<(), Failure> {
     }
     if args.stats {
         eprint!("{}", stats_report(&summary, &expander.stats));
+    }
+    Ok(())
+}
+
+/// Writes the folded stacks (to `--output` or standard output) and the
+/// flame graph if asked for.
+fn write_outputs(args: &FoldArgs, folded: &[u8], title: &str) -> Result<(), Failure> {
+    match &args.output {
+        Some(path) => {
+            std::fs::write(path, folded).map_err(|error| Failure::Input(format!("{}: {error}", path.display())))?
+        }
+        None => std::io::stdout().lock().write_all(folded)?,
+    }
+    if let Some(svg_path) = &args.flamegraph {
+        let text = String::from_utf8_lossy(folded);
+        let file = std::fs::File::create(svg_path)
+            .map_err(|error| Failure::Input(format!("{}: {error}", svg_path.display())))?;
+        v8inline::flamegraph::write_svg(text.lines(), title, std::io::BufWriter::new(file))
+            .map_err(|error| Failure::Input(format!("{}: {error}", svg_path.display())))?;
     }
     Ok(())
 }
