@@ -11,6 +11,7 @@ use v8inline::expand::{ExpandOptions, ExpansionStats, V8Expander};
 use v8inline::inline_map::SourceOptions;
 use v8inline::input::open_stream;
 use v8inline::lookup::{AddressQuery, describe_address};
+use v8inline::perf_data::{PerfDataOptions, fold_perf_data};
 use v8inline::profile::{ProfileOptions, Profiles};
 use v8inline::ticks::{TickOptions, fold_ticks};
 
@@ -254,6 +255,20 @@ fn fold(args: FoldArgs) -> Result<(), Failure> {
         if args.stats {
             eprint!("{}", stats_report(&report.summary, &report.expansion));
             eprintln!("v8inline: native frames: {:?}", report.native);
+        }
+        return Ok(());
+    }
+    if let Some(perf_data_path) = &args.perf_data {
+        let perf_data_options =
+            PerfDataOptions { collapse: options, profiles: args.inputs.profile_options(), expand: expand_options };
+        let report =
+            fold_perf_data(perf_data_path, &perf_data_options).map_err(|error| Failure::Input(error.to_string()))?;
+        for note in &report.notes {
+            eprintln!("v8inline: {note}");
+        }
+        write_outputs(&args, &report.folded, &format!("v8inline: {}", perf_data_path.display()))?;
+        if args.stats {
+            eprint!("{}", stats_report(&report.summary, &report.expansion));
         }
         return Ok(());
     }

@@ -81,11 +81,24 @@ pub struct ElfSymbols {
 }
 
 impl ElfSymbols {
-    /// Reads the symbols of the ELF file at `path`.
+    /// Reads the symbols of the ELF file at `path`. When a separate debug
+    /// file is installed for it (`/usr/lib/debug/.build-id/xx/rest.debug`,
+    /// matched by build id, as perf and gdb look for it), its fuller symbol
+    /// table is used: distributions strip local functions from libraries.
     pub fn read(path: &Path) -> Result<ElfSymbols, SymbolError> {
         let bytes = read_file(path)
             .map_err(|error| SymbolError { path: path.display().to_string(), message: error.source.to_string() })?;
-        ElfSymbols::parse(&bytes).map_err(|message| SymbolError { path: path.display().to_string(), message })
+        let mut symbols =
+            ElfSymbols::parse(&bytes).map_err(|message| SymbolError { path: path.display().to_string(), message })?;
+        if let Some(debug_path) = symbols.build_id.as_deref().and_then(debug_file_path)
+            && let Ok(debug_bytes) = std::fs::read(&debug_path)
+            && let Ok(debug_symbols) = ElfSymbols::parse(&debug_bytes)
+            && debug_symbols.build_id == symbols.build_id
+            && debug_symbols.symbols.len() > symbols.symbols.len()
+        {
+            symbols.symbols = debug_symbols.symbols;
+        }
+        Ok(symbols)
     }
 
     /// Parses the symbols of an ELF file in memory.
@@ -96,6 +109,7 @@ impl ElfSymbols {
         if candidates.is_empty() {
             push_function_symbols(file.dynamic_symbols(), &mut candidates);
         }
+        push_plt_symbols(bytes, &mut candidates);
         let segments = file
             .segments()
             .map(|segment| {
@@ -154,6 +168,13 @@ struct Candidate {
     name: Box<str>,
 }
 
+/// Where distributions install the debug file of a build id.
+fn debug_file_path(build_id: &[u8]) -> Option<PathBuf> {
+    let (first, rest) = build_id.split_first()?;
+    let hex = |bytes: &[u8]| bytes.iter().map(|byte| format!("{byte:02x}")).collect::<String>();
+    Some(PathBuf::from(format!("/usr/lib/debug/.build-id/{first:02x}/{}.debug", hex(rest))))
+}
+
 /// Appends the defined, named function symbols of `symbols`.
 fn push_function_symbols<'data>(
     symbols: impl Iterator<Item = impl ObjectSymbol<'data>>,
@@ -175,6 +196,43 @@ fn push_function_symbols<'data>(
             size: symbol.size(),
             binding: st_info.st_bind(),
             name: name.into(),
+        });
+    }
+}
+
+/// Appends `name@plt` for each PLT entry of an x86-64 ELF file, as perf
+/// synthesizes them (`dso__synthesize_plt_symbols` in `symbol-elf.c`): the
+/// n-th `.rela.plt` relocation is the n-th 16-byte entry of `.plt.sec`, or of
+/// `.plt` after its 16-byte header.
+fn push_plt_symbols(bytes: &[u8], candidates: &mut Vec<Candidate>) {
+    use object::elf::{EM_X86_64, FileHeader64};
+    use object::read::elf::{FileHeader, SectionHeader};
+    const ENTRY_SIZE: u64 = 16;
+    let Ok(header) = FileHeader64::<object::Endianness>::parse(bytes) else { return };
+    let Ok(endian) = header.endian() else { return };
+    if header.e_machine(endian) != EM_X86_64 {
+        return;
+    }
+    let Ok(sections) = header.sections(endian, bytes) else { return };
+    let entries_start = match sections.section_by_name(endian, b".plt.sec") {
+        Some((_, section)) => section.sh_addr(endian),
+        None => match sections.section_by_name(endian, b".plt") {
+            Some((_, section)) => section.sh_addr(endian) + ENTRY_SIZE,
+            None => return,
+        },
+    };
+    let Some((_, relocation_section)) = sections.section_by_name(endian, b".rela.plt") else { return };
+    let Ok(Some((relocations, symbol_section))) = relocation_section.rela(endian, bytes) else { return };
+    let Ok(symbols) = sections.symbol_table_by_index(endian, bytes, symbol_section) else { return };
+    for (index, relocation) in relocations.iter().enumerate() {
+        let symbol_index = object::SymbolIndex(relocation.r_sym(endian, false) as usize);
+        let Ok(symbol) = symbols.symbol(symbol_index) else { continue };
+        let Ok(name) = symbols.symbol_name(endian, symbol) else { continue };
+        candidates.push(Candidate {
+            address: entries_start + ENTRY_SIZE * index as u64,
+            size: ENTRY_SIZE,
+            binding: object::elf::STB_GLOBAL,
+            name: format!("{}@plt", String::from_utf8_lossy(name)).into(),
         });
     }
 }
@@ -231,7 +289,9 @@ pub fn demangle(raw_name: &str) -> Box<str> {
     }
     let options = cpp_demangle::DemangleOptions::new().no_params().no_return_type();
     match cpp_demangle::Symbol::new(raw_name).ok().and_then(|symbol| symbol.demangle_with_options(&options).ok()) {
-        Some(demangled) => demangled.into(),
+        // cpp_demangle prints an empty template parameter pack as `, >`
+        // where binutils (and so perf) prints nothing.
+        Some(demangled) => demangled.replace(", >", ">").into(),
         None => raw_name.into(),
     }
 }
@@ -318,6 +378,11 @@ mod tests {
     fn demangles_like_perf() {
         assert_eq!(&*demangle("_ZN2v88internal6StrDupEPKc"), "v8::internal::StrDup");
         assert_eq!(&*demangle("main"), "main");
+        // An empty parameter pack, as binutils prints it.
+        assert_eq!(
+            &*demangle("_ZN2v88internal8compiler12PipelineImpl3RunINS1_17GraphBuilderPhaseEJEEEDaDpOT0_"),
+            "v8::internal::compiler::PipelineImpl::Run<v8::internal::compiler::GraphBuilderPhase>"
+        );
         assert_eq!(&*demangle("_Znot a name"), "_Znot a name");
     }
 

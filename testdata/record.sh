@@ -119,6 +119,32 @@ record_prof() {
   echo "prof $version: $(du -sh "$out" | cut -f1) in $out" >&2
 }
 
+# A small perf.data with its jitdump and code log, and `perf script` of it:
+# tests/perf_data.rs reads the perf.data directly and compares with the
+# perf script path. Native frames are named from the binaries on disk, so
+# the comparison holds on the machine that recorded it (build ids checked).
+record_perf_data() {
+  local node
+  node=$(node_binary 20)
+  local run=$work/perf-data
+  local out=$here/perf-data
+  rm -rf "$run" "$out"
+  mkdir -p "$run" "$out"
+  cp "$here"/programs/*.js "$run"/
+  cd "$run"
+  perf record -q -e cpu-clock -F 499 -k mono -g -o perf.data -- \
+    "$node" --perf-prof --log-code --no-log-source-code --interpreted-frames-native-stack \
+    --logfile=codspeed-v8-%p.log --no-logfile-per-isolate --expose-gc deep.js 600 >/dev/null
+  perf script -i perf.data >perf.script 2>/dev/null
+  local log dump
+  log=$(ls codspeed-v8-*.log)
+  dump=$(ls jit-*.dump)
+  for file in "$log" "$dump" perf.data perf.script; do
+    gzip -9 -n -c "$file" >"$out/$file.gz"
+  done
+  echo "perf-data: $(du -sh "$out" | cut -f1) in $out" >&2
+}
+
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=(18 20 22 24 26 native prof:18 prof:20 prof:22 prof:24 prof:26 perf-data)
 for version in "${versions[@]}"; do
