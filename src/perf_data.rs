@@ -40,6 +40,9 @@ use crate::profile::{ProfileOptions, Profiles};
 use crate::samples::{SampleBuilder, SampleTime};
 use crate::symbols::{MappedFile, SymbolCache};
 
+/// `PROT_EXEC` of `mmap(2)`.
+const PROT_EXEC: u32 = 4;
+
 /// The lowest kernel address on x86-64 and AArch64.
 const KERNEL_ADDRESS_START: u64 = 0xffff_0000_0000_0000;
 
@@ -256,16 +259,12 @@ impl Folding {
                     let event = event_names.get(attr_index).map_or("", String::as_str);
                     self.sample(&sample, event);
                 }
-                EventRecord::Mmap(mmap) => {
-                    if mmap.is_executable {
-                        self.map(mmap.pid, mmap.address, mmap.length, mmap.page_offset, &mmap.path);
-                    }
+                // Only code matters for symbols.
+                EventRecord::Mmap(mmap) if mmap.is_executable => {
+                    self.map(mmap.pid, mmap.address, mmap.length, mmap.page_offset, &mmap.path);
                 }
-                EventRecord::Mmap2(mmap) => {
-                    // PROT_EXEC: only code matters for symbols.
-                    if mmap.protection & 4 != 0 {
-                        self.map(mmap.pid, mmap.address, mmap.length, mmap.page_offset, &mmap.path);
-                    }
+                EventRecord::Mmap2(mmap) if mmap.protection & PROT_EXEC != 0 => {
+                    self.map(mmap.pid, mmap.address, mmap.length, mmap.page_offset, &mmap.path);
                 }
                 EventRecord::Comm(comm) => self.comm(&comm),
                 EventRecord::Fork(fork) => {
@@ -356,7 +355,7 @@ impl Folding {
             self.builder.push_frame(address, "[unknown]", "[unknown]");
             return;
         };
-        if !mapping.is_file() {
+        if !mapping.has_symbols() {
             if mapping.path.starts_with("//anon") || mapping.path.starts_with("[anon") {
                 let module = format!("/tmp/perf-{pid}.map");
                 self.builder.push_frame(address, "[unknown]", &module);

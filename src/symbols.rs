@@ -291,9 +291,30 @@ pub fn demangle(raw_name: &str) -> Box<str> {
     match cpp_demangle::Symbol::new(raw_name).ok().and_then(|symbol| symbol.demangle_with_options(&options).ok()) {
         // cpp_demangle prints an empty template parameter pack as `, >`
         // where binutils (and so perf) prints nothing.
-        Some(demangled) => demangled.replace(", >", ">").into(),
+        Some(demangled) => binutils_thunk_name(raw_name, &demangled.replace(", >", ">")).into(),
         None => raw_name.into(),
     }
+}
+
+/// Thunks as binutils names them (`non-virtual thunk to X`) rather than
+/// cpp_demangle (`{virtual override thunk({offset(-8)}, X)}`).
+fn binutils_thunk_name(raw_name: &str, demangled: &str) -> String {
+    let prefix = if raw_name.starts_with("_ZTh") {
+        "non-virtual thunk to "
+    } else if raw_name.starts_with("_ZTv") {
+        "virtual thunk to "
+    } else if raw_name.starts_with("_ZTc") {
+        "covariant return thunk to "
+    } else {
+        return demangled.to_string();
+    };
+    // `{virtual override thunk({OFFSET}, TARGET)}`: the target follows the
+    // offsets' closing brace.
+    let target = demangled
+        .strip_suffix(")}")
+        .and_then(|inner| inner.find("}, ").map(|comma| &inner[comma + 3..]))
+        .unwrap_or(demangled);
+    format!("{prefix}{target}")
 }
 
 /// The symbols of every file looked up so far, each read once.
@@ -314,7 +335,8 @@ impl SymbolCache {
     /// the file cannot be read or is not ELF.
     pub fn get(&mut self, path: &Path) -> Option<&ElfSymbols> {
         if !self.files.contains_key(path) {
-            let symbols = match ElfSymbols::read(path) {
+            let read = if path == Path::new(VDSO) { read_own_vdso() } else { ElfSymbols::read(path) };
+            let symbols = match read {
                 Ok(symbols) => Some(symbols),
                 Err(error) => {
                     self.notes.push(format!("no symbols: {error}"));
@@ -325,6 +347,31 @@ impl SymbolCache {
         }
         self.files.get(path).and_then(Option::as_ref)
     }
+}
+
+/// The name of the kernel's virtual shared object in mappings.
+pub const VDSO: &str = "[vdso]";
+
+/// The symbols of this process's own vDSO: the kernel maps the same image
+/// into every process, so it names the vDSO frames of the profiled one
+/// (perf saves a copy of it for the same reason). Build ids tell if the
+/// kernel changed since the recording.
+fn read_own_vdso() -> Result<ElfSymbols, SymbolError> {
+    let error = |message: String| SymbolError { path: VDSO.to_string(), message };
+    let maps = std::fs::read_to_string("/proc/self/maps").map_err(|problem| error(problem.to_string()))?;
+    let range = maps
+        .lines()
+        .find(|line| line.ends_with(VDSO))
+        .and_then(|line| line.split_whitespace().next())
+        .and_then(|range| range.split_once('-'))
+        .and_then(|(start, end)| Some((u64::from_str_radix(start, 16).ok()?, u64::from_str_radix(end, 16).ok()?)))
+        .ok_or_else(|| error("not mapped in this process".to_string()))?;
+    let mut image = vec![0; range.1.saturating_sub(range.0) as usize];
+    let mut memory = std::fs::File::open("/proc/self/mem").map_err(|problem| error(problem.to_string()))?;
+    std::io::Seek::seek(&mut memory, std::io::SeekFrom::Start(range.0))
+        .map_err(|problem| error(problem.to_string()))?;
+    std::io::Read::read_exact(&mut memory, &mut image).map_err(|problem| error(problem.to_string()))?;
+    ElfSymbols::parse(&image).map_err(error)
 }
 
 /// A file mapped into a process's address space.
@@ -346,9 +393,10 @@ impl MappedFile {
         self.start <= address && address < self.end
     }
 
-    /// Whether the path names a file (not `[vdso]`, `//anon`, ...).
-    pub fn is_file(&self) -> bool {
-        self.path.starts_with('/') && !self.path.starts_with("//")
+    /// Whether the mapping has ELF symbols to read: a file (not `//anon`,
+    /// `[heap]`, ...), or the kernel's `[vdso]` image.
+    pub fn has_symbols(&self) -> bool {
+        (self.path.starts_with('/') && !self.path.starts_with("//")) || &*self.path == VDSO
     }
 }
 
@@ -356,7 +404,7 @@ impl SymbolCache {
     /// The function at `address` of `mapping`: the address is turned into a
     /// file offset, then into the ELF virtual address of that byte.
     pub fn symbolize(&mut self, mapping: &MappedFile, address: u64) -> Option<SymbolHit<'_>> {
-        if !mapping.is_file() {
+        if !mapping.has_symbols() {
             return None;
         }
         let file_offset = address.checked_sub(mapping.start)?.checked_add(mapping.file_offset)?;
@@ -378,6 +426,16 @@ mod tests {
     fn demangles_like_perf() {
         assert_eq!(&*demangle("_ZN2v88internal6StrDupEPKc"), "v8::internal::StrDup");
         assert_eq!(&*demangle("main"), "main");
+        assert_eq!(
+            &*demangle("_ZTv0_n24_N2v88internal8OFStreamD1Ev"),
+            "virtual thunk to v8::internal::OFStream::~OFStream"
+        );
+        assert_eq!(
+            &*demangle(
+                "_ZThn8_N2v88internal23PointersUpdatingVisitor16VisitRootPointerENS0_4RootEPKcNS0_14FullObjectSlotE"
+            ),
+            "non-virtual thunk to v8::internal::PointersUpdatingVisitor::VisitRootPointer"
+        );
         // An empty parameter pack, as binutils prints it.
         assert_eq!(
             &*demangle("_ZN2v88internal8compiler12PipelineImpl3RunINS1_17GraphBuilderPhaseEJEEEDaDpOT0_"),
