@@ -23,6 +23,7 @@ pub mod jitdump;
 pub mod lookup;
 pub mod perf_data;
 pub mod profile;
+pub mod record;
 pub mod samples;
 pub mod source;
 pub mod symbols;

@@ -13,6 +13,7 @@ use v8inline::input::open_stream;
 use v8inline::lookup::{AddressQuery, describe_address};
 use v8inline::perf_data::{PerfDataOptions, fold_perf_data};
 use v8inline::profile::{ProfileOptions, Profiles};
+use v8inline::record::RecordOptions;
 use v8inline::ticks::{TickOptions, fold_ticks};
 
 /// Expand V8's inlined JavaScript frames in perf profiles.
@@ -92,6 +93,22 @@ struct FoldArgs {
 enum Command {
     /// addr2line for JIT code: print the inline stack at each address.
     Lookup(LookupArgs),
+    /// Profile a node command and write folded stacks and a flame graph
+    /// with inlined frames: `v8inline record -- node app.js`.
+    Record(RecordArgs),
+}
+
+#[derive(Args, Debug)]
+struct RecordArgs {
+    /// Samples per second.
+    #[arg(long, default_value_t = 997, value_name = "HZ")]
+    frequency: u32,
+    /// Where the recording, profile.folded and flamegraph.svg go.
+    #[arg(long, default_value = "v8inline-profile", value_name = "DIR")]
+    output_dir: PathBuf,
+    /// The node command: the node binary, node flags, script and its arguments.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<std::ffi::OsString>,
 }
 
 /// Where the code logs, jitdumps and scripts are.
@@ -156,6 +173,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Lookup(args)) => lookup(args),
+        Some(Command::Record(args)) => record(args),
         None => fold(cli.fold),
     };
     match result {
@@ -222,6 +240,20 @@ fn lookup(args: LookupArgs) -> Result<(), Failure> {
         describe_address(map, query, &mut text);
     }
     std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(())
+}
+
+fn record(args: RecordArgs) -> Result<(), Failure> {
+    let options = RecordOptions {
+        frequency: args.frequency,
+        output_dir: args.output_dir,
+        command: args.command,
+        perf: "perf".into(),
+    };
+    let mut announce = |message: &str| eprintln!("v8inline: {message}");
+    let recording =
+        v8inline::record::record(&options, &mut announce).map_err(|error| Failure::Input(error.to_string()))?;
+    eprint!("{}", recording.report());
     Ok(())
 }
 
