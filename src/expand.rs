@@ -19,8 +19,8 @@ use fxhash::FxHashMap;
 use indexmap::IndexSet;
 
 use crate::collapse::{ExpandedFrames, FrameContext, FrameExpander};
-use crate::inline_map::{CodeId, InlineMap};
-use crate::inline_stack::PositionRule;
+use crate::inline_map::{CodeId, InlineMap, SourceFrame};
+use crate::inline_stack::{FrameFunction, InlineFrame, PositionRule};
 use crate::profile::Profiles;
 
 /// How frames are expanded.
@@ -98,6 +98,33 @@ struct CachedFrame {
     inlined: bool,
 }
 
+/// One expanded code location (a PC in a code object), cached: its id is
+/// its index, which tags the frames for detailed outputs.
+#[derive(Debug, Clone)]
+struct CachedLocation {
+    key: ExpansionKey,
+    /// The frames as folded, innermost first.
+    frames: Vec<CachedFrame>,
+    /// The inline stack they were named from.
+    inline_frames: Vec<InlineFrame>,
+}
+
+/// An expanded code location described for detailed outputs.
+#[derive(Debug, Clone)]
+pub struct LocationDetails<'map> {
+    /// The process's index in [`Profiles::maps`].
+    pub process: usize,
+    /// The process id, if known.
+    pub pid: Option<u32>,
+    /// The sampled runtime address.
+    pub address: u64,
+    /// The code object's jitdump name.
+    pub code_name: &'map str,
+    /// The inline stack at the address, innermost first; the last frame is
+    /// the code object's own function.
+    pub frames: Vec<SourceFrame<'map>>,
+}
+
 /// Expands V8 JIT frames through the loaded (or discovered) profiles.
 pub struct V8Expander {
     profiles: Profiles,
@@ -105,7 +132,9 @@ pub struct V8Expander {
     /// Counts by outcome.
     pub stats: ExpansionStats,
     names: IndexSet<Box<str>, fxhash::FxBuildHasher>,
-    cache: FxHashMap<ExpansionKey, Vec<CachedFrame>>,
+    /// Location id per key; the id indexes `locations`.
+    cache: FxHashMap<ExpansionKey, u32>,
+    locations: Vec<CachedLocation>,
     code_by_index: FxHashMap<(usize, u64), CodeId>,
 }
 
@@ -118,6 +147,7 @@ impl V8Expander {
             stats: ExpansionStats::default(),
             names: IndexSet::default(),
             cache: FxHashMap::default(),
+            locations: Vec::new(),
             code_by_index: FxHashMap::default(),
         }
     }
@@ -161,25 +191,41 @@ impl V8Expander {
         }
     }
 
-    /// Computes the frames of one code offset, once.
-    fn ensure_cached(&mut self, key: ExpansionKey) {
-        if !self.cache.contains_key(&key) {
-            let map: &InlineMap = &self.profiles.maps()[key.process];
-            let mut inline_frames = Vec::new();
-            map.inline_frames(key.code, key.offset, key.rule, &mut inline_frames);
-            let names: Vec<(String, bool)> = inline_frames
-                .iter()
-                .map(|frame| {
-                    let inlined = matches!(frame.function, crate::inline_stack::FrameFunction::Inlined(_));
-                    (map.frame_name(key.code, frame.function).into_owned(), inlined)
-                })
-                .collect();
-            let frames = names
-                .iter()
-                .map(|(name, inlined)| CachedFrame { name: self.intern(name), inlined: *inlined })
-                .collect();
-            self.cache.insert(key, frames);
+    /// The location id of one code offset, computing its frames once.
+    fn cached_location(&mut self, key: ExpansionKey) -> u32 {
+        if let Some(&location) = self.cache.get(&key) {
+            return location;
         }
+        let map: &InlineMap = &self.profiles.maps()[key.process];
+        let mut inline_frames = Vec::new();
+        map.inline_frames(key.code, key.offset, key.rule, &mut inline_frames);
+        let names: Vec<(String, bool)> = inline_frames
+            .iter()
+            .map(|frame| {
+                let inlined = matches!(frame.function, FrameFunction::Inlined(_));
+                (map.frame_name(key.code, frame.function).into_owned(), inlined)
+            })
+            .collect();
+        let frames =
+            names.iter().map(|(name, inlined)| CachedFrame { name: self.intern(name), inlined: *inlined }).collect();
+        let location = u32::try_from(self.locations.len()).unwrap_or(u32::MAX);
+        self.locations.push(CachedLocation { key, frames, inline_frames });
+        self.cache.insert(key, location);
+        location
+    }
+
+    /// Describes a location id that tagged expanded frames.
+    pub fn location_details(&self, location: u32) -> Option<LocationDetails<'_>> {
+        let cached = self.locations.get(location as usize)?;
+        let map = self.profiles.maps().get(cached.key.process)?;
+        let code = map.code(cached.key.code);
+        Some(LocationDetails {
+            process: cached.key.process,
+            pid: map.pid,
+            address: code.address + cached.key.offset,
+            code_name: &code.name,
+            frames: cached.inline_frames.iter().map(|frame| map.describe(cached.key.code, frame)).collect(),
+        })
     }
 }
 
@@ -235,11 +281,12 @@ impl FrameExpander for V8Expander {
             PositionRule::StrictlyBefore
         };
         let key = ExpansionKey { process, code, offset, rule };
-        self.ensure_cached(key);
-        let cached = &self.cache[&key];
+        let location = self.cached_location(key);
+        let cached = &self.locations[location as usize].frames;
         for cached_frame in cached {
             frames.push(&self.names[cached_frame.name as usize], cached_frame.inlined);
         }
+        frames.set_location(location);
         match (has_positions, cached.len()) {
             (false, _) => self.stats.resolved_without_positions += 1,
             (true, 1) => self.stats.resolved_without_inlining += 1,

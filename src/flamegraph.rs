@@ -8,7 +8,7 @@
 use std::io::{self, Write};
 
 use inferno::flamegraph::color::{MultiPalette, Palette};
-use inferno::flamegraph::{self, Options};
+use inferno::flamegraph::{self, Options, TextTruncateDirection};
 
 /// Renders folded lines (`stack count`) as an SVG flame graph titled
 /// `title`. The output depends only on the input: colors come from hashes
@@ -22,5 +22,7 @@ pub fn write_svg<'lines, W: Write>(
     options.colors = Palette::Multi(MultiPalette::Java);
     options.deterministic = true;
     options.title = title.to_string();
+    // Labels start with the function's name; cut the script path instead.
+    options.text_truncate_direction = TextTruncateDirection::Right;
     flamegraph::from_lines(&mut options, folded_lines, output)
 }

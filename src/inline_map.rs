@@ -77,6 +77,8 @@ pub struct SourceFrame<'map> {
     pub position: Option<LineColumn>,
     /// Where `position` comes from.
     pub position_origin: PositionOrigin,
+    /// Where the function itself starts, when its V8 name carries it.
+    pub function_start: Option<LineColumn>,
     /// Whether this function was inlined into the code object.
     pub inlined: bool,
     /// The tier of the code object it runs in.
@@ -293,6 +295,7 @@ impl InlineMap {
             script_name: script_name.unwrap_or(parsed.script),
             position,
             position_origin,
+            function_start: parsed.start,
             inlined: matches!(frame.function, FrameFunction::Inlined(_)),
             tier: host.and_then(|object| object.tier).map(|tier| tier.tier),
         }

@@ -21,6 +21,7 @@ pub mod inline_stack;
 pub mod input;
 pub mod jitdump;
 pub mod lookup;
+pub mod output;
 pub mod perf_data;
 pub mod profile;
 pub mod record;

@@ -1,16 +1,24 @@
 //! The `v8inline` command line: parses arguments and hands over to the library.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use v8inline::collapse::{CollapseOptions, CollapseSummary, collapse};
+use v8inline::collapse::{CollapseOptions, CollapseSummary, Folder, fold_samples};
 use v8inline::expand::{ExpandOptions, ExpansionStats, V8Expander};
 use v8inline::inline_map::SourceOptions;
-use v8inline::input::open_stream;
+use v8inline::input::{open_stream, read_file};
 use v8inline::lookup::{AddressQuery, describe_address};
+use v8inline::output::annotations::{SourceRoot, github_annotations, markdown_summary};
+use v8inline::output::compare::{
+    Shares, github_annotations as compare_annotations, markdown_table, text_table, write_differential_svg,
+};
+use v8inline::output::json::JsonReport;
+use v8inline::output::pprof::write_pprof;
+use v8inline::output::report::{Report, WeightUnit};
+use v8inline::output::stack_profile::StackProfile;
 use v8inline::perf_data::{PerfDataOptions, fold_perf_data};
 use v8inline::profile::{ProfileOptions, Profiles};
 use v8inline::record::RecordOptions;
@@ -87,12 +95,99 @@ struct FoldArgs {
     /// Read perf's samples from this perf.data directly (no `perf script`).
     #[arg(long, value_name = "PERF_DATA", conflicts_with = "perf_script")]
     perf_data: Option<PathBuf>,
+    #[command(flatten)]
+    outputs: OutputArgs,
+}
+
+/// Outputs beside the folded stacks.
+#[derive(Args, Debug)]
+struct OutputArgs {
+    /// Also write a pprof profile (gzipped profile.proto): one location per
+    /// sampled PC, its inlined functions as lines.
+    #[arg(long, value_name = "FILE.pb.gz")]
+    pprof: Option<PathBuf>,
+    /// Write a report per function and source line (self and inclusive
+    /// samples and shares, by tier); see --report-output.
+    #[arg(long, value_name = "FORMAT")]
+    report: Option<ReportFormat>,
+    /// Where --report goes (default: standard output, instead of the folded stacks).
+    #[arg(long, value_name = "FILE", requires = "report")]
+    report_output: Option<PathBuf>,
+    /// Write a summary of the top functions by self and inclusive time; see --summary-output.
+    #[arg(long, value_name = "FORMAT")]
+    summary: Option<SummaryFormat>,
+    /// Where --summary goes (default: standard output, instead of the folded
+    /// stacks); e.g. "$GITHUB_STEP_SUMMARY" (appended to).
+    #[arg(long, value_name = "FILE", requires = "summary")]
+    summary_output: Option<PathBuf>,
+    /// Rows per table of --summary.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    top: usize,
+    /// Write CI annotations on the hottest functions and source lines; see --annotate-output.
+    #[arg(long, value_name = "FORMAT")]
+    annotate: Option<AnnotateFormat>,
+    /// Where --annotate goes (default: standard output, instead of the folded stacks).
+    #[arg(long, value_name = "FILE", requires = "annotate")]
+    annotate_output: Option<PathBuf>,
+    /// At most this many annotations.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    annotate_top: usize,
+    /// Annotate only files under this directory, with paths relative to it
+    /// (also shortens paths in summaries). Default: the current directory.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    source_root: PathBuf,
+}
+
+/// Formats of --report.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum ReportFormat {
+    /// JSON, schema `v8inline-report/1` (see the README).
+    Json,
+}
+
+/// Formats of --summary.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum SummaryFormat {
+    /// A markdown table, e.g. for $GITHUB_STEP_SUMMARY.
+    Markdown,
+}
+
+/// Formats of --annotate.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum AnnotateFormat {
+    /// GitHub Actions workflow commands (`::notice file=...,line=...`).
+    Github,
+}
+
+impl OutputArgs {
+    /// Whether an output needs the detailed stacks.
+    fn needs_details(&self) -> bool {
+        self.pprof.is_some() || self.report.is_some() || self.summary.is_some() || self.annotate.is_some()
+    }
+
+    /// The outputs that write to standard output instead of a file.
+    fn on_standard_output(&self) -> Vec<&'static str> {
+        let mut names = Vec::new();
+        if self.report.is_some() && self.report_output.is_none() {
+            names.push("--report");
+        }
+        if self.summary.is_some() && self.summary_output.is_none() {
+            names.push("--summary");
+        }
+        if self.annotate.is_some() && self.annotate_output.is_none() {
+            names.push("--annotate");
+        }
+        names
+    }
 }
 
 #[derive(Subcommand, Debug)]
 enum Command {
     /// addr2line for JIT code: print the inline stack at each address.
     Lookup(LookupArgs),
+    /// Compare two profiles (folded stacks or JSON reports): each function's
+    /// change of self and inclusive share, worst regression first.
+    Compare(CompareArgs),
     /// Profile a node command and write folded stacks and a flame graph
     /// with inlined frames: `v8inline record -- node app.js`.
     Record(RecordArgs),
@@ -109,6 +204,47 @@ struct RecordArgs {
     /// The node command: the node binary, node flags, script and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<std::ffi::OsString>,
+}
+
+#[derive(Args, Debug)]
+struct CompareArgs {
+    /// The profile before: folded stacks or a `--report json` file.
+    #[arg(value_name = "BASE")]
+    base: PathBuf,
+    /// The profile after, of the same kind.
+    #[arg(value_name = "HEAD")]
+    head: PathBuf,
+    /// Output format.
+    #[arg(long, value_name = "FORMAT", default_value = "text")]
+    format: CompareFormat,
+    /// Rows (or annotations) at most.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    top: usize,
+    /// With --format github: annotate functions whose self or inclusive share
+    /// grew by at least this many percentage points.
+    #[arg(long, value_name = "POINTS", default_value_t = 0.5)]
+    threshold: f64,
+    /// Paths relative to this directory; --format github annotates only files under it.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    source_root: PathBuf,
+    /// Write the comparison here instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Also render a differential flame graph (needs folded stacks): HEAD's
+    /// stacks, red where they grew, blue where they shrank.
+    #[arg(long, value_name = "FILE.svg")]
+    flamegraph: Option<PathBuf>,
+}
+
+/// Formats of `compare`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum CompareFormat {
+    /// An aligned text table.
+    Text,
+    /// A markdown table.
+    Markdown,
+    /// GitHub Actions warnings on regressed functions.
+    Github,
 }
 
 /// Where the code logs, jitdumps and scripts are.
@@ -173,6 +309,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Lookup(args)) => lookup(args),
+        Some(Command::Compare(args)) => compare(args),
         Some(Command::Record(args)) => record(args),
         None => fold(cli.fold),
     };
@@ -243,6 +380,121 @@ fn lookup(args: LookupArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+fn fold(args: FoldArgs) -> Result<(), Failure> {
+    let outputs_on_stdout = args.outputs.on_standard_output();
+    if outputs_on_stdout.len() > 1 {
+        return Err(Failure::Usage(format!(
+            "{} would all write to standard output: give all but one a file (--report-output, --summary-output, \
+             --annotate-output)",
+            outputs_on_stdout.join(" and ")
+        )));
+    }
+    // The flame graph colors frames by their annotations.
+    let annotate_all = args.all || args.flamegraph.is_some();
+    let options = CollapseOptions {
+        include_pid: args.pid,
+        include_tid: args.tid,
+        include_addrs: args.addrs,
+        annotate_kernel: args.annotate_kernel || annotate_all,
+        annotate_jit: args.annotate_jit || annotate_all,
+        annotate_inline: args.annotate_inline || annotate_all,
+        event_filter: args.event_filter.clone(),
+        skip_after: args.skip_after.clone(),
+    };
+    let FoldedSamples { folder, expander, mut summary, input_name } = fold_source(&args, options)?;
+    // Folded stacks are one line per distinct stack: small enough to keep
+    // for the flame graph.
+    let rendered = folder.render();
+    summary.distinct_stacks = rendered.len() as u64;
+    let mut folded = Vec::new();
+    rendered.write_to(&mut folded)?;
+    match &args.output {
+        Some(path) => write_file(path, &folded)?,
+        None if outputs_on_stdout.is_empty() => std::io::stdout().lock().write_all(&folded)?,
+        None => {}
+    }
+    if let Some(svg_path) = &args.flamegraph {
+        let text = String::from_utf8_lossy(&folded);
+        let title = format!("v8inline: {input_name}");
+        let mut svg = Vec::new();
+        v8inline::flamegraph::write_svg(text.lines(), &title, &mut svg)?;
+        write_file(svg_path, &svg)?;
+    }
+    if args.outputs.needs_details() {
+        let profile = StackProfile::from_folder(&folder, &expander, summary.event.clone());
+        write_detailed_outputs(&args.outputs, &profile)?;
+    }
+    if !summary.warnings.is_empty() {
+        eprintln!("v8inline: {input_name}: skipped {}", summary.warnings);
+    }
+    if args.stats {
+        eprint!("{}", stats_report(&summary, &expander.stats));
+    }
+    Ok(())
+}
+
+/// Samples of one source folded, before any output is written.
+struct FoldedSamples {
+    folder: Folder,
+    expander: V8Expander,
+    summary: CollapseSummary,
+    /// The input, for titles and messages.
+    input_name: String,
+}
+
+/// Folds the samples of the source the arguments name: a perf script
+/// (default), `--ticks` or `--perf-data`. Prints the notes of loading.
+fn fold_source(args: &FoldArgs, options: CollapseOptions) -> Result<FoldedSamples, Failure> {
+    let expand = ExpandOptions { exact_pc: args.exact_pc };
+    let record_details = args.outputs.needs_details();
+    let print_notes = |notes: &[String]| notes.iter().for_each(|note| eprintln!("v8inline: {note}"));
+    if let Some(log_path) = &args.ticks {
+        let sources = args.inputs.profile_options().sources;
+        let tick_options = TickOptions { collapse: options, sources, expand, record_details };
+        let report = fold_ticks(log_path, &tick_options).map_err(|error| Failure::Input(error.to_string()))?;
+        print_notes(&report.notes);
+        if args.stats {
+            let native = &report.native;
+            eprintln!(
+                "v8inline: native frames: {} named by ELF symbols, {} in a library without a symbol there, {} outside libraries",
+                native.symbolized, native.in_library_without_symbol, native.outside_libraries
+            );
+        }
+        let input_name = format!("ticks of {}", log_path.display());
+        return Ok(FoldedSamples {
+            folder: report.folder,
+            expander: report.expander,
+            summary: report.summary,
+            input_name,
+        });
+    }
+    if let Some(perf_data_path) = &args.perf_data {
+        let perf_data_options =
+            PerfDataOptions { collapse: options, profiles: args.inputs.profile_options(), expand, record_details };
+        let report =
+            fold_perf_data(perf_data_path, &perf_data_options).map_err(|error| Failure::Input(error.to_string()))?;
+        print_notes(&report.notes);
+        let input_name = perf_data_path.display().to_string();
+        return Ok(FoldedSamples {
+            folder: report.folder,
+            expander: report.expander,
+            summary: report.summary,
+            input_name,
+        });
+    }
+    let profiles = load_profiles(&args.inputs)?;
+    let mut expander = V8Expander::new(profiles, expand);
+    let input_path = args.perf_script.clone().unwrap_or_else(|| PathBuf::from("-"));
+    let input = open_stream(&input_path).map_err(|error| Failure::Input(error.to_string()))?;
+    let mut folder = Folder::new(&options);
+    if record_details {
+        folder.record_details();
+    }
+    let summary = fold_samples(input, &options, &mut expander, &mut folder)?;
+    print_notes(&expander.profiles().notes);
+    Ok(FoldedSamples { folder, expander, summary, input_name: input_path.display().to_string() })
+}
+
 fn record(args: RecordArgs) -> Result<(), Failure> {
     let options = RecordOptions {
         frequency: args.frequency,
@@ -257,89 +509,85 @@ fn record(args: RecordArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn fold(args: FoldArgs) -> Result<(), Failure> {
-    let options = CollapseOptions {
-        include_pid: args.pid,
-        include_tid: args.tid,
-        include_addrs: args.addrs,
-        annotate_kernel: args.annotate_kernel || args.all,
-        annotate_jit: args.annotate_jit || args.all,
-        annotate_inline: args.annotate_inline || args.all,
-        event_filter: args.event_filter.clone(),
-        skip_after: args.skip_after.clone(),
-    };
-    let annotate_all = args.all || args.flamegraph.is_some();
-    let options = CollapseOptions {
-        annotate_kernel: options.annotate_kernel || annotate_all,
-        annotate_jit: options.annotate_jit || annotate_all,
-        annotate_inline: options.annotate_inline || annotate_all,
-        ..options
-    };
-    let expand_options = ExpandOptions { exact_pc: args.exact_pc };
-    if let Some(log_path) = &args.ticks {
-        let tick_options =
-            TickOptions { collapse: options, sources: args.inputs.profile_options().sources, expand: expand_options };
-        let report = fold_ticks(log_path, &tick_options).map_err(|error| Failure::Input(error.to_string()))?;
-        for note in &report.notes {
-            eprintln!("v8inline: {note}");
-        }
-        write_outputs(&args, &report.folded, &format!("v8inline: ticks of {}", log_path.display()))?;
-        if args.stats {
-            eprint!("{}", stats_report(&report.summary, &report.expansion));
-            eprintln!("v8inline: native frames: {:?}", report.native);
-        }
-        return Ok(());
+/// Writes `bytes` to `path`, naming the path in an error.
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    std::fs::write(path, bytes).map_err(|error| Failure::Input(format!("{}: {error}", path.display())))
+}
+
+/// Writes `bytes` to `path`, or to standard output without a path.
+/// `append` adds to an existing file (as $GITHUB_STEP_SUMMARY wants).
+fn write_output(path: Option<&Path>, bytes: &[u8], append: bool) -> Result<(), Failure> {
+    match path {
+        None => Ok(std::io::stdout().lock().write_all(bytes)?),
+        Some(path) if append => std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut file| file.write_all(bytes))
+            .map_err(|error| Failure::Input(format!("{}: {error}", path.display()))),
+        Some(path) => write_file(path, bytes),
     }
-    if let Some(perf_data_path) = &args.perf_data {
-        let perf_data_options =
-            PerfDataOptions { collapse: options, profiles: args.inputs.profile_options(), expand: expand_options };
-        let report =
-            fold_perf_data(perf_data_path, &perf_data_options).map_err(|error| Failure::Input(error.to_string()))?;
-        for note in &report.notes {
-            eprintln!("v8inline: {note}");
+}
+
+/// The outputs built on the detailed stacks: pprof, report, summary, annotations.
+fn write_detailed_outputs(outputs: &OutputArgs, profile: &StackProfile) -> Result<(), Failure> {
+    if let Some(path) = &outputs.pprof {
+        let mut bytes = Vec::new();
+        write_pprof(profile, &mut bytes)?;
+        write_file(path, &bytes)?;
+    }
+    let report = Report::new(profile, WeightUnit::Samples);
+    let root = SourceRoot::new(&outputs.source_root);
+    if outputs.report == Some(ReportFormat::Json) {
+        let mut bytes = Vec::new();
+        JsonReport::new(&report).write(&mut bytes)?;
+        write_output(outputs.report_output.as_deref(), &bytes, false)?;
+    }
+    if outputs.summary == Some(SummaryFormat::Markdown) {
+        let text = markdown_summary(&report, &root, outputs.top);
+        write_output(outputs.summary_output.as_deref(), text.as_bytes(), true)?;
+    }
+    if outputs.annotate == Some(AnnotateFormat::Github) {
+        let mut text = String::new();
+        for annotation in github_annotations(&report, &root, outputs.annotate_top) {
+            text.push_str(&annotation.command());
+            text.push('\n');
         }
-        write_outputs(&args, &report.folded, &format!("v8inline: {}", perf_data_path.display()))?;
-        if args.stats {
-            eprint!("{}", stats_report(&report.summary, &report.expansion));
-        }
-        return Ok(());
-    }
-    let profiles = load_profiles(&args.inputs)?;
-    let mut expander = V8Expander::new(profiles, expand_options);
-    let input_path = args.perf_script.clone().unwrap_or_else(|| PathBuf::from("-"));
-    let input = open_stream(&input_path).map_err(|error| Failure::Input(error.to_string()))?;
-    // Folded stacks are one line per distinct stack: small enough to keep
-    // for the flame graph.
-    let mut folded = Vec::new();
-    let summary = collapse(input, &options, &mut expander, &mut folded)?;
-    write_outputs(&args, &folded, &format!("v8inline: {}", input_path.display()))?;
-    for note in expander.profiles().notes.iter() {
-        eprintln!("v8inline: {note}");
-    }
-    if !summary.warnings.is_empty() {
-        eprintln!("v8inline: {}: skipped {}", input_path.display(), summary.warnings);
-    }
-    if args.stats {
-        eprint!("{}", stats_report(&summary, &expander.stats));
+        write_output(outputs.annotate_output.as_deref(), text.as_bytes(), false)?;
     }
     Ok(())
 }
 
-/// Writes the folded stacks (to `--output` or standard output) and the
-/// flame graph if asked for.
-fn write_outputs(args: &FoldArgs, folded: &[u8], title: &str) -> Result<(), Failure> {
-    match &args.output {
-        Some(path) => {
-            std::fs::write(path, folded).map_err(|error| Failure::Input(format!("{}: {error}", path.display())))?
-        }
-        None => std::io::stdout().lock().write_all(folded)?,
-    }
+fn compare(args: CompareArgs) -> Result<(), Failure> {
+    let read = |path: &Path| -> Result<(String, Shares), Failure> {
+        let bytes = read_file(path).map_err(|error| Failure::Input(error.to_string()))?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let shares = Shares::parse(&text, &path.display().to_string()).map_err(Failure::Input)?;
+        Ok((text, shares))
+    };
+    let (base_text, base) = read(&args.base)?;
+    let (head_text, head) = read(&args.head)?;
+    let changes = v8inline::output::compare::compare(&base, &head);
+    let root = SourceRoot::new(&args.source_root);
+    let text = match args.format {
+        CompareFormat::Text => text_table(&changes, &root, args.top),
+        CompareFormat::Markdown => markdown_table(&changes, &root, args.top),
+        CompareFormat::Github => compare_annotations(&changes, &root, args.threshold / 100.0, args.top)
+            .iter()
+            .map(|annotation| annotation.command() + "\n")
+            .collect(),
+    };
+    write_output(args.output.as_deref(), text.as_bytes(), false)?;
     if let Some(svg_path) = &args.flamegraph {
-        let text = String::from_utf8_lossy(folded);
-        let file = std::fs::File::create(svg_path)
-            .map_err(|error| Failure::Input(format!("{}: {error}", svg_path.display())))?;
-        v8inline::flamegraph::write_svg(text.lines(), title, std::io::BufWriter::new(file))
-            .map_err(|error| Failure::Input(format!("{}: {error}", svg_path.display())))?;
+        if [&base_text, &head_text].iter().any(|text| text.trim_start().starts_with('{')) {
+            return Err(Failure::Usage(
+                "a differential flame graph needs two folded files, not JSON reports".to_string(),
+            ));
+        }
+        let title = format!("v8inline: {} → {}", args.base.display(), args.head.display());
+        let mut svg = Vec::new();
+        write_differential_svg(&base_text, &head_text, &title, &mut svg)?;
+        write_file(svg_path, &svg)?;
     }
     Ok(())
 }

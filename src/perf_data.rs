@@ -56,13 +56,18 @@ pub struct PerfDataOptions {
     pub profiles: ProfileOptions,
     /// JIT frame expansion.
     pub expand: ExpandOptions,
+    /// Keep the detailed stacks for pprof and reports
+    /// ([`Folder::record_details`]).
+    pub record_details: bool,
 }
 
 /// What folding a perf.data did.
-#[derive(Debug, Clone, Default)]
 pub struct PerfDataReport {
-    /// The folded stacks, sorted, one `stack count` line each.
-    pub folded: Vec<u8>,
+    /// The folded samples: render them with [`Folder::render`].
+    pub folder: Folder,
+    /// The expander that named the JIT frames (outputs describe expanded
+    /// frames through it).
+    pub expander: V8Expander,
     /// The folder's summary.
     pub summary: CollapseSummary,
     /// What happened to JIT frames.
@@ -208,8 +213,12 @@ struct Folding {
 
 impl Folding {
     fn new(options: &PerfDataOptions, profiles: Profiles) -> Folding {
+        let mut folder = Folder::new(&options.collapse);
+        if options.record_details {
+            folder.record_details();
+        }
         Folding {
-            folder: Folder::new(&options.collapse),
+            folder,
             expander: V8Expander::new(profiles, options.expand),
             builder: SampleBuilder::new(),
             symbols: SymbolCache::new(),
@@ -402,18 +411,14 @@ impl Folding {
     }
 
     fn finish(mut self) -> PerfDataReport {
-        let rendered = self.folder.render();
-        let mut folded = Vec::new();
-        // Writing into a Vec cannot fail.
-        let _ = rendered.write_to(&mut folded);
         let mut summary = self.folder.summary();
         summary.samples_read = self.samples_read;
         summary.samples_filtered_out = self.samples_filtered_out;
-        summary.distinct_stacks = rendered.len() as u64;
         summary.event = self.selected_event.clone();
         self.notes.extend(self.symbols.notes.iter().cloned());
         self.notes.extend(self.expander.profiles().notes.iter().cloned());
-        PerfDataReport { folded, summary, expansion: self.expander.stats.clone(), notes: self.notes }
+        let expansion = self.expander.stats.clone();
+        PerfDataReport { folder: self.folder, expander: self.expander, summary, expansion, notes: self.notes }
     }
 }
 

@@ -277,11 +277,12 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
                     ..ProfileOptions::default()
                 },
                 expand: ExpandOptions::default(),
+                record_details: false,
             };
             let report =
                 fold_perf_data(&perf_data, &perf_data_options).map_err(|error| RecordError::Fold(error.to_string()))?;
             notes.extend(report.notes);
-            (exit_status, unsupported, report.folded, report.summary, report.expansion.expanded)
+            (exit_status, unsupported, render(&report.folder), report.summary, report.expansion.expanded)
         }
         Sampler::V8Ticks { .. } => {
             let (flags, unsupported) = supported(prof_flags(&output_dir, options.frequency), &known);
@@ -292,10 +293,11 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
                 .map_err(|source| RecordError::Spawn { program: node.to_string_lossy().into_owned(), source })?;
             let log = find_file(&output_dir, "prof-", ".log")
                 .ok_or_else(|| RecordError::Fold(format!("{}: node wrote no prof-PID.log", output_dir.display())))?;
-            let tick_options = TickOptions { collapse, sources, expand: ExpandOptions::default() };
+            let tick_options =
+                TickOptions { collapse, sources, expand: ExpandOptions::default(), record_details: false };
             let report = fold_ticks(&log, &tick_options).map_err(|error| RecordError::Fold(error.to_string()))?;
             notes.extend(report.notes);
-            (exit_status, unsupported, report.folded, report.summary, report.expansion.expanded)
+            (exit_status, unsupported, render(&report.folder), report.summary, report.expansion.expanded)
         }
     };
     let folded_path = output_dir.join(FOLDED_FILE);
@@ -318,6 +320,14 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         unsupported_flags,
         notes,
     })
+}
+
+/// The folded stacks of `folder` as text.
+fn render(folder: &crate::collapse::Folder) -> Vec<u8> {
+    let mut folded = Vec::new();
+    // Writing into a Vec cannot fail.
+    let _ = folder.render().write_to(&mut folded);
+    folded
 }
 
 /// `path` made absolute against the working directory (node runs there

@@ -55,14 +55,19 @@ pub struct TickOptions {
     pub sources: SourceOptions,
     /// JIT frame expansion.
     pub expand: ExpandOptions,
+    /// Keep the detailed stacks for pprof and reports
+    /// ([`Folder::record_details`]).
+    pub record_details: bool,
 }
 
 /// What folding a log's ticks did.
-#[derive(Debug, Clone, Default)]
 pub struct TickReport {
-    /// The folded stacks, sorted, one `stack count` line each (a count is
-    /// a number of ticks).
-    pub folded: Vec<u8>,
+    /// The folded samples (a count is a number of ticks): render them with
+    /// [`Folder::render`].
+    pub folder: Folder,
+    /// The expander that named the JavaScript frames (outputs describe
+    /// expanded frames through it).
+    pub expander: V8Expander,
     /// The folder's summary.
     pub summary: CollapseSummary,
     /// What happened to JavaScript frames.
@@ -111,6 +116,9 @@ pub fn fold_ticks(path: &Path, options: &TickOptions) -> Result<TickReport, Tick
     let map = InlineMap::from_codes(log, codes, Some(pid), options.sources.clone());
     let mut expander = V8Expander::new(Profiles::from_maps(vec![(pid, map)]), options.expand);
     let mut folder = Folder::new(&options.collapse);
+    if options.record_details {
+        folder.record_details();
+    }
     let mut builder = SampleBuilder::new();
     let mut symbols = SymbolCache::new();
     let mut native = NativeFrameStats::default();
@@ -118,16 +126,12 @@ pub fn fold_ticks(path: &Path, options: &TickOptions) -> Result<TickReport, Tick
         build_sample(tick, pid, &libraries, &mut symbols, expander.profiles(), &mut builder, &mut native);
         folder.add_sample(&builder.sample(None), &mut expander);
     }
-    let rendered = folder.render();
-    let mut folded = Vec::new();
-    // Writing into a Vec cannot fail.
-    let _ = rendered.write_to(&mut folded);
     let mut summary = folder.summary();
     summary.samples_read = ticks.len() as u64;
-    summary.distinct_stacks = rendered.len() as u64;
     notes.extend(symbols.notes);
     notes.extend(expander.profiles().notes.iter().cloned());
-    Ok(TickReport { folded, summary, expansion: expander.stats.clone(), native, notes })
+    let expansion = expander.stats.clone();
+    Ok(TickReport { folder, expander, summary, expansion, native, notes })
 }
 
 /// The log's `shared-library` records as mappings. V8 writes each library's

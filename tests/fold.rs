@@ -5,25 +5,13 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::path::Path;
 use std::process::Command;
 
-use common::{NODE_VERSIONS, assert_matches_expected, jitdump_path, log_path, recording_dir, recording_file};
+use common::{
+    NODE_VERSIONS, assert_matches_expected, function_at_line, gunzip, jitdump_path, log_path, recording_dir,
+    recording_file, tempdir, v8inline,
+};
 use inferno::collapse::Collapse;
-
-fn gunzip(path: &Path) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()).read_to_end(&mut bytes).unwrap();
-    bytes
-}
-
-/// Runs `v8inline` with `args`, returns standard output.
-fn v8inline(args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_v8inline")).args(args).output().unwrap();
-    assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8(output.stdout).unwrap()
-}
 
 fn fold_recording(version: u32, script: &str, extra: &[&str]) -> String {
     let log = log_path(version).display().to_string();
@@ -168,29 +156,6 @@ fn profiles_without_v8_frames_are_byte_identical_to_inferno() {
     let output = Command::new(env!("CARGO_BIN_EXE_v8inline")).arg(&node_script).current_dir(&dir).output().unwrap();
     assert!(output.status.success());
     assert_eq!(String::from_utf8(output.stdout).unwrap(), inferno_fold(&gunzip(&node_script), |_| {}));
-}
-
-fn tempdir() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("v8inline-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Functions by line: lib.js keeps its functions on lines 1-13 and deep.js
-/// starts its own after line 15 (see testdata/programs/deep.js).
-fn function_at_line(line: u64) -> Option<&'static str> {
-    const FUNCTIONS: [(&str, u64, u64); 9] = [
-        ("mix", 3, 8),
-        ("scale", 10, 12),
-        ("square", 16, 18),
-        ("weigh", 20, 24),
-        ("combine", 26, 30),
-        ("kernel", 32, 38),
-        ("readWeight", 42, 44),
-        ("sumWeights", 46, 50),
-        ("makeItems", 52, 61),
-    ];
-    FUNCTIONS.iter().find(|(_, first, last)| (*first..=*last).contains(&line)).map(|(name, _, _)| *name)
 }
 
 fn shares(counts: &BTreeMap<String, u64>) -> BTreeMap<String, f64> {

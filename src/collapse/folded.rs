@@ -40,6 +40,67 @@ pub struct FoldedStack<'a> {
     pub count: u64,
 }
 
+/// Where a frame of a detailed stack came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FrameOrigin {
+    /// Named by inferno's rules (native, kernel, unexpanded JIT code, the
+    /// root frame): the name is all there is.
+    PassedThrough(PassedThroughKind),
+    /// Produced by an expander for a code location it tagged (see
+    /// [`ExpandedFrames::set_location`](super::ExpandedFrames::set_location)).
+    Expanded {
+        /// The expander's location id.
+        location: u32,
+        /// The frame's index in that location's frames, 0 = innermost.
+        inline_depth: u16,
+    },
+    /// Produced by an expander that gave no location.
+    ExpandedWithoutLocation,
+}
+
+/// What a passed-through frame is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PassedThroughKind {
+    /// The root frame: the command (process) name.
+    Root,
+    /// Kernel code.
+    Kernel,
+    /// JIT code (a perf map or `perf inject -j` image) that was not expanded.
+    Jit,
+    /// Any other code.
+    Native,
+}
+
+/// One frame of a detailed stack: its folded name and where it came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DetailedFrame {
+    /// The interned folded name.
+    pub frame: FrameId,
+    /// Where it came from.
+    pub origin: FrameOrigin,
+}
+
+/// The samples and count of one detailed stack.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct StackWeight {
+    /// How many samples.
+    samples: u64,
+    /// The sum of their periods (or 1s).
+    count: u64,
+}
+
+/// One distinct detailed stack: frames with their code locations, so two
+/// samples at different PCs of the same functions stay apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DetailedStack<'a> {
+    /// The frames, leaf first, as in [`FoldedStack::frames`].
+    pub frames: &'a [DetailedFrame],
+    /// How many samples had this stack.
+    pub samples: u64,
+    /// The sum of their periods (or 1s).
+    pub count: u64,
+}
+
 /// One line of folded output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FoldedLine<'a> {
@@ -152,6 +213,17 @@ pub struct Folder {
     expanded: ExpandedFrames,
     /// Counters.
     counters: FolderCounters,
+    /// Detailed stacks, when recorded (see [`Folder::record_details`]).
+    details: Option<DetailRecorder>,
+}
+
+/// The detailed stacks of a [`Folder`].
+#[derive(Default)]
+struct DetailRecorder {
+    /// The detailed stack being built, parallel to `Folder::stack`.
+    stack: Vec<DetailedFrame>,
+    /// Samples and count per distinct detailed stack.
+    weights: FxHashMap<Box<[DetailedFrame]>, StackWeight>,
 }
 
 impl Folder {
@@ -173,6 +245,36 @@ impl Folder {
             name: String::with_capacity(256),
             expanded: ExpandedFrames::new(),
             counters: FolderCounters::default(),
+            details: None,
+        }
+    }
+
+    /// Also keeps each distinct stack with the code location of every
+    /// expanded frame and a sample count, for outputs that need more than
+    /// folded text (pprof, reports). Call before adding samples.
+    pub fn record_details(&mut self) {
+        self.details.get_or_insert_with(DetailRecorder::default);
+    }
+
+    /// The detailed stacks, in no particular order (none unless
+    /// [`Folder::record_details`] was called).
+    pub fn detailed_stacks(&self) -> impl Iterator<Item = DetailedStack<'_>> + '_ {
+        self.details.iter().flat_map(|details| {
+            details.weights.iter().map(|(frames, weight)| DetailedStack {
+                frames,
+                samples: weight.samples,
+                count: weight.count,
+            })
+        })
+    }
+
+    /// Records the origin of the frames pushed to `stack` since it had
+    /// `previous_length` frames.
+    fn record_origins(&mut self, previous_length: usize, origin: impl Fn(usize) -> FrameOrigin) {
+        if let Some(details) = &mut self.details {
+            for (index, &frame) in self.stack[previous_length..].iter().enumerate() {
+                details.stack.push(DetailedFrame { frame, origin: origin(index) });
+            }
         }
     }
 
@@ -181,6 +283,9 @@ impl Folder {
     pub fn add_sample(&mut self, sample: &Sample<'_>, expander: &mut dyn FrameExpander) {
         let is_java = sample.comm.starts_with("java");
         self.stack.clear();
+        if let Some(details) = &mut self.details {
+            details.stack.clear();
+        }
         let mut cut = false;
         let mut in_kernel_prefix = true;
         for (index, line) in sample.frames().enumerate() {
@@ -204,12 +309,30 @@ impl Folder {
                 module: line.module,
             };
             self.expanded.clear();
+            let previous_length = self.stack.len();
             cut = if expander.expand(&context, &mut self.expanded) {
                 self.counters.stack_lines_expanded += 1;
-                self.push_expanded_frames(&line, is_java)
+                let cut = self.push_expanded_frames(&line, is_java);
+                let location = self.expanded.location();
+                self.record_origins(previous_length, |index| match location {
+                    Some(location) => {
+                        FrameOrigin::Expanded { location, inline_depth: u16::try_from(index).unwrap_or(u16::MAX) }
+                    }
+                    None => FrameOrigin::ExpandedWithoutLocation,
+                });
+                cut
             } else {
                 self.counters.stack_lines_passed_through += 1;
-                self.push_passed_through_frames(&line, is_java)
+                let cut = self.push_passed_through_frames(&line, is_java);
+                let kind = if is_kernel_module(line.module) {
+                    PassedThroughKind::Kernel
+                } else if is_jit_module(line.module) {
+                    PassedThroughKind::Jit
+                } else {
+                    PassedThroughKind::Native
+                };
+                self.record_origins(previous_length, |_| FrameOrigin::PassedThrough(kind));
+                cut
             };
             if cut {
                 break;
@@ -231,8 +354,17 @@ impl Folder {
             );
             let root = intern(&mut self.frame_names, &self.name);
             self.stack.push(root);
+            self.record_origins(self.stack.len() - 1, |_| FrameOrigin::PassedThrough(PassedThroughKind::Root));
         }
         let weight = sample.weight();
+        if let Some(details) = &mut self.details {
+            let entry = match details.weights.get_mut(details.stack.as_slice()) {
+                Some(entry) => entry,
+                None => details.weights.entry(details.stack.as_slice().into()).or_default(),
+            };
+            entry.samples += 1;
+            entry.count = entry.count.wrapping_add(weight);
+        }
         match self.stack_counts.get_mut(self.stack.as_slice()) {
             Some(count) => *count = count.wrapping_add(weight),
             None => {

@@ -19,7 +19,10 @@ use std::io::{self, BufRead, Write};
 
 use crate::samples::{EventSelection, PerfScriptReader, ReaderWarnings, SampleTime};
 
-pub use folded::{FoldedLine, FoldedStack, Folder, FrameId, RenderedStacks};
+pub use folded::{
+    DetailedFrame, DetailedStack, FoldedLine, FoldedStack, Folder, FrameId, FrameOrigin, PassedThroughKind,
+    RenderedStacks,
+};
 
 /// Options of the collapser, with inferno's meanings and defaults.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -114,6 +117,9 @@ pub struct ExpandedFrames {
     names: String,
     /// Each frame's range in `names` and its inlined flag.
     entries: Vec<ExpandedEntry>,
+    /// The expander's id for the code location the frames stand for, which
+    /// detailed outputs (pprof, reports) resolve through the expander.
+    location: Option<u32>,
 }
 
 /// One frame of [`ExpandedFrames`].
@@ -159,10 +165,22 @@ impl ExpandedFrames {
         self.entries.is_empty()
     }
 
-    /// Removes all frames.
+    /// Removes all frames and the location.
     pub fn clear(&mut self) {
         self.names.clear();
         self.entries.clear();
+        self.location = None;
+    }
+
+    /// Tags the frames with the expander's id for their code location (one
+    /// sampled PC), so that detailed outputs can ask the expander about it.
+    pub fn set_location(&mut self, location: u32) {
+        self.location = Some(location);
+    }
+
+    /// The location id set by [`ExpandedFrames::set_location`].
+    pub fn location(&self) -> Option<u32> {
+        self.location
     }
 
     /// The frame at `index` (0 = innermost).
@@ -253,15 +271,29 @@ pub fn collapse<R: BufRead, W: Write>(
     expander: &mut dyn FrameExpander,
     output: W,
 ) -> io::Result<CollapseSummary> {
-    let mut reader = PerfScriptReader::new(input).with_event_selection(options.event_selection());
     let mut folder = Folder::new(options);
+    let mut summary = fold_samples(input, options, expander, &mut folder)?;
+    let rendered = folder.render();
+    rendered.write_to(output)?;
+    summary.distinct_stacks = rendered.len() as u64;
+    Ok(summary)
+}
+
+/// Reads `perf script` text from `input` and folds its samples into
+/// `folder` with `expander`, for callers that want more than the folded text
+/// (see [`Folder::record_details`]). The summary's `distinct_stacks` counts
+/// distinct frame sequences.
+pub fn fold_samples<R: BufRead>(
+    input: R,
+    options: &CollapseOptions,
+    expander: &mut dyn FrameExpander,
+    folder: &mut Folder,
+) -> io::Result<CollapseSummary> {
+    let mut reader = PerfScriptReader::new(input).with_event_selection(options.event_selection());
     while let Some(sample) = reader.next_sample()? {
         folder.add_sample(&sample, expander);
     }
-    let rendered = folder.render();
-    rendered.write_to(output)?;
     let mut summary = folder.summary();
-    summary.distinct_stacks = rendered.len() as u64;
     let statistics = reader.statistics();
     summary.samples_read = statistics.samples + statistics.samples_filtered_out;
     summary.samples_filtered_out = statistics.samples_filtered_out;

@@ -1,7 +1,9 @@
 //! Shared helpers for the integration tests: the real recordings in testdata/.
 #![allow(dead_code)]
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// The node versions recorded in testdata/.
 pub const NODE_VERSIONS: [u32; 5] = [18, 20, 22, 24, 26];
@@ -58,4 +60,42 @@ pub fn assert_matches_expected(actual: &str, expected_path: &Path) {
             actual.lines().nth(first_difference)
         );
     }
+}
+
+/// The bytes of a gzipped file.
+pub fn gunzip(path: &Path) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()).read_to_end(&mut bytes).unwrap();
+    bytes
+}
+
+/// Runs `v8inline` with `args`, returns standard output.
+pub fn v8inline(args: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_v8inline")).args(args).output().unwrap();
+    assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// A scratch directory for this test process.
+pub fn tempdir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("v8inline-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Functions by line: lib.js keeps its functions on lines 1-13 and deep.js
+/// starts its own after line 15 (see testdata/programs/deep.js).
+pub fn function_at_line(line: u64) -> Option<&'static str> {
+    const FUNCTIONS: [(&str, u64, u64); 9] = [
+        ("mix", 3, 8),
+        ("scale", 10, 12),
+        ("square", 16, 18),
+        ("weigh", 20, 24),
+        ("combine", 26, 30),
+        ("kernel", 32, 38),
+        ("readWeight", 42, 44),
+        ("sumWeights", 46, 50),
+        ("makeItems", 52, 61),
+    ];
+    FUNCTIONS.iter().find(|(_, first, last)| (*first..=*last).contains(&line)).map(|(name, _, _)| *name)
 }
