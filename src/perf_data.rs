@@ -136,7 +136,7 @@ impl AddressSpace {
             if existing.end > mapping.end {
                 let after = MappedFile {
                     start: mapping.end,
-                    file_offset: existing.file_offset + (mapping.end - existing.start),
+                    file_offset: existing.file_offset.wrapping_add(mapping.end - existing.start),
                     ..existing
                 };
                 self.mappings.insert(after.start, after);

@@ -142,7 +142,7 @@ impl ElfSymbols {
         self.segments
             .iter()
             .find(|segment| file_offset >= segment.file_offset && file_offset - segment.file_offset < segment.file_size)
-            .map(|segment| file_offset - segment.file_offset + segment.virtual_address)
+            .map(|segment| (file_offset - segment.file_offset).wrapping_add(segment.virtual_address))
     }
 
     /// The function containing the virtual address `address`, if any.
@@ -217,7 +217,7 @@ fn push_plt_symbols(bytes: &[u8], candidates: &mut Vec<Candidate>) {
     let entries_start = match sections.section_by_name(endian, b".plt.sec") {
         Some((_, section)) => section.sh_addr(endian),
         None => match sections.section_by_name(endian, b".plt") {
-            Some((_, section)) => section.sh_addr(endian) + ENTRY_SIZE,
+            Some((_, section)) => section.sh_addr(endian).wrapping_add(ENTRY_SIZE),
             None => return,
         },
     };
@@ -229,7 +229,7 @@ fn push_plt_symbols(bytes: &[u8], candidates: &mut Vec<Candidate>) {
         let Ok(symbol) = symbols.symbol(symbol_index) else { continue };
         let Ok(name) = symbols.symbol_name(endian, symbol) else { continue };
         candidates.push(Candidate {
-            address: entries_start + ENTRY_SIZE * index as u64,
+            address: entries_start.wrapping_add(ENTRY_SIZE.wrapping_mul(index as u64)),
             size: ENTRY_SIZE,
             binding: object::elf::STB_GLOBAL,
             name: format!("{}@plt", String::from_utf8_lossy(name)).into(),
