@@ -123,7 +123,14 @@ pub fn fold_ticks(path: &Path, options: &TickOptions) -> Result<TickReport, Tick
     let mut symbols = SymbolCache::new();
     let mut native = NativeFrameStats::default();
     for tick in &ticks {
-        build_sample(tick, pid, &libraries, &mut symbols, expander.profiles(), &mut builder, &mut native);
+        let mut context = TickContext {
+            libraries: &libraries,
+            symbols: &mut symbols,
+            profiles: expander.profiles(),
+            log_line: tick.log_line,
+            native: &mut native,
+        };
+        build_sample(tick, pid, &mut context, &mut builder);
         folder.add_sample(&builder.sample(None), &mut expander);
     }
     let mut summary = folder.summary();
@@ -191,30 +198,37 @@ fn jit_code(log: &CodeLog, id: CodeObjectId, address: u64, log_line: u64) -> Jit
     }
 }
 
+/// What naming the frames of a tick needs besides the tick.
+struct TickContext<'context> {
+    /// The log's libraries.
+    libraries: &'context [MappedFile],
+    /// Their symbols.
+    symbols: &'context mut SymbolCache,
+    /// The code objects.
+    profiles: &'context Profiles,
+    /// The tick's line in the log: its time.
+    log_line: u64,
+    /// Counters.
+    native: &'context mut NativeFrameStats,
+}
+
 /// Fills `builder` with the frames of one tick.
-fn build_sample(
-    tick: &Tick,
-    pid: u32,
-    libraries: &[MappedFile],
-    symbols: &mut SymbolCache,
-    profiles: &Profiles,
-    builder: &mut SampleBuilder,
-    native: &mut NativeFrameStats,
-) {
+fn build_sample(tick: &Tick, pid: u32, context: &mut TickContext<'_>, builder: &mut SampleBuilder) {
     builder.start(COMMAND_NAME, pid, pid, Some(SampleTime { nanoseconds: tick.log_line, resolution_nanoseconds: 1 }));
     // tickprocessor.mjs `processTick`: in an external callback the PC may
     // point into the callback, which would look like a self-call.
     let program_counter = if tick.external_callback { tick.top_of_stack_or_callback } else { tick.pc };
-    push_frame(program_counter, FrameKind::ProgramCounter, libraries, symbols, builder, native);
+    push_frame(program_counter, FrameKind::ProgramCounter, context, builder);
+    let top_of_stack = tick.top_of_stack_or_callback;
     if !tick.external_callback
-        && tick.top_of_stack_or_callback != 0
-        && is_javascript_code(profiles, tick.top_of_stack_or_callback, tick.log_line)
-        && !libraries.iter().any(|library| library.contains(tick.top_of_stack_or_callback))
+        && top_of_stack != 0
+        && is_javascript_code(context.profiles, top_of_stack, tick.log_line)
+        && !context.libraries.iter().any(|library| library.contains(top_of_stack))
     {
-        push_frame(tick.top_of_stack_or_callback, FrameKind::ReturnAddress, libraries, symbols, builder, native);
+        push_frame(top_of_stack, FrameKind::ReturnAddress, context, builder);
     }
     for &address in &tick.frames {
-        push_frame(address, FrameKind::ReturnAddressOrCFunction, libraries, symbols, builder, native);
+        push_frame(address, FrameKind::ReturnAddressOrCFunction, context, builder);
     }
 }
 
@@ -226,6 +240,11 @@ fn is_javascript_code(profiles: &Profiles, address: u64, log_line: u64) -> bool 
         .filter(|found| found.time_matched)
         .and_then(|found| map.log_object(found.code))
         .is_some_and(|object| object.function.is_some())
+}
+
+/// Whether a code object covering `address` was created before `log_line`.
+fn is_live_code(profiles: &Profiles, address: u64, log_line: u64) -> bool {
+    profiles.maps().first().and_then(|map| map.find(address, Some(log_line))).is_some_and(|found| found.time_matched)
 }
 
 /// What an address of a tick is.
@@ -244,18 +263,16 @@ enum FrameKind {
 }
 
 /// Pushes one frame: a library's symbol, or a raw address for the expander.
-fn push_frame(
-    address: u64,
-    kind: FrameKind,
-    libraries: &[MappedFile],
-    symbols: &mut SymbolCache,
-    builder: &mut SampleBuilder,
-    native: &mut NativeFrameStats,
-) {
+fn push_frame(address: u64, kind: FrameKind, context: &mut TickContext<'_>, builder: &mut SampleBuilder) {
+    let TickContext { libraries, symbols, profiles, log_line, native } = context;
     // The newest library record covering the address wins.
     let Some(library) = libraries.iter().rev().find(|library| library.contains(address)) else {
         native.outside_libraries += 1;
-        builder.push_frame(address, "[unknown]", "[unknown]");
+        // The expander resolves `[unknown]` frames; code created only after
+        // the tick is not there yet (the tick processor says unknown), and
+        // the module `unknown` is named `[unknown]` too but not resolved.
+        let module = if is_live_code(profiles, address, *log_line) { "[unknown]" } else { "unknown" };
+        builder.push_frame(address, "[unknown]", module);
         return;
     };
     // A return address points after its call, possibly past the caller's end.
@@ -274,5 +291,70 @@ fn push_frame(
             native.in_library_without_symbol += 1;
             builder.push_frame(address, "[unknown]", &library.path);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Folds a hand-written log; returns the folded text and the notes.
+    fn fold(log: &str) -> (String, Vec<String>) {
+        let directory = std::env::temp_dir().join(format!("v8inline-ticks-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&directory).unwrap();
+        let path = directory.join(format!("prof-{}.log", log.len()));
+        std::fs::write(&path, log).unwrap();
+        let report = fold_ticks(&path, &TickOptions::default());
+        std::fs::remove_file(&path).unwrap();
+        let report = report.unwrap();
+        let mut folded = Vec::new();
+        report.folder.render().write_to(&mut folded).unwrap();
+        (String::from_utf8(folded).unwrap(), report.notes)
+    }
+
+    #[test]
+    fn frames_as_the_tick_processor_finds_them() {
+        let log = "\
+shared-library,/nonexistent/libfake.so,0x1000,0x2000,0
+code-creation,JS,10,100,0x5000,256,outer /app/a.js:1:1,0x9000,~
+code-creation,JS,10,101,0x6000,256,inner /app/a.js:5:1,0x9100,*
+tick,0x6010,200,0,0x5050,0,0x5060
+tick,0x1500,201,1,0x6020,6,0x5060
+tick,0x7010,202,0,0x0,0
+code-creation,JS,10,103,0x7000,256,late /app/a.js:9:1,0x9200,*
+tick,0x7010,204,0,0x0,0
+code-move,0x5000,0x8000
+tick,0x8010,205,0,0x0,0
+tick,0x1800,206,0,0x0,0,0x6030
+tick,not an address
+";
+        let (folded, notes) = fold(log);
+        assert_eq!(
+            folded,
+            "\
+node;JS:*inner /app/a.js:5:1;[libfake.so] 1
+node;JS:*late /app/a.js:9:1 1
+node;JS:~outer /app/a.js:1:1 1
+node;JS:~outer /app/a.js:1:1;JS:*inner /app/a.js:5:1 1
+node;JS:~outer /app/a.js:1:1;JS:~outer /app/a.js:1:1;JS:*inner /app/a.js:5:1 1
+node;[unknown] 1
+"
+        );
+        // The PC of an external callback is replaced by the callback (tick 2);
+        // a top of stack in JavaScript is the PC's caller (tick 1); an
+        // address resolves to code created before the tick (tick 3, 4) and
+        // follows code-moves (tick 5).
+        assert!(notes.iter().any(|note| note.ends_with(".log:12: tick: field 2: expected a pc")), "{notes:?}");
+        assert!(notes.iter().any(|note| note.contains("/nonexistent/libfake.so")), "{notes:?}");
+    }
+
+    #[test]
+    fn a_log_without_ticks_is_an_error() {
+        let directory = std::env::temp_dir();
+        let path = directory.join(format!("v8inline-no-ticks-{}.log", std::process::id()));
+        std::fs::write(&path, "code-creation,JS,10,100,0x5000,256,outer /app/a.js:1:1,0x9000,~\n").unwrap();
+        let result = fold_ticks(&path, &TickOptions::default());
+        std::fs::remove_file(&path).unwrap();
+        assert!(matches!(result, Err(TickError::NoTicks(_))));
     }
 }
