@@ -185,6 +185,32 @@ impl KernelSymbols {
     }
 }
 
+/// The name perf gives the kernel in build ids and frames.
+const KERNEL_DSO: &str = "[kernel.kallsyms]";
+
+/// The `NT_GNU_BUILD_ID` note in an ELF note section's bytes (native byte
+/// order, as `/sys/kernel/notes`): `namesz, descsz, type`, then the name and
+/// the description, each padded to 4 bytes.
+fn gnu_build_id(notes: &[u8]) -> Option<Vec<u8>> {
+    const NT_GNU_BUILD_ID: u32 = 3;
+    let padded = |length: usize| length.checked_add(3).map(|length| length & !3);
+    let mut rest = notes;
+    while rest.len() >= 12 {
+        let word = |index: usize| u32::from_ne_bytes([rest[index], rest[index + 1], rest[index + 2], rest[index + 3]]);
+        let (name_size, description_size, note_type) = (word(0) as usize, word(4) as usize, word(8));
+        let name_end = 12usize.checked_add(padded(name_size)?)?;
+        let description_end = name_end.checked_add(padded(description_size)?)?;
+        if description_end > rest.len() {
+            return None;
+        }
+        if note_type == NT_GNU_BUILD_ID && rest.get(12..12 + name_size) == Some(b"GNU\0".as_slice()) {
+            return Some(rest[name_end..name_end + description_size].to_vec());
+        }
+        rest = &rest[description_end..];
+    }
+    None
+}
+
 /// The state of one fold.
 struct Folding {
     folder: Folder,
@@ -349,14 +375,17 @@ impl Folding {
         use std::fmt::Write;
         self.symbol_text.clear();
         if address >= KERNEL_ADDRESS_START {
-            let kernel = self.kernel.get_or_insert_with(KernelSymbols::load);
+            if self.kernel.is_none() {
+                self.kernel = Some(self.load_kernel_symbols());
+            }
+            let Some(kernel) = &self.kernel else { return };
             match kernel.lookup(address) {
                 Some((name, offset)) => {
                     let _ = write!(self.symbol_text, "{name}+0x{offset:x}");
                 }
                 None => self.symbol_text.push_str("[unknown]"),
             }
-            self.builder.push_frame(address, &self.symbol_text, "[kernel.kallsyms]");
+            self.builder.push_frame(address, &self.symbol_text, KERNEL_DSO);
             return;
         }
         let Some(mapping) = self.processes.get(&pid).and_then(|space| space.find(address)) else {
@@ -385,6 +414,22 @@ impl Folding {
             }
             None => self.builder.push_frame(address, "[unknown]", &mapping.path),
         }
+    }
+
+    /// This machine's kernel symbols, unless perf recorded another kernel
+    /// (its build id differs from `/sys/kernel/notes`).
+    fn load_kernel_symbols(&mut self) -> KernelSymbols {
+        let recorded = self.recorded_build_ids.get(KERNEL_DSO);
+        let running = std::fs::read("/sys/kernel/notes").ok().and_then(|notes| gnu_build_id(&notes));
+        if let (Some(recorded), Some(running)) = (recorded, running)
+            && !recorded.starts_with(&running)
+        {
+            self.notes.push(format!(
+                "{KERNEL_DSO}: the recording is of another kernel (build id differs): kernel frames are not symbolized"
+            ));
+            return KernelSymbols::default();
+        }
+        KernelSymbols::load()
     }
 
     /// Whether the file on disk is the one perf saw (when perf recorded its
@@ -428,6 +473,25 @@ mod tests {
 
     fn mapping(start: u64, end: u64, file_offset: u64, path: &str) -> MappedFile {
         MappedFile { start, end, file_offset, path: path.into() }
+    }
+
+    #[test]
+    fn reads_the_gnu_build_id_note() {
+        let mut notes = Vec::new();
+        for (name, note_type, description) in [(&b"Xen\0"[..], 1u32, &[9u8; 3][..]), (b"GNU\0", 3, &[0xab; 20])] {
+            notes.extend((name.len() as u32).to_ne_bytes());
+            notes.extend((description.len() as u32).to_ne_bytes());
+            notes.extend(note_type.to_ne_bytes());
+            notes.extend(name);
+            notes.extend(description);
+            notes.resize(notes.len().next_multiple_of(4), 0);
+        }
+        assert_eq!(gnu_build_id(&notes), Some(vec![0xab; 20]));
+        assert_eq!(gnu_build_id(&notes[..notes.len() - 1]), None);
+        assert_eq!(gnu_build_id(&[0xff; 12]), None);
+        if let Ok(running) = std::fs::read("/sys/kernel/notes") {
+            assert!(gnu_build_id(&running).is_some_and(|id| id.len() == 20));
+        }
     }
 
     #[test]
