@@ -22,8 +22,6 @@ use std::sync::OnceLock;
 use fxhash::FxHashMap;
 use object::{Object, ObjectSegment, ObjectSymbol, SymbolFlags};
 
-use crate::input::read_file;
-
 use object::elf::{STB_GLOBAL, STB_WEAK, STT_FUNC, STT_GNU_IFUNC};
 
 /// A file's function symbols could not be read.
@@ -86,13 +84,10 @@ impl ElfSymbols {
     /// matched by build id, as perf and gdb look for it), its fuller symbol
     /// table is used: distributions strip local functions from libraries.
     pub fn read(path: &Path) -> Result<ElfSymbols, SymbolError> {
-        let bytes = read_file(path)
-            .map_err(|error| SymbolError { path: path.display().to_string(), message: error.source.to_string() })?;
-        let mut symbols =
-            ElfSymbols::parse(&bytes).map_err(|message| SymbolError { path: path.display().to_string(), message })?;
+        let error = |message: String| SymbolError { path: path.display().to_string(), message };
+        let mut symbols = ElfSymbols::read_sections(path).map_err(error)?;
         if let Some(debug_path) = symbols.build_id.as_deref().and_then(debug_file_path)
-            && let Ok(debug_bytes) = std::fs::read(&debug_path)
-            && let Ok(debug_symbols) = ElfSymbols::parse(&debug_bytes)
+            && let Ok(debug_symbols) = ElfSymbols::read_sections(&debug_path)
             && debug_symbols.build_id == symbols.build_id
             && debug_symbols.symbols.len() > symbols.symbols.len()
         {
@@ -101,15 +96,27 @@ impl ElfSymbols {
         Ok(symbols)
     }
 
+    /// Reads the symbols of an ELF file, reading only the parts needed (a
+    /// binary with debug info is mostly other sections: node's is 99 MB).
+    fn read_sections(path: &Path) -> Result<ElfSymbols, String> {
+        let file = std::fs::File::open(path).map_err(|error| error.to_string())?;
+        ElfSymbols::parse_data(&object::ReadCache::new(file))
+    }
+
     /// Parses the symbols of an ELF file in memory.
     pub fn parse(bytes: &[u8]) -> Result<ElfSymbols, String> {
-        let file = object::File::parse(bytes).map_err(|error| error.to_string())?;
+        ElfSymbols::parse_data(bytes)
+    }
+
+    /// Parses the symbols of an ELF file from `data`.
+    fn parse_data<'data, Data: object::ReadRef<'data>>(data: Data) -> Result<ElfSymbols, String> {
+        let file = object::File::parse(data).map_err(|error| error.to_string())?;
         let mut candidates = Vec::new();
         push_function_symbols(file.symbols(), &mut candidates);
         if candidates.is_empty() {
             push_function_symbols(file.dynamic_symbols(), &mut candidates);
         }
-        push_plt_symbols(bytes, &mut candidates);
+        push_plt_symbols(data, &mut candidates);
         let segments = file
             .segments()
             .map(|segment| {
@@ -204,16 +211,16 @@ fn push_function_symbols<'data>(
 /// synthesizes them (`dso__synthesize_plt_symbols` in `symbol-elf.c`): the
 /// n-th `.rela.plt` relocation is the n-th 16-byte entry of `.plt.sec`, or of
 /// `.plt` after its 16-byte header.
-fn push_plt_symbols(bytes: &[u8], candidates: &mut Vec<Candidate>) {
+fn push_plt_symbols<'data, Data: object::ReadRef<'data>>(data: Data, candidates: &mut Vec<Candidate>) {
     use object::elf::{EM_X86_64, FileHeader64};
     use object::read::elf::{FileHeader, SectionHeader};
     const ENTRY_SIZE: u64 = 16;
-    let Ok(header) = FileHeader64::<object::Endianness>::parse(bytes) else { return };
+    let Ok(header) = FileHeader64::<object::Endianness>::parse(data) else { return };
     let Ok(endian) = header.endian() else { return };
     if header.e_machine(endian) != EM_X86_64 {
         return;
     }
-    let Ok(sections) = header.sections(endian, bytes) else { return };
+    let Ok(sections) = header.sections(endian, data) else { return };
     let entries_start = match sections.section_by_name(endian, b".plt.sec") {
         Some((_, section)) => section.sh_addr(endian),
         None => match sections.section_by_name(endian, b".plt") {
@@ -222,8 +229,8 @@ fn push_plt_symbols(bytes: &[u8], candidates: &mut Vec<Candidate>) {
         },
     };
     let Some((_, relocation_section)) = sections.section_by_name(endian, b".rela.plt") else { return };
-    let Ok(Some((relocations, symbol_section))) = relocation_section.rela(endian, bytes) else { return };
-    let Ok(symbols) = sections.symbol_table_by_index(endian, bytes, symbol_section) else { return };
+    let Ok(Some((relocations, symbol_section))) = relocation_section.rela(endian, data) else { return };
+    let Ok(symbols) = sections.symbol_table_by_index(endian, data, symbol_section) else { return };
     for (index, relocation) in relocations.iter().enumerate() {
         let symbol_index = object::SymbolIndex(relocation.r_sym(endian, false) as usize);
         let Ok(symbol) = symbols.symbol(symbol_index) else { continue };
