@@ -215,7 +215,12 @@ pub fn perf_unavailable_reason(perf: &OsStr) -> Option<String> {
         Err(error) => Some(format!("{} cannot be run: {error}", perf.to_string_lossy())),
         Ok(output) if !output.status.success() => {
             let message = String::from_utf8_lossy(&output.stderr);
-            let first_line = message.lines().find(|line| !line.trim().is_empty()).unwrap_or("no message");
+            // perf prints `Error:` on a line of its own before the reason.
+            let first_line = message
+                .lines()
+                .map(str::trim)
+                .find(|line| !line.is_empty() && *line != "Error:")
+                .unwrap_or("no message");
             Some(format!("`perf record` failed ({}): {}", output.status, first_line.trim()))
         }
         Ok(_) => None,

@@ -154,3 +154,30 @@ fn record_needs_a_command() {
     let output = Command::new(env!("CARGO_BIN_EXE_v8inline")).args(["record", "--"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
 }
+
+#[test]
+fn falls_back_when_perf_may_not_record() {
+    let (version, node) = installed_nodes().remove(0);
+    let directory = work_directory(&format!("denied{version}"));
+    // A perf that fails as perf does under perf_event_paranoid or seccomp.
+    let fake_bin = directory.join("bin");
+    std::fs::create_dir_all(&fake_bin).unwrap();
+    let fake_perf = fake_bin.join("perf");
+    std::fs::write(
+        &fake_perf,
+        "#!/bin/sh\necho 'Error:' >&2\necho 'Access to performance monitoring and observability operations is limited.' >&2\nexit 255\n",
+    )
+    .unwrap();
+    let mut permissions = std::fs::metadata(&fake_perf).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&fake_perf, permissions).unwrap();
+    let errors = record(&directory, &node, &format!("{}:/usr/bin:/bin", fake_bin.display()));
+    assert!(
+        errors
+            .contains("perf is not usable: `perf record` failed (exit status: 255): Access to performance monitoring"),
+        "node {version}: {errors}"
+    );
+    assert!(!directory.join("out/perf.data").exists());
+    assert_inlined_profile(&directory, &format!("node {version}, perf not permitted"));
+    std::fs::remove_dir_all(&directory).unwrap();
+}
