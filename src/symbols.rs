@@ -470,6 +470,24 @@ mod tests {
     }
 
     #[test]
+    fn cut_or_damaged_elf_files_never_panic() {
+        let Ok(bytes) = std::fs::read("/bin/true") else { return };
+        let whole = ElfSymbols::parse(&bytes).unwrap();
+        assert!(whole.build_id.is_some());
+        for cut in (0..bytes.len()).step_by(bytes.len() / 97 + 1) {
+            let _ = ElfSymbols::parse(&bytes[..cut]);
+        }
+        for position in (0..bytes.len()).step_by(bytes.len() / 97 + 1) {
+            let mut damaged = bytes.clone();
+            damaged[position] ^= 0xff;
+            if let Ok(symbols) = ElfSymbols::parse(&damaged) {
+                let _ = symbols.lookup(0x1000);
+                let _ = symbols.virtual_address_of_file_offset(0x1000);
+            }
+        }
+    }
+
+    #[test]
     fn not_elf_is_an_error() {
         assert!(ElfSymbols::parse(b"not an elf file").is_err());
         assert!(ElfSymbols::parse(b"").is_err());

@@ -107,3 +107,33 @@ fn broken_perf_data_is_an_input_error() {
     assert!(errors.contains("/nonexistent/perf.data"), "{errors}");
     std::fs::remove_dir_all(&directory).unwrap();
 }
+
+#[test]
+fn cut_or_damaged_perf_data_never_panics() {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(file_starting_with("perf.data")).unwrap()),
+        &mut bytes,
+    )
+    .unwrap();
+    let directory = std::env::temp_dir().join(format!("v8inline-perf-data-cuts-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).unwrap();
+    let path = directory.join("perf.data");
+    let path_text = path.display().to_string();
+    let length = bytes.len();
+    let cuts = (0..12).map(|step| length * step / 12).chain([8, 100, 104, length - 1]);
+    for cut in cuts {
+        std::fs::write(&path, &bytes[..cut]).unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_v8inline")).args(["--perf-data", &path_text]).output().unwrap();
+        assert!(matches!(output.status.code(), Some(0 | 1)), "cut at {cut}: {output:?}");
+    }
+    // Flipped bytes through the data section.
+    for position in (200..length).step_by(length / 12) {
+        let mut damaged = bytes.clone();
+        damaged[position] ^= 0xff;
+        std::fs::write(&path, &damaged).unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_v8inline")).args(["--perf-data", &path_text]).output().unwrap();
+        assert!(matches!(output.status.code(), Some(0 | 1)), "byte {position} flipped: {output:?}");
+    }
+    std::fs::remove_dir_all(&directory).unwrap();
+}
