@@ -107,6 +107,133 @@ pub fn fold_perf_data(path: &Path, options: &PerfDataOptions) -> Result<PerfData
     Ok(folding.finish())
 }
 
+/// `HEADER_EVENT_DESC`, the feature bit of the event descriptions.
+const FEATURE_EVENT_DESC: usize = 12;
+/// `struct perf_file_header`: magic, size, attr_size, three sections, the
+/// 256-bit feature bitmap.
+const FILE_HEADER_SIZE: u64 = 104;
+/// `struct perf_file_section`: offset and size.
+const SECTION_SIZE: u64 = 16;
+
+/// Checks that every size in the header and section tables of a perf.data
+/// stays inside the file, before `linux-perf-data` allocates buffers of those
+/// sizes (a damaged size would abort the process for lack of memory).
+/// Mirrors `struct perf_file_header` and `perf_header__read_build_ids`'s
+/// neighbours in the kernel's `tools/perf/util/header.c`.
+fn check_header<R: Read + Seek>(input: &mut R) -> Result<(), String> {
+    let file_length = input.seek(std::io::SeekFrom::End(0)).map_err(|error| error.to_string())?;
+    let header = read_at(input, 0, FILE_HEADER_SIZE, file_length)?;
+    let little_endian = match &header[..8] {
+        b"PERFILE2" => true,
+        b"2ELIFREP" => false,
+        _ => return Ok(()), // not perf's format: the reader says so
+    };
+    let word = |bytes: &[u8], offset: usize| -> u64 {
+        let mut value = [0; 8];
+        value.copy_from_slice(&bytes[offset..offset + 8]);
+        if little_endian { u64::from_le_bytes(value) } else { u64::from_be_bytes(value) }
+    };
+    let section =
+        |bytes: &[u8], offset: usize| FileSection { offset: word(bytes, offset), size: word(bytes, offset + 8) };
+    let attribute_size = word(&header, 16);
+    // perf_event_attr is 64 bytes in its first version and a few hundred now.
+    if !(64..=4096).contains(&attribute_size) {
+        return Err(format!("byte offset 16: implausible attribute size {attribute_size}"));
+    }
+    let data = section(&header, 40);
+    for (name, field_offset) in [("attrs", 24), ("data", 40), ("event_types", 56)] {
+        section(&header, field_offset).check(name, file_length)?;
+    }
+    let event_types = section(&header, 56);
+    if event_types.size > 0 {
+        // Entries of an attribute and the section of its event ids.
+        let entries = read_at(input, event_types.offset, event_types.size, file_length)?;
+        let entry_size = (attribute_size + SECTION_SIZE) as usize;
+        for entry in entries.chunks_exact(entry_size) {
+            section(entry, entry_size - SECTION_SIZE as usize).check("event ids", file_length)?;
+        }
+    }
+    let features: Vec<usize> = (0..256)
+        .filter(|&bit| {
+            let feature_word = word(&header, 72 + bit / 64 * 8);
+            feature_word >> (bit % 64) & 1 == 1
+        })
+        .collect();
+    let table_offset = data.offset.checked_add(data.size).ok_or("data section past the end of the file")?;
+    let table = read_at(input, table_offset, SECTION_SIZE * features.len() as u64, file_length)?;
+    for (index, &feature) in features.iter().enumerate() {
+        let feature_section = section(&table, index * SECTION_SIZE as usize);
+        feature_section.check(&format!("feature {feature}"), file_length)?;
+        if feature == FEATURE_EVENT_DESC {
+            let contents = read_at(input, feature_section.offset, feature_section.size, file_length)?;
+            check_event_descriptions(&contents, little_endian)
+                .map_err(|problem| format!("byte offset {}: event descriptions: {problem}", feature_section.offset))?;
+        }
+    }
+    input.seek(std::io::SeekFrom::Start(0)).map_err(|error| error.to_string())?;
+    Ok(())
+}
+
+/// A `perf_file_section`.
+#[derive(Debug, Clone, Copy)]
+struct FileSection {
+    offset: u64,
+    size: u64,
+}
+
+impl FileSection {
+    fn check(self, name: &str, file_length: u64) -> Result<(), String> {
+        match self.offset.checked_add(self.size) {
+            Some(end) if end <= file_length => Ok(()),
+            _ => Err(format!(
+                "the {name} section ({} bytes at byte offset {}) does not fit in the file ({file_length} bytes)",
+                self.size, self.offset
+            )),
+        }
+    }
+}
+
+/// Walks `HEADER_EVENT_DESC`: `nr, attr_size`, then per event the
+/// attribute, `nr_ids`, a string (`len`, bytes) and `nr_ids` ids; every
+/// count must fit in the section.
+fn check_event_descriptions(contents: &[u8], little_endian: bool) -> Result<(), String> {
+    let mut position = 0usize;
+    let next_u32 = |position: &mut usize| -> Result<u64, String> {
+        let bytes = contents.get(*position..*position + 4).ok_or("cut short")?;
+        *position += 4;
+        let value = [bytes[0], bytes[1], bytes[2], bytes[3]];
+        Ok(u64::from(if little_endian { u32::from_le_bytes(value) } else { u32::from_be_bytes(value) }))
+    };
+    let count = next_u32(&mut position)?;
+    let attribute_size = next_u32(&mut position)?;
+    let minimum_event_size = attribute_size + 8;
+    if count.saturating_mul(minimum_event_size) > contents.len() as u64 {
+        return Err(format!("{count} events of at least {minimum_event_size} bytes do not fit"));
+    }
+    let skip = |position: &mut usize, length: u64| -> Result<(), String> {
+        let end = (*position as u64).checked_add(length).filter(|&end| end <= contents.len() as u64);
+        *position = end.ok_or("a length past the end")? as usize;
+        Ok(())
+    };
+    for _ in 0..count {
+        skip(&mut position, attribute_size)?;
+        let id_count = next_u32(&mut position)?;
+        let string_length = next_u32(&mut position)?;
+        skip(&mut position, string_length)?;
+        skip(&mut position, id_count.saturating_mul(8))?;
+    }
+    Ok(())
+}
+
+/// `length` bytes at `offset`, which must lie inside the file.
+fn read_at<R: Read + Seek>(input: &mut R, offset: u64, length: u64, file_length: u64) -> Result<Vec<u8>, String> {
+    FileSection { offset, size: length }.check("header", file_length)?;
+    input.seek(std::io::SeekFrom::Start(offset)).map_err(|error| error.to_string())?;
+    let mut bytes = vec![0; length as usize];
+    input.read_exact(&mut bytes).map_err(|error| format!("byte offset {offset}: {error}"))?;
+    Ok(bytes)
+}
+
 /// The memory mappings of one process, by start address, not overlapping.
 #[derive(Debug, Clone, Default)]
 struct AddressSpace {
@@ -263,7 +390,8 @@ impl Folding {
     }
 
     /// Reads every record of the file.
-    fn read<R: Read + Seek>(&mut self, input: R) -> Result<(), String> {
+    fn read<R: Read + Seek>(&mut self, mut input: R) -> Result<(), String> {
+        check_header(&mut input)?;
         let PerfFileReader { mut perf_file, mut record_iter } =
             PerfFileReader::parse_file(input).map_err(|error| error.to_string())?;
         if let Ok(build_ids) = perf_file.build_ids() {
