@@ -140,7 +140,7 @@ fn falls_back_to_v8_ticks_without_perf() {
     for (version, node) in ends.into_iter().flatten().take(if nodes.len() > 1 { 2 } else { 1 }) {
         let directory = work_directory(&format!("ticks{version}"));
         // A PATH without perf (node is given by its full path).
-        let errors = record(&directory, &node, "/nonexistent");
+        let errors = record(&directory, node, "/nonexistent");
         assert!(errors.contains("perf is not usable: perf is not installed"), "node {version}: {errors}");
         assert!(errors.contains("node --prof"), "node {version}: {errors}");
         assert!(!directory.join("out/perf.data").exists());
