@@ -557,7 +557,13 @@ impl Folding {
             ));
             return KernelSymbols::default();
         }
-        KernelSymbols::load()
+        let symbols = KernelSymbols::load();
+        if symbols.symbols.is_empty() {
+            self.notes.push(format!(
+                "{KERNEL_DSO}: no kernel symbols (/proc/kallsyms unreadable or hidden): kernel frames are not symbolized"
+            ));
+        }
+        symbols
     }
 
     /// Whether the file on disk is the one perf saw (when perf recorded its
