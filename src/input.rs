@@ -42,6 +42,13 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, InputError> {
     Ok(bytes)
 }
 
+/// Opens a file for reading in large blocks, gunzipping `.gz`. Plain files
+/// are not buffered: their readers ask for megabytes at a time.
+pub fn open_file(path: &Path) -> Result<Box<dyn Read + Send>, InputError> {
+    let file = File::open(path).map_err(|source| InputError { path: path.to_owned(), source })?;
+    if is_gzip(path) { Ok(Box::new(MultiGzDecoder::new(BufReader::new(file)))) } else { Ok(Box::new(file)) }
+}
+
 /// Opens a file for streaming (`-` = standard input), gunzipping `.gz`.
 pub fn open_stream(path: &Path) -> Result<Box<dyn BufRead>, InputError> {
     const BUFFER_SIZE: usize = 256 * 1024;

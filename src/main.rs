@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+use v8inline::collapse::parallel::collapse_parallel;
 use v8inline::collapse::{CollapseOptions, CollapseSummary, Folder, fold_samples};
 use v8inline::expand::{ExpandOptions, ExpansionStats, V8Expander};
 use v8inline::inline_map::SourceOptions;
@@ -84,6 +85,10 @@ struct FoldArgs {
     /// kernel annotations (in the folded output too), which color the frames.
     #[arg(long, value_name = "FILE.svg")]
     flamegraph: Option<PathBuf>,
+    /// Fold on this many threads (default: one per core). Output is the
+    /// same; without --jitdump (pids looked up as samples come) it is 1.
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
     /// Print to standard error how many samples and frames were expanded,
     /// passed through or unresolved, and why.
     #[arg(long)]
@@ -401,13 +406,11 @@ fn fold(args: FoldArgs) -> Result<(), Failure> {
         event_filter: args.event_filter.clone(),
         skip_after: args.skip_after.clone(),
     };
-    let FoldedSamples { folder, expander, mut summary, input_name } = fold_source(&args, options)?;
-    // Folded stacks are one line per distinct stack: small enough to keep
-    // for the flame graph.
-    let rendered = folder.render();
-    summary.distinct_stacks = rendered.len() as u64;
-    let mut folded = Vec::new();
-    rendered.write_to(&mut folded)?;
+    let FoldedSamples { folded, folder, expanders, summary, input_name } = fold_source(&args, options)?;
+    let mut stats = ExpansionStats::default();
+    for expander in &expanders {
+        stats.add(&expander.stats);
+    }
     match &args.output {
         Some(path) => write_file(path, &folded)?,
         None if outputs_on_stdout.is_empty() => std::io::stdout().lock().write_all(&folded)?,
@@ -421,22 +424,27 @@ fn fold(args: FoldArgs) -> Result<(), Failure> {
         write_file(svg_path, &svg)?;
     }
     if args.outputs.needs_details() {
-        let profile = StackProfile::from_folder(&folder, &expander, summary.event.clone());
+        let profile = StackProfile::from_folder(&folder, &expanders[0], summary.event.clone());
         write_detailed_outputs(&args.outputs, &profile)?;
     }
     if !summary.warnings.is_empty() {
         eprintln!("v8inline: {input_name}: skipped {}", summary.warnings);
     }
     if args.stats {
-        eprint!("{}", stats_report(&summary, &expander.stats));
+        eprint!("{}", stats_report(&summary, &stats));
     }
     Ok(())
 }
 
 /// Samples of one source folded, before any output is written.
 struct FoldedSamples {
+    /// The folded stacks.
+    folded: Vec<u8>,
+    /// The folder, with the detailed stacks if outputs need them (not
+    /// filled by a parallel fold).
     folder: Folder,
-    expander: V8Expander,
+    /// The expanders used (one per thread).
+    expanders: Vec<V8Expander>,
     summary: CollapseSummary,
     /// The input, for titles and messages.
     input_name: String,
@@ -445,12 +453,20 @@ struct FoldedSamples {
 /// Folds the samples of the source the arguments name: a perf script
 /// (default), `--ticks` or `--perf-data`. Prints the notes of loading.
 fn fold_source(args: &FoldArgs, options: CollapseOptions) -> Result<FoldedSamples, Failure> {
-    let expand = ExpandOptions { exact_pc: args.exact_pc };
+    let expand_options = ExpandOptions { exact_pc: args.exact_pc };
     let record_details = args.outputs.needs_details();
     let print_notes = |notes: &[String]| notes.iter().for_each(|note| eprintln!("v8inline: {note}"));
+    // The one-threaded sources hand back a folder to render.
+    let rendered = |folder: Folder, expander: V8Expander, mut summary: CollapseSummary, input_name: String| {
+        let rendered = folder.render();
+        summary.distinct_stacks = rendered.len() as u64;
+        let mut folded = Vec::new();
+        rendered.write_to(&mut folded)?;
+        Ok::<_, Failure>(FoldedSamples { folded, folder, expanders: vec![expander], summary, input_name })
+    };
     if let Some(log_path) = &args.ticks {
         let sources = args.inputs.profile_options().sources;
-        let tick_options = TickOptions { collapse: options, sources, expand, record_details };
+        let tick_options = TickOptions { collapse: options, sources, expand: expand_options, record_details };
         let report = fold_ticks(log_path, &tick_options).map_err(|error| Failure::Input(error.to_string()))?;
         print_notes(&report.notes);
         if args.stats {
@@ -461,38 +477,52 @@ fn fold_source(args: &FoldArgs, options: CollapseOptions) -> Result<FoldedSample
             );
         }
         let input_name = format!("ticks of {}", log_path.display());
-        return Ok(FoldedSamples {
-            folder: report.folder,
-            expander: report.expander,
-            summary: report.summary,
-            input_name,
-        });
+        return rendered(report.folder, report.expander, report.summary, input_name);
     }
     if let Some(perf_data_path) = &args.perf_data {
-        let perf_data_options =
-            PerfDataOptions { collapse: options, profiles: args.inputs.profile_options(), expand, record_details };
+        let perf_data_options = PerfDataOptions {
+            collapse: options,
+            profiles: args.inputs.profile_options(),
+            expand: expand_options,
+            record_details,
+        };
         let report =
             fold_perf_data(perf_data_path, &perf_data_options).map_err(|error| Failure::Input(error.to_string()))?;
         print_notes(&report.notes);
         let input_name = perf_data_path.display().to_string();
+        return rendered(report.folder, report.expander, report.summary, input_name);
+    }
+    let profiles = load_profiles(&args.inputs)?;
+    let input_path = args.perf_script.clone().unwrap_or_else(|| PathBuf::from("-"));
+    let input = open_stream(&input_path).map_err(|error| Failure::Input(error.to_string()))?;
+    let input_name = input_path.display().to_string();
+    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    // Detailed outputs read one folder and its expander; a process discovered
+    // on the way would be seen by one thread only.
+    let parallel = threads > 1 && !record_details && !profiles.discovers_processes();
+    let mut folder = Folder::new(&options);
+    if parallel {
+        // Folded stacks are one line per distinct stack: small enough to
+        // keep for the flame graph.
+        let mut folded = Vec::new();
+        let expanders = (0..threads).map(|_| V8Expander::new(profiles.clone(), expand_options)).collect();
+        let outcome = collapse_parallel(input, &options, expanders, &mut folded)?;
+        print_notes(&outcome.expanders[0].profiles().notes);
         return Ok(FoldedSamples {
-            folder: report.folder,
-            expander: report.expander,
-            summary: report.summary,
+            folded,
+            folder,
+            expanders: outcome.expanders,
+            summary: outcome.summary,
             input_name,
         });
     }
-    let profiles = load_profiles(&args.inputs)?;
-    let mut expander = V8Expander::new(profiles, expand);
-    let input_path = args.perf_script.clone().unwrap_or_else(|| PathBuf::from("-"));
-    let input = open_stream(&input_path).map_err(|error| Failure::Input(error.to_string()))?;
-    let mut folder = Folder::new(&options);
+    let mut expander = V8Expander::new(profiles, expand_options);
     if record_details {
         folder.record_details();
     }
     let summary = fold_samples(input, &options, &mut expander, &mut folder)?;
     print_notes(&expander.profiles().notes);
-    Ok(FoldedSamples { folder, expander, summary, input_name: input_path.display().to_string() })
+    rendered(folder, expander, summary, input_name)
 }
 
 fn record(args: RecordArgs) -> Result<(), Failure> {

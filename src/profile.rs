@@ -7,11 +7,12 @@
 //! latter lazily, when a sample of that pid first shows up.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use fxhash::{FxHashMap, FxHashSet};
 
 use crate::inline_map::{InlineMap, SourceOptions};
-use crate::input::{InputError, read_file};
+use crate::input::{InputError, open_file};
 use crate::jitdump::{self, JitDump, ReadOptions};
 use crate::v8log::CodeLog;
 
@@ -48,8 +49,12 @@ pub enum ProfileError {
 }
 
 /// The inline maps of the profiled processes, by pid.
+///
+/// Cloning is cheap (the maps are shared), for one expander per thread; a
+/// process discovered later is added to that clone only.
+#[derive(Clone)]
 pub struct Profiles {
-    maps: Vec<InlineMap>,
+    maps: Vec<Arc<InlineMap>>,
     by_pid: FxHashMap<u32, usize>,
     looked_up_pids: FxHashSet<u32>,
     options: ProfileOptions,
@@ -107,7 +112,7 @@ impl Profiles {
         };
         for (pid, map) in maps {
             profiles.by_pid.insert(pid, profiles.maps.len());
-            profiles.maps.push(map);
+            profiles.maps.push(Arc::new(map));
         }
         profiles
     }
@@ -127,8 +132,15 @@ impl Profiles {
         }
     }
 
+    /// Whether [`Profiles::process_for_pid`] may still load files (no
+    /// jitdump was given, so each new pid is looked for): then every expander
+    /// should see every sample.
+    pub fn discovers_processes(&self) -> bool {
+        self.options.jitdumps.is_empty()
+    }
+
     /// All loaded processes.
-    pub fn maps(&self) -> &[InlineMap] {
+    pub fn maps(&self) -> &[Arc<InlineMap>] {
         &self.maps
     }
 
@@ -165,7 +177,8 @@ impl Profiles {
     ) -> Result<(), ProfileError> {
         let log = match log_path {
             Some(path) => {
-                let mut log = CodeLog::parse(&read_file(path)?);
+                let mut log =
+                    CodeLog::read(open_file(path)?).map_err(|source| InputError { path: path.to_owned(), source })?;
                 log.path = path.to_owned();
                 self.notes.extend(log.warning_lines());
                 if log.isolate_count > 1 {
@@ -194,14 +207,15 @@ impl Profiles {
         }
         let map = InlineMap::new(log, jitdump.as_ref().map(|(jitdump, _)| jitdump), self.options.sources.clone());
         self.by_pid.insert(pid, self.maps.len());
-        self.maps.push(map);
+        self.maps.push(Arc::new(map));
         Ok(())
     }
 }
 
 fn read_jitdump(path: &Path) -> Result<JitDump, ProfileError> {
-    let bytes = read_file(path)?;
-    jitdump::read(&bytes, &ReadOptions::default())
+    // Streamed: a jitdump is mostly code bytes, which are not needed.
+    jitdump::read_stream(open_file(path)?, &ReadOptions::default())
+        .map_err(|source| InputError { path: path.to_owned(), source })?
         .map_err(|error| ProfileError::JitDump { path: path.display().to_string(), error })
 }
 
