@@ -160,19 +160,18 @@ impl InlineMap {
                 })
                 .collect(),
         };
+        let mut map = InlineMap::from_codes(log, codes, jitdump.map(|jitdump| jitdump.header.pid), sources);
+        map.unmatched_loads = unmatched_loads;
+        map
+    }
+
+    /// A map over code objects the caller has already joined to `log`
+    /// (e.g. from the log alone, with `code-move`s replayed), in load order.
+    pub fn from_codes(log: CodeLog, codes: Vec<JitCode>, pid: Option<u32>, sources: SourceOptions) -> InlineMap {
         let index = AddressIndex::new(&codes);
         let name_style = detect_name_style(&log, &codes);
         let line_tables = log.scripts.keys().map(|&id| (id, OnceLock::new())).collect();
-        InlineMap {
-            log,
-            pid: jitdump.map(|jitdump| jitdump.header.pid),
-            codes,
-            index,
-            name_style,
-            sources,
-            line_tables,
-            unmatched_loads,
-        }
+        InlineMap { log, pid, codes, index, name_style, sources, line_tables, unmatched_loads: 0 }
     }
 
     /// All code objects, in load order.

@@ -98,6 +98,25 @@ impl Profiles {
         Ok(profiles)
     }
 
+    /// Profiles made of inline maps built by the caller (e.g. from a `--prof`
+    /// log alone), one per process id. Samples of other pids may make it
+    /// look for `jit-PID.dump` in the current directory, as [`Profiles::load`]
+    /// without jitdumps does.
+    pub fn from_maps(maps: Vec<(u32, InlineMap)>) -> Profiles {
+        let mut profiles = Profiles {
+            maps: Vec::new(),
+            by_pid: FxHashMap::default(),
+            looked_up_pids: FxHashSet::default(),
+            options: ProfileOptions::default(),
+            notes: Vec::new(),
+        };
+        for (pid, map) in maps {
+            profiles.by_pid.insert(pid, profiles.maps.len());
+            profiles.maps.push(Arc::new(map));
+        }
+        profiles
+    }
+
     /// The index (into [`Profiles::maps`]) of the process for samples of
     /// `pid`, loading `jit-PID.dump` from the jitdump directory on first
     /// sight when no jitdump was given. When exactly one process is loaded,

@@ -39,6 +39,9 @@ use std::borrow::Cow;
 use std::fmt;
 use std::io::{self, BufRead};
 
+mod builder;
+pub use builder::SampleBuilder;
+
 /// The longest line text a [`WarningExample`] keeps, in bytes.
 const WARNING_EXAMPLE_MAX_BYTES: usize = 512;
 

@@ -107,6 +107,17 @@ pub struct SharedLibraryMapping {
     pub aslr_slide: i64,
 }
 
+/// A `code-move` record and where it is in the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CodeMoveEvent {
+    /// Address before the move.
+    pub from: u64,
+    /// Address after the move.
+    pub to: u64,
+    /// 1-based line of the record.
+    pub log_line: u64,
+}
+
 /// A problem with one log line; the line is skipped and reading goes on.
 #[derive(Debug, Clone)]
 pub struct LogWarning {
@@ -131,6 +142,9 @@ pub struct CodeLog {
     pub shared_libraries: Vec<SharedLibraryMapping>,
     /// V8's own samples (`--prof` logs), in log order.
     pub ticks: Vec<Tick>,
+    /// `code-move` records in log order (the GC moving bytecode arrays),
+    /// for replaying the address space in time as the tick processor does.
+    pub code_moves: Vec<CodeMoveEvent>,
     /// The first `v8-version` record.
     pub v8_version: Option<V8Version>,
     /// How many `v8-version` records were seen: more than one means several
@@ -351,6 +365,11 @@ impl LogBuilder {
                 }
             }
             Record::CodeMove(moved) => {
+                self.log.code_moves.push(CodeMoveEvent {
+                    from: moved.from,
+                    to: moved.to,
+                    log_line: self.log.line_count,
+                });
                 if let Some(code) = self.code_at_address.remove(&moved.from) {
                     self.code_at_address.insert(moved.to, code);
                 }
@@ -364,7 +383,7 @@ impl LogBuilder {
                 end: library.end,
                 aslr_slide: library.aslr_slide,
             }),
-            Record::Tick(tick) => self.log.ticks.push(tick),
+            Record::Tick(tick) => self.log.ticks.push(Tick { log_line: self.log.line_count, ..tick }),
             Record::V8Version(version) => {
                 self.log.isolate_count += 1;
                 if self.log.v8_version.is_none() {

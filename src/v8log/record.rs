@@ -258,6 +258,10 @@ pub struct Tick {
     pub overflow: bool,
     /// Return addresses, innermost first.
     pub frames: Vec<u64>,
+    /// 1-based line of the record in the log (0 until a [`super::CodeLog`]
+    /// reads it): the order of ticks and code events, as the tick processor
+    /// replays them.
+    pub log_line: u64,
 }
 
 /// `v8-version,MAJOR,MINOR,BUILD,PATCH,EMBEDDER,CANDIDATE`.
@@ -571,6 +575,7 @@ fn parse_tick(fields: &Fields<'_>) -> Result<Tick, ParseError> {
         vm_state: fields.decimal(5, "a VM state")?,
         overflow,
         frames,
+        log_line: 0,
     })
 }
 
