@@ -150,7 +150,7 @@ impl Diagnostics {
             self.add(kind, count, examples);
         }
         for object in &log.code_objects {
-            let Some(problem) = object.source_info.as_ref().and_then(inlining_table_problem) else { continue };
+            let Some(problem) = object.source_info.as_deref().and_then(inlining_table_problem) else { continue };
             self.warn(WarningKind::LogBadInliningTable, || {
                 format!(
                     "{}:{}: the code-source-info of this code-creation: {problem}",

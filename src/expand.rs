@@ -54,6 +54,20 @@ pub struct ExpansionStats {
     pub not_jit: u64,
 }
 
+impl ExpansionStats {
+    /// Adds the counts of `other` (another thread's expander).
+    pub fn add(&mut self, other: &ExpansionStats) {
+        self.expanded += other.expanded;
+        self.resolved_without_inlining += other.resolved_without_inlining;
+        self.resolved_without_positions += other.resolved_without_positions;
+        self.unresolved_no_jitdump += other.unresolved_no_jitdump;
+        self.unresolved_unknown_address += other.unresolved_unknown_address;
+        self.unresolved_unknown_code_index += other.unresolved_unknown_code_index;
+        self.clock_mismatches += other.clock_mismatches;
+        self.not_jit += other.not_jit;
+    }
+}
+
 /// Where a stack line points, if it is V8 JIT code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum JitFrame {
@@ -66,7 +80,8 @@ enum JitFrame {
 /// Classifies a stack line by its module.
 fn classify(frame: &FrameContext<'_>) -> Option<JitFrame> {
     let module = frame.module;
-    let file_name = module.rsplit('/').next().unwrap_or(module);
+    // Every frame comes here: the suffix test spares most the path split.
+    let file_name = if module.ends_with(".so") { module.rsplit('/').next().unwrap_or(module) } else { "" };
     if let Some(rest) = file_name.strip_prefix("jitted-").and_then(|rest| rest.strip_suffix(".so")) {
         let (pid, code_index) = rest.split_once('-')?;
         let offset = frame

@@ -128,21 +128,12 @@ impl InlineMap {
         let mut unmatched_loads = 0;
         let codes: Vec<JitCode> = match jitdump {
             Some(jitdump) => {
-                // The log's code objects at each key, in log order.
-                let mut log_objects_at: FxHashMap<(u64, u64), (usize, Vec<CodeObjectId>)> = FxHashMap::default();
-                for (index, object) in log.code_objects.iter().enumerate() {
-                    log_objects_at.entry((object.address, object.size)).or_default().1.push(CodeObjectId(index as u32));
-                }
+                let joined = join_loads(&log, jitdump);
                 jitdump
                     .loads
                     .iter()
-                    .map(|load| {
-                        let log_object =
-                            log_objects_at.get_mut(&(load.code_address, load.code_size)).and_then(|(next, objects)| {
-                                let object = objects.get(*next).copied();
-                                *next += 1;
-                                object
-                            });
+                    .zip(joined)
+                    .map(|(load, log_object)| {
                         unmatched_loads += usize::from(log_object.is_none());
                         JitCode {
                             address: load.code_address,
@@ -169,19 +160,18 @@ impl InlineMap {
                 })
                 .collect(),
         };
+        let mut map = InlineMap::from_codes(log, codes, jitdump.map(|jitdump| jitdump.header.pid), sources);
+        map.unmatched_loads = unmatched_loads;
+        map
+    }
+
+    /// A map over code objects the caller has already joined to `log`
+    /// (e.g. from the log alone, with `code-move`s replayed), in load order.
+    pub fn from_codes(log: CodeLog, codes: Vec<JitCode>, pid: Option<u32>, sources: SourceOptions) -> InlineMap {
         let index = AddressIndex::new(&codes);
         let name_style = detect_name_style(&log, &codes);
         let line_tables = log.scripts.keys().map(|&id| (id, OnceLock::new())).collect();
-        InlineMap {
-            log,
-            pid: jitdump.map(|jitdump| jitdump.header.pid),
-            codes,
-            index,
-            name_style,
-            sources,
-            line_tables,
-            unmatched_loads,
-        }
+        InlineMap { log, pid, codes, index, name_style, sources, line_tables, unmatched_loads: 0 }
     }
 
     /// All code objects, in load order.
@@ -378,6 +368,40 @@ fn detect_name_style(log: &CodeLog, codes: &[JitCode]) -> NameStyle {
     if line_only > line_and_column { NameStyle::LineOnly } else { NameStyle::LineAndColumn }
 }
 
+/// The log's code object of each jitdump LOAD: the k-th LOAD at an (address,
+/// size) key is the k-th code-creation at that key. Both sides are sorted by
+/// key (then by their order) and walked together, which takes far less
+/// memory than a map of lists on logs with millions of code objects.
+fn join_loads(log: &CodeLog, jitdump: &JitDump) -> Vec<Option<CodeObjectId>> {
+    let object_key = |id: u32| {
+        let object = &log.code_objects[id as usize];
+        (object.address, object.size)
+    };
+    let load_key = |index: u32| {
+        let load = &jitdump.loads[index as usize];
+        (load.code_address, load.code_size)
+    };
+    let mut objects: Vec<u32> = (0..log.code_objects.len() as u32).collect();
+    objects.sort_unstable_by_key(|&id| (object_key(id), id));
+    let mut loads: Vec<u32> = (0..jitdump.loads.len() as u32).collect();
+    loads.sort_unstable_by_key(|&index| (load_key(index), index));
+    let mut joined = vec![None; jitdump.loads.len()];
+    let mut next_object = 0;
+    for load in loads {
+        let key = load_key(load);
+        while objects.get(next_object).is_some_and(|&object| object_key(object) < key) {
+            next_object += 1;
+        }
+        if let Some(&object) = objects.get(next_object)
+            && object_key(object) == key
+        {
+            joined[load as usize] = Some(CodeObjectId(object));
+            next_object += 1;
+        }
+    }
+    joined
+}
+
 /// For each address, the code objects that ever covered it, in load order.
 ///
 /// The address space is cut at every code object's start and end into
@@ -400,21 +424,30 @@ impl AddressIndex {
         boundaries.sort_unstable();
         boundaries.dedup();
         let segment_count = boundaries.len().saturating_sub(1);
-        let mut per_segment: Vec<Vec<u32>> = vec![Vec::new(); segment_count];
-        for (id, code) in codes.iter().enumerate().filter(|(_, code)| code.size > 0) {
+        let segments_of = |code: &JitCode| {
             let first = boundaries.partition_point(|&boundary| boundary < code.address);
             let last = boundaries.partition_point(|&boundary| boundary < end(code));
-            for segment in &mut per_segment[first..last] {
-                segment.push(id as u32);
+            first..last
+        };
+        // Two passes (count, then fill) instead of a vector per segment:
+        // millions of segments on large logs.
+        let mut segment_starts = vec![0u32; segment_count + 1];
+        for code in codes.iter().filter(|code| code.size > 0) {
+            for segment in segments_of(code) {
+                segment_starts[segment + 1] += 1;
             }
         }
-        let mut segment_starts = Vec::with_capacity(segment_count + 1);
-        let mut covering = Vec::new();
-        for segment in per_segment {
-            segment_starts.push(covering.len() as u32);
-            covering.extend(segment);
+        for segment in 0..segment_count {
+            segment_starts[segment + 1] += segment_starts[segment];
         }
-        segment_starts.push(covering.len() as u32);
+        let mut filled: Vec<u32> = segment_starts[..segment_count].to_vec();
+        let mut covering = vec![0u32; segment_starts[segment_count] as usize];
+        for (id, code) in codes.iter().enumerate().filter(|(_, code)| code.size > 0) {
+            for segment in segments_of(code) {
+                covering[filled[segment] as usize] = id as u32;
+                filled[segment] += 1;
+            }
+        }
         AddressIndex { boundaries, segment_starts, covering }
     }
 

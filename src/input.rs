@@ -1,12 +1,12 @@
 //! Reading input files, transparently decompressing `.gz` ones (code logs
 //! and jitdumps compress 3-10x, and the bundled examples are compressed).
 
-use std::cell::Cell;
 use std::fmt;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use flate2::read::MultiGzDecoder;
 
@@ -44,6 +44,13 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, InputError> {
     Ok(bytes)
 }
 
+/// Opens a file for reading in large blocks, gunzipping `.gz`. Plain files
+/// are not buffered: their readers ask for megabytes at a time.
+pub fn open_file(path: &Path) -> Result<Box<dyn Read + Send>, InputError> {
+    let file = File::open(path).map_err(|source| InputError { path: path.to_owned(), source })?;
+    if is_gzip(path) { Ok(Box::new(MultiGzDecoder::new(BufReader::new(file)))) } else { Ok(Box::new(file)) }
+}
+
 /// Opens a file for streaming (`-` = standard input), gunzipping `.gz`.
 pub fn open_stream(path: &Path) -> Result<Box<dyn BufRead>, InputError> {
     const BUFFER_SIZE: usize = 256 * 1024;
@@ -62,12 +69,12 @@ pub fn open_stream(path: &Path) -> Result<Box<dyn BufRead>, InputError> {
 /// reading then ends at the cut instead of failing, so the data before it is
 /// used, and the caller warns. A corrupt stream is still an error.
 #[derive(Debug, Clone, Default)]
-pub struct CutShort(Rc<Cell<bool>>);
+pub struct CutShort(Arc<AtomicBool>);
 
 impl CutShort {
     /// Whether the stream was cut short.
     pub fn is_set(&self) -> bool {
-        self.0.get()
+        self.0.load(Ordering::Relaxed)
     }
 }
 
@@ -82,7 +89,7 @@ impl<R: Read> Read for EndAtCut<R> {
     fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
         match self.inner.read(buffer) {
             Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => {
-                self.cut_short.0.set(true);
+                self.cut_short.0.store(true, Ordering::Relaxed);
                 Ok(0)
             }
             other => other,
@@ -104,6 +111,18 @@ pub fn read_file_allowing_cut(path: &Path) -> Result<(Vec<u8>, bool), InputError
     let mut reader = EndAtCut { inner: MultiGzDecoder::new(BufReader::new(file)), cut_short: cut_short.clone() };
     reader.read_to_end(&mut bytes).map_err(error)?;
     Ok((bytes, cut_short.is_set()))
+}
+
+/// [`open_file`], but a `.gz` file cut short ends at the cut and sets the
+/// returned [`CutShort`].
+pub fn open_file_allowing_cut(path: &Path) -> Result<(Box<dyn Read + Send>, CutShort), InputError> {
+    let cut_short = CutShort::default();
+    if !is_gzip(path) {
+        return Ok((open_file(path)?, cut_short));
+    }
+    let file = File::open(path).map_err(|source| InputError { path: path.to_owned(), source })?;
+    let reader = EndAtCut { inner: MultiGzDecoder::new(BufReader::new(file)), cut_short: cut_short.clone() };
+    Ok((Box::new(reader), cut_short))
 }
 
 /// [`open_stream`], but a `.gz` file cut short ends at the cut and sets the

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+use v8inline::collapse::parallel::collapse_parallel;
 use v8inline::collapse::{CollapseOptions, CollapseSummary, Folder, fold_samples};
 use v8inline::diagnostics::{Diagnostics, strict_failure};
 use v8inline::expand::{ExpandOptions, ExpansionStats, V8Expander};
@@ -20,7 +21,10 @@ use v8inline::output::json::JsonReport;
 use v8inline::output::pprof::write_pprof;
 use v8inline::output::report::{Report, WeightUnit};
 use v8inline::output::stack_profile::StackProfile;
+use v8inline::perf_data::{PerfDataOptions, fold_perf_data};
 use v8inline::profile::{ProfileOptions, Profiles};
+use v8inline::record::RecordOptions;
+use v8inline::ticks::{TickOptions, fold_ticks};
 
 /// Expand V8's inlined JavaScript frames in perf profiles.
 ///
@@ -82,10 +86,21 @@ struct FoldArgs {
     /// kernel annotations (in the folded output too), which color the frames.
     #[arg(long, value_name = "FILE.svg")]
     flamegraph: Option<PathBuf>,
+    /// Fold on this many threads (default: one per core). Output is the
+    /// same; without --jitdump (pids looked up as samples come) it is 1.
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
     /// Print to standard error how many samples and frames were expanded,
     /// passed through or unresolved, and why.
     #[arg(long)]
     stats: bool,
+    /// Fold V8's own samples instead of perf's: the `tick` records of this
+    /// `node --prof --log-code` log (no perf needed; counts are ticks).
+    #[arg(long, value_name = "LOG", conflicts_with_all = ["perf_script", "perf_data"])]
+    ticks: Option<PathBuf>,
+    /// Read perf's samples from this perf.data directly (no `perf script`).
+    #[arg(long, value_name = "PERF_DATA", conflicts_with = "perf_script")]
+    perf_data: Option<PathBuf>,
     #[command(flatten)]
     outputs: OutputArgs,
 }
@@ -179,6 +194,22 @@ enum Command {
     /// Compare two profiles (folded stacks or JSON reports): each function's
     /// change of self and inclusive share, worst regression first.
     Compare(CompareArgs),
+    /// Profile a node command and write folded stacks and a flame graph
+    /// with inlined frames: `v8inline record -- node app.js`.
+    Record(RecordArgs),
+}
+
+#[derive(Args, Debug)]
+struct RecordArgs {
+    /// Samples per second.
+    #[arg(long, default_value_t = 997, value_name = "HZ")]
+    frequency: u32,
+    /// Where the recording, profile.folded and flamegraph.svg go.
+    #[arg(long, default_value = "v8inline-profile", value_name = "DIR")]
+    output_dir: PathBuf,
+    /// The node command: the node binary, node flags, script and its arguments.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<std::ffi::OsString>,
 }
 
 #[derive(Args, Debug)]
@@ -289,6 +320,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Lookup(args)) => lookup(args),
         Some(Command::Compare(args)) => compare(args),
+        Some(Command::Record(args)) => record(args),
         None => fold(cli.fold),
     };
     match result {
@@ -335,7 +367,11 @@ fn standard_output_failure(error: std::io::Error) -> Failure {
 }
 
 fn load_profiles(inputs: &InputArgs) -> Result<Profiles, Failure> {
-    Profiles::load(inputs.profile_options()).map_err(|error| Failure::Input(error.to_string()))
+    let profiles = Profiles::load(inputs.profile_options()).map_err(|error| Failure::Input(error.to_string()))?;
+    for note in &profiles.notes {
+        eprintln!("v8inline: {note}");
+    }
+    Ok(profiles)
 }
 
 /// Prints the warning summary; with `--strict`, any warning fails the run.
@@ -382,12 +418,6 @@ fn fold(args: FoldArgs) -> Result<(), Failure> {
             outputs_on_stdout.join(" and ")
         )));
     }
-    let profiles = load_profiles(&args.inputs)?;
-    let mut expander = V8Expander::new(profiles, ExpandOptions { exact_pc: args.exact_pc });
-    let input_path = args.perf_script.clone().unwrap_or_else(|| PathBuf::from("-"));
-    let (input, input_cut_short) =
-        open_stream_allowing_cut(&input_path).map_err(|error| Failure::Input(error.to_string()))?;
-    let input_name = if input_path == Path::new("-") { Path::new("<stdin>") } else { input_path.as_path() };
     // The flame graph colors frames by their annotations.
     let annotate_all = args.all || args.flamegraph.is_some();
     let options = CollapseOptions {
@@ -400,25 +430,13 @@ fn fold(args: FoldArgs) -> Result<(), Failure> {
         event_filter: args.event_filter.clone(),
         skip_after: args.skip_after.clone(),
     };
-    let mut folder = Folder::new(&options);
-    if args.outputs.needs_details() {
-        folder.record_details();
-    }
-    let mut summary = fold_samples(input, &options, &mut expander, &mut folder)
-        .map_err(|error| Failure::Input(format!("{}: cannot read perf script: {error}", input_name.display())))?;
-    let mut diagnostics = expander.profiles().diagnostics.clone();
-    diagnostics.add_perf_script(input_name, &summary.warnings);
-    if input_cut_short.is_set() {
-        diagnostics.add_compressed_cut(input_name, &format!("{} samples", summary.samples_read));
-    }
+    let FoldedSamples { folded, folder, expanders, summary, input_name, diagnostics } = fold_source(&args, options)?;
     // Checked before writing: a strict run that fails leaves no output.
     report_warnings(&diagnostics, args.inputs.strict)?;
-    // Folded stacks are one line per distinct stack: small enough to keep
-    // for the flame graph.
-    let rendered = folder.render();
-    summary.distinct_stacks = rendered.len() as u64;
-    let mut folded = Vec::new();
-    rendered.write_to(&mut folded)?;
+    let mut stats = ExpansionStats::default();
+    for expander in &expanders {
+        stats.add(&expander.stats);
+    }
     match &args.output {
         Some(path) => write_file(path, &folded)?,
         None if outputs_on_stdout.is_empty() => {
@@ -428,18 +446,142 @@ fn fold(args: FoldArgs) -> Result<(), Failure> {
     }
     if let Some(svg_path) = &args.flamegraph {
         let text = String::from_utf8_lossy(&folded);
-        let title = format!("v8inline: {}", input_path.display());
+        let title = format!("v8inline: {input_name}");
         let mut svg = Vec::new();
         v8inline::flamegraph::write_svg(text.lines(), &title, &mut svg)?;
         write_file(svg_path, &svg)?;
     }
     if args.outputs.needs_details() {
-        let profile = StackProfile::from_folder(&folder, &expander, summary.event.clone());
+        let profile = StackProfile::from_folder(&folder, &expanders[0], summary.event.clone());
         write_detailed_outputs(&args.outputs, &profile)?;
     }
     if args.stats {
-        eprint!("{}", stats_report(&summary, &expander.stats));
+        eprint!("{}", stats_report(&summary, &stats));
     }
+    Ok(())
+}
+
+/// Samples of one source folded, before any output is written.
+struct FoldedSamples {
+    /// The folded stacks.
+    folded: Vec<u8>,
+    /// The folder, with the detailed stacks if outputs need them (not
+    /// filled by a parallel fold).
+    folder: Folder,
+    /// The expanders used (one per thread).
+    expanders: Vec<V8Expander>,
+    summary: CollapseSummary,
+    /// The input, for titles and messages.
+    input_name: String,
+    /// Warnings about every input: profiles, samples.
+    diagnostics: Diagnostics,
+}
+
+/// Folds the samples of the source the arguments name: a perf script
+/// (default), `--ticks` or `--perf-data`. Prints the notes of loading.
+fn fold_source(args: &FoldArgs, options: CollapseOptions) -> Result<FoldedSamples, Failure> {
+    let expand_options = ExpandOptions { exact_pc: args.exact_pc };
+    let record_details = args.outputs.needs_details();
+    let print_notes = |notes: &[String]| notes.iter().for_each(|note| eprintln!("v8inline: {note}"));
+    // The one-threaded sources hand back a folder to render.
+    let rendered = |folder: Folder, expander: V8Expander, mut summary: CollapseSummary, input_name: String| {
+        let rendered = folder.render();
+        summary.distinct_stacks = rendered.len() as u64;
+        let mut folded = Vec::new();
+        rendered.write_to(&mut folded)?;
+        let diagnostics = expander.profiles().diagnostics.clone();
+        Ok::<_, Failure>(FoldedSamples { folded, folder, expanders: vec![expander], summary, input_name, diagnostics })
+    };
+    if let Some(log_path) = &args.ticks {
+        let sources = args.inputs.profile_options().sources;
+        let tick_options = TickOptions { collapse: options, sources, expand: expand_options, record_details };
+        let report = fold_ticks(log_path, &tick_options).map_err(|error| Failure::Input(error.to_string()))?;
+        print_notes(&report.notes);
+        if args.stats {
+            let native = &report.native;
+            eprintln!(
+                "v8inline: native frames: {} named by ELF symbols, {} in a library without a symbol there, {} outside libraries",
+                native.symbolized, native.in_library_without_symbol, native.outside_libraries
+            );
+        }
+        let input_name = format!("ticks of {}", log_path.display());
+        return rendered(report.folder, report.expander, report.summary, input_name);
+    }
+    if let Some(perf_data_path) = &args.perf_data {
+        let perf_data_options = PerfDataOptions {
+            collapse: options,
+            profiles: args.inputs.profile_options(),
+            expand: expand_options,
+            record_details,
+        };
+        let report =
+            fold_perf_data(perf_data_path, &perf_data_options).map_err(|error| Failure::Input(error.to_string()))?;
+        print_notes(&report.notes);
+        let input_name = perf_data_path.display().to_string();
+        return rendered(report.folder, report.expander, report.summary, input_name);
+    }
+    let profiles = load_profiles(&args.inputs)?;
+    let input_path = args.perf_script.clone().unwrap_or_else(|| PathBuf::from("-"));
+    let (input, input_cut_short) =
+        open_stream_allowing_cut(&input_path).map_err(|error| Failure::Input(error.to_string()))?;
+    let input_name = input_path.display().to_string();
+    let read_failure =
+        |error: std::io::Error| Failure::Input(format!("{input_name}: cannot read perf script: {error}"));
+    // The perf script's own warnings join those of the profiles.
+    let sample_diagnostics = |profiles: &Profiles, summary: &CollapseSummary| {
+        let mut diagnostics = profiles.diagnostics.clone();
+        let name = if input_path == Path::new("-") { Path::new("<stdin>") } else { input_path.as_path() };
+        diagnostics.add_perf_script(name, &summary.warnings);
+        if input_cut_short.is_set() {
+            diagnostics.add_compressed_cut(name, &format!("{} samples", summary.samples_read));
+        }
+        diagnostics
+    };
+    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    // Detailed outputs read one folder and its expander; a process discovered
+    // on the way would be seen by one thread only.
+    let parallel = threads > 1 && !record_details && !profiles.discovers_processes();
+    let mut folder = Folder::new(&options);
+    if parallel {
+        // Folded stacks are one line per distinct stack: small enough to
+        // keep for the flame graph.
+        let mut folded = Vec::new();
+        let expanders = (0..threads).map(|_| V8Expander::new(profiles.clone(), expand_options)).collect();
+        let outcome = collapse_parallel(input, &options, expanders, &mut folded).map_err(read_failure)?;
+        print_notes(&outcome.expanders[0].profiles().notes);
+        let diagnostics = sample_diagnostics(outcome.expanders[0].profiles(), &outcome.summary);
+        return Ok(FoldedSamples {
+            folded,
+            folder,
+            expanders: outcome.expanders,
+            summary: outcome.summary,
+            input_name,
+            diagnostics,
+        });
+    }
+    let mut expander = V8Expander::new(profiles, expand_options);
+    if record_details {
+        folder.record_details();
+    }
+    let summary = fold_samples(input, &options, &mut expander, &mut folder).map_err(read_failure)?;
+    print_notes(&expander.profiles().notes);
+    let diagnostics = sample_diagnostics(expander.profiles(), &summary);
+    let mut samples = rendered(folder, expander, summary, input_name)?;
+    samples.diagnostics = diagnostics;
+    Ok(samples)
+}
+
+fn record(args: RecordArgs) -> Result<(), Failure> {
+    let options = RecordOptions {
+        frequency: args.frequency,
+        output_dir: args.output_dir,
+        command: args.command,
+        perf: "perf".into(),
+    };
+    let mut announce = |message: &str| eprintln!("v8inline: {message}");
+    let recording =
+        v8inline::record::record(&options, &mut announce).map_err(|error| Failure::Input(error.to_string()))?;
+    eprint!("{}", recording.report());
     Ok(())
 }
 

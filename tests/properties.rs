@@ -73,7 +73,7 @@ fn expander() -> V8Expander {
     let recording = recording();
     let jitdump = jitdump::read(&recording.jitdump, &ReadOptions::default()).unwrap();
     let map = InlineMap::new(CodeLog::parse(&recording.log), Some(&jitdump), SourceOptions::default());
-    V8Expander::new(Profiles::from_maps(vec![map]), ExpandOptions::default())
+    V8Expander::new(Profiles::from_maps(vec![(map.pid.unwrap_or(0), map)]), ExpandOptions::default())
 }
 
 /// What goes into a generated perf script, in order.

@@ -609,7 +609,8 @@ fn fold_in_memory(log: &str, jitdump: &JitDumpWriter, script: &str) -> (String, 
     let jitdump = jitdump::read(&jitdump.bytes, &ReadOptions::default()).unwrap();
     assert!(jitdump.warnings.is_empty(), "{:?}", jitdump.warnings);
     let map = InlineMap::new(log, Some(&jitdump), SourceOptions::default());
-    let mut expander = V8Expander::new(Profiles::from_maps(vec![map]), ExpandOptions::default());
+    let mut expander =
+        V8Expander::new(Profiles::from_maps(vec![(map.pid.unwrap_or(0), map)]), ExpandOptions::default());
     let mut folded = Vec::new();
     let summary = collapse(script.as_bytes(), &CollapseOptions::default(), &mut expander, &mut folded).unwrap();
     (String::from_utf8(folded).unwrap(), summary, diagnostics)

@@ -207,6 +207,14 @@ pub struct Folder {
     stack: Vec<FrameId>,
     /// The frames of one stack line, outermost first.
     line_frames: Vec<FrameId>,
+    /// Passed-through stack lines already named, by address.
+    line_names: FxHashMap<u64, NamedLine>,
+    /// The frames of `line_names`, outermost first per line.
+    line_name_frames: Vec<FrameId>,
+    /// The named frames of expanded lines, by the expander's location id.
+    location_names: Vec<Option<NamedLocation>>,
+    /// The frames of `location_names`, innermost first per location.
+    location_name_frames: Vec<FrameId>,
     /// The frame name being built.
     name: String,
     /// The frames an expander returns.
@@ -215,6 +223,39 @@ pub struct Folder {
     counters: FolderCounters,
     /// Detailed stacks, when recorded (see [`Folder::record_details`]).
     details: Option<DetailRecorder>,
+}
+
+/// At most this many frames are kept named by line address (about 40 MB
+/// with their keys); then the cache starts over.
+const LINE_NAME_FRAMES_LIMIT: usize = 1 << 20;
+
+/// A passed-through stack line as named before, and what it was named from.
+struct NamedLine {
+    /// The symbol as printed.
+    symbol: Box<str>,
+    /// The module as printed.
+    module: Box<str>,
+    /// The address as printed, when names include it (else empty).
+    address_text: Box<str>,
+    /// Whether the sample was a Java one (names are tidied differently).
+    is_java: bool,
+    /// Its frames in `Folder::line_name_frames`.
+    frames_start: u32,
+    /// The end of its frames there.
+    frames_end: u32,
+    /// Whether `skip_after` cuts the stack at this line.
+    cut: bool,
+}
+
+/// The frames an expanded location was named as.
+#[derive(Debug, Clone, Copy)]
+struct NamedLocation {
+    /// Whether the sample was a Java one (names are tidied differently).
+    is_java: bool,
+    /// Its frames in `Folder::location_name_frames`.
+    frames_start: u32,
+    /// The end of its frames there.
+    frames_end: u32,
 }
 
 /// The detailed stacks of a [`Folder`].
@@ -242,6 +283,10 @@ impl Folder {
             stack_counts: FxHashMap::default(),
             stack: Vec::with_capacity(128),
             line_frames: Vec::with_capacity(8),
+            line_names: FxHashMap::default(),
+            line_name_frames: Vec::new(),
+            location_names: Vec::new(),
+            location_name_frames: Vec::new(),
             name: String::with_capacity(256),
             expanded: ExpandedFrames::new(),
             counters: FolderCounters::default(),
@@ -377,14 +422,56 @@ impl Folder {
 
     /// Names a stack line as inferno does and pushes its frames. Returns
     /// whether `skip_after` cuts the stack here.
+    ///
+    /// Lines seen before at the same address, with the same symbol, module
+    /// (and address text, when it is part of names) in a sample of the same
+    /// kind (Java or not), reuse their names: naming and interning is a third
+    /// of the folding time, and most stack lines repeat.
     fn push_passed_through_frames(&mut self, line: &StackLine<'_>, is_java: bool) -> bool {
+        if let Some(named) = self.line_names.get(&line.address)
+            && named.is_java == is_java
+            && *named.symbol == *line.symbol
+            && *named.module == *line.module
+            && (!self.include_addrs || *named.address_text == *line.address_text)
+        {
+            let frames = &self.line_name_frames[named.frames_start as usize..named.frames_end as usize];
+            self.stack.extend(frames.iter().rev());
+            return named.cut;
+        }
+        let cut = self.name_passed_through_line(line, is_java);
+        self.stack.extend(self.line_frames.iter().rev());
+        if self.line_name_frames.len() >= LINE_NAME_FRAMES_LIMIT {
+            // Bounds the memory on inputs with ever new addresses.
+            self.line_names.clear();
+            self.line_name_frames.clear();
+        }
+        let frames_start = self.line_name_frames.len() as u32;
+        self.line_name_frames.extend_from_slice(&self.line_frames);
+        self.line_names.insert(
+            line.address,
+            NamedLine {
+                symbol: line.symbol.into(),
+                module: line.module.into(),
+                address_text: if self.include_addrs { line.address_text.into() } else { Box::default() },
+                is_java,
+                frames_start,
+                frames_end: self.line_name_frames.len() as u32,
+                cut,
+            },
+        );
+        cut
+    }
+
+    /// Names a stack line as inferno does into `line_frames` (outermost
+    /// first). Returns whether `skip_after` cuts the stack here.
+    fn name_passed_through_line(&mut self, line: &StackLine<'_>, is_java: bool) -> bool {
+        self.line_frames.clear();
         let function = inferno_function(line);
         // inferno skips these ("process names"), without checking skip_after.
         if function.starts_with('(') {
             return false;
         }
         let function = fix_partially_demangled_rust_symbol(function);
-        self.line_frames.clear();
         if !contains_arrow(&function) {
             let id = self.name_piece(&function, 0, line, is_java);
             self.line_frames.push(id);
@@ -395,7 +482,6 @@ impl Folder {
                 self.line_frames.push(id);
             }
         }
-        self.stack.extend(self.line_frames.iter().rev());
         !self.skip_after.is_empty() && self.skip_after.iter().any(|name| *name == *function)
     }
 
@@ -421,6 +507,36 @@ impl Folder {
     /// Pushes the frames an expander produced for `line`. Returns whether
     /// `skip_after` cuts the stack here.
     fn push_expanded_frames(&mut self, line: &StackLine<'_>, is_java: bool) -> bool {
+        // A location's frames are named the same every time (without
+        // skip_after, which also looks at the line): reuse them.
+        let location = self.expanded.location().filter(|_| self.skip_after.is_empty());
+        if let Some(location) = location
+            && let Some(Some(named)) = self.location_names.get(location as usize)
+            && named.is_java == is_java
+        {
+            let frames = &self.location_name_frames[named.frames_start as usize..named.frames_end as usize];
+            self.counters.expanded_frames += frames.len() as u64;
+            self.stack.extend_from_slice(frames);
+            return false;
+        }
+        let stack_length = self.stack.len();
+        let cut = self.name_expanded_frames(line, is_java);
+        if let Some(location) = location {
+            let frames_start = self.location_name_frames.len() as u32;
+            self.location_name_frames.extend_from_slice(&self.stack[stack_length..]);
+            let index = location as usize;
+            if self.location_names.len() <= index {
+                self.location_names.resize(index + 1, None);
+            }
+            self.location_names[index] =
+                Some(NamedLocation { is_java, frames_start, frames_end: self.location_name_frames.len() as u32 });
+        }
+        cut
+    }
+
+    /// Names the frames an expander produced and pushes them. Returns whether
+    /// `skip_after` cuts the stack here.
+    fn name_expanded_frames(&mut self, line: &StackLine<'_>, is_java: bool) -> bool {
         let mut cut = false;
         for frame in self.expanded.iter() {
             self.counters.expanded_frames += 1;

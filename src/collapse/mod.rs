@@ -13,6 +13,7 @@
 
 mod folded;
 pub mod naming;
+pub mod parallel;
 
 use std::fmt;
 use std::io::{self, BufRead, Write};

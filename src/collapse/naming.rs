@@ -125,7 +125,11 @@ pub fn push_function_or_module(
 /// (Go methods like `net/http.(*Client).Do`) or one starting
 /// `(anonymous namespace)`. `<{[` open a level and `>}])` close one.
 pub fn tidy_generic(name: &mut String) {
-    if memchr::memchr(b';', name.as_bytes()).is_some() {
+    // One scan answers for the usual name, with neither.
+    let Some(first) = memchr::memchr2(b';', b'(', name.as_bytes()) else {
+        return;
+    };
+    if memchr::memchr(b';', &name.as_bytes()[first..]).is_some() {
         *name = name.replace(';', ":");
     }
     if memchr::memchr(b'(', name.as_bytes()).is_none() {
@@ -166,6 +170,11 @@ pub fn tidy_java(name: &mut String) {
 
 /// Whether `module` ends in `vmlinux` and a version (inferno's `is_vmlinux`).
 fn is_vmlinux(module: &str) -> bool {
+    // Called for every frame: a byte search rejects most modules before the
+    // substring search is set up.
+    if memchr::memchr(b'v', module.as_bytes()).is_none() {
+        return false;
+    }
     match module.rfind("vmlinux") {
         Some(start) => module[start..]
             .chars()
@@ -183,8 +192,9 @@ pub fn is_kernel_module(module: &str) -> bool {
 /// Whether `module` is JIT code as inferno detects it: `/tmp/perf-PID.map`
 /// or a `perf inject -j` image `.../jitted-PID-N.so`.
 pub fn is_jit_module(module: &str) -> bool {
-    (module.starts_with("/tmp/perf-") && module.ends_with(".map"))
-        || (module.contains("/jitted-") && module.ends_with(".so"))
+    // The suffix first: it rejects most modules without a substring search.
+    (module.ends_with(".map") && module.starts_with("/tmp/perf-"))
+        || (module.ends_with(".so") && module.contains("/jitted-"))
 }
 
 /// Appends inferno's root frame name: the comm with spaces as `_`, then

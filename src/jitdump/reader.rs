@@ -1,6 +1,7 @@
 //! The record loop: frames records by their `total_size` and decodes the ones
 //! asked for.
 
+use std::io::{self, Read};
 use std::path::Path;
 
 use object::Endianness;
@@ -8,7 +9,7 @@ use object::read::Bytes;
 
 use super::debug_info::parse_debug_info;
 use super::error::{JitDumpError, JitDumpWarning, RecordProblem};
-use super::header::Header;
+use super::header::{Header, MAGIC};
 use super::record::{
     CodeLoad, CodeMove, DebugInfo, RECORD_PREFIX_SIZE, RecordKind, RecordPrefix, parse_code_load, parse_code_move,
 };
@@ -51,28 +52,96 @@ pub struct JitDump {
 /// [`ReadOptions::debug_info`] only record prefixes, CODE_LOAD fixed fields and
 /// names, and CODE_MOVE bodies are read; code bytes are never touched.
 pub fn read(bytes: &[u8], options: &ReadOptions) -> Result<JitDump, JitDumpError> {
-    let header = Header::parse(bytes)?;
-    let mut reader = Reader {
-        endian: header.endianness,
-        options: *options,
-        dump: JitDump {
-            header,
-            loads: Vec::new(),
-            moves: Vec::new(),
-            debug_infos: Vec::new(),
-            warnings: Vec::new(),
-            skipped_records: 0,
-        },
-    };
-    reader.read_records(bytes);
+    let mut reader = Reader::new(Header::parse(bytes)?, options);
+    // Header::parse checked that the header size is within the file.
+    let start = usize::try_from(reader.dump.header.header_size).unwrap_or(usize::MAX);
+    reader.read_records(bytes, 0, start, true);
     Ok(reader.dump)
 }
 
+/// The size of the window [`read_stream`] reads through.
+const STREAM_WINDOW_BYTES: usize = 4 << 20;
+
+/// Reads a jitdump from a stream through a window of a few megabytes, so that
+/// memory does not grow with the file (whose code bytes are most of it). The
+/// result, warnings and their byte offsets included, is what [`read`] gives
+/// for the whole file. The outer error is the stream's, the inner one an
+/// unusable header.
+pub fn read_stream<R: Read>(input: R, options: &ReadOptions) -> io::Result<Result<JitDump, JitDumpError>> {
+    read_stream_through(input, options, STREAM_WINDOW_BYTES)
+}
+
+/// [`read_stream`] with a window of `window_bytes`.
+fn read_stream_through<R: Read>(
+    mut input: R,
+    options: &ReadOptions,
+    window_bytes: usize,
+) -> io::Result<Result<JitDump, JitDumpError>> {
+    let mut window = Vec::with_capacity(window_bytes);
+    let mut at_end = fill(&mut input, &mut window, window_bytes)?;
+    // The header and the records before the window ends; a header longer
+    // than the window is read whole first.
+    while !at_end && window.len() < declared_header_size(&window) {
+        at_end = fill(&mut input, &mut window, window_bytes)?;
+    }
+    if at_end {
+        return Ok(read(&window, options));
+    }
+    let header = match Header::parse(&window) {
+        Ok(header) => header,
+        Err(error) => return Ok(Err(error)),
+    };
+    let mut reader = Reader::new(header, options);
+    let mut window_offset: u64 = 0;
+    let mut next = usize::try_from(reader.dump.header.header_size).unwrap_or(usize::MAX);
+    loop {
+        let stopped = reader.read_records(&window, window_offset, next, at_end);
+        if at_end {
+            return Ok(Ok(reader.dump));
+        }
+        // Keep the unread tail (a record cut by the window), then read on; a
+        // record longer than the window grows it.
+        let consumed = stopped.min(window.len());
+        window.drain(..consumed);
+        window_offset += consumed as u64;
+        next = stopped - consumed;
+        let wanted = window_bytes.max(window.len());
+        at_end = fill(&mut input, &mut window, wanted)?;
+    }
+}
+
+/// The header size the file declares (at offset 8, in the byte order the
+/// magic shows); 0 when there is no such header (then parsing it reports why).
+fn declared_header_size(window: &[u8]) -> usize {
+    let field = |offset: usize| -> [u8; 4] {
+        window.get(offset..offset + 4).and_then(|bytes| bytes.try_into().ok()).unwrap_or_default()
+    };
+    let size = if u32::from_le_bytes(field(0)) == MAGIC {
+        u32::from_le_bytes(field(8))
+    } else if u32::from_be_bytes(field(0)) == MAGIC {
+        u32::from_be_bytes(field(8))
+    } else {
+        0
+    };
+    usize::try_from(size).unwrap_or(usize::MAX)
+}
+
+/// Appends up to `amount` bytes of `input` to `window`; returns whether the
+/// input has ended.
+fn fill<R: Read>(input: &mut R, window: &mut Vec<u8>, amount: usize) -> io::Result<bool> {
+    let read = input.take(amount as u64).read_to_end(window)?;
+    Ok(read == 0)
+}
+
 /// Reads the jitdump file at `path` (not compressed: the caller decompresses a
-/// `.gz`). Errors display as `PATH: byte offset N: expected ...`.
+/// `.gz`), streamed as [`read_stream`] does. Errors display as
+/// `PATH: byte offset N: expected ...`.
 pub fn read_path(path: &Path, options: &ReadOptions) -> Result<JitDump, JitDumpError> {
-    let bytes = std::fs::read(path).map_err(|error| JitDumpError::Io { path: path.to_owned(), error })?;
-    read(&bytes, options).map_err(|error| JitDumpError::File { path: path.to_owned(), error: Box::new(error) })
+    let io_error = |error| JitDumpError::Io { path: path.to_owned(), error };
+    let file = std::fs::File::open(path).map_err(io_error)?;
+    read_stream(file, options)
+        .map_err(io_error)?
+        .map_err(|error| JitDumpError::File { path: path.to_owned(), error: Box::new(error) })
 }
 
 /// State of one read.
@@ -83,28 +152,48 @@ struct Reader {
 }
 
 impl Reader {
-    /// Walks the records after the header.
-    fn read_records(&mut self, bytes: &[u8]) {
-        // Header::parse checked that the header size is within the file.
-        let mut offset = usize::try_from(self.dump.header.header_size).unwrap_or(usize::MAX);
+    fn new(header: Header, options: &ReadOptions) -> Reader {
+        Reader {
+            endian: header.endianness,
+            options: *options,
+            dump: JitDump {
+                header,
+                loads: Vec::new(),
+                moves: Vec::new(),
+                debug_infos: Vec::new(),
+                warnings: Vec::new(),
+                skipped_records: 0,
+            },
+        }
+    }
+
+    /// Walks the records in `bytes` from `start`, `bytes` being the part of
+    /// the file from `window_offset` on. Unless the window reaches the end of
+    /// the file (`at_end`), stops before a record the window does not hold
+    /// whole. Returns where it stopped.
+    fn read_records(&mut self, bytes: &[u8], window_offset: u64, start: usize, at_end: bool) -> usize {
+        let mut offset = start;
         while let Some(rest) = bytes.get(offset..)
             && !rest.is_empty()
         {
-            let record_offset = offset as u64;
+            let record_offset = window_offset + offset as u64;
             let available = rest.len() as u64;
+            if !at_end && !holds_whole_record(rest, self.endian) {
+                return offset;
+            }
             let Ok(prefix) = Bytes(rest).read_at::<RecordPrefix>(0) else {
                 self.dump.warnings.push(JitDumpWarning::Truncated {
                     offset: record_offset,
                     needed: RECORD_PREFIX_SIZE as u64,
                     available,
                 });
-                return;
+                return offset;
             };
             let total_size = prefix.total_size.get(self.endian);
             let record_size = usize::try_from(total_size).unwrap_or(usize::MAX);
             if record_size < RECORD_PREFIX_SIZE {
                 self.dump.warnings.push(JitDumpWarning::RecordSizeTooSmall { offset: record_offset, total_size });
-                return;
+                return offset;
             }
             let Some(body) = rest.get(RECORD_PREFIX_SIZE..record_size) else {
                 self.dump.warnings.push(JitDumpWarning::Truncated {
@@ -112,13 +201,14 @@ impl Reader {
                     needed: u64::from(total_size),
                     available,
                 });
-                return;
+                return offset;
             };
             let kind = RecordKind::from_id(prefix.id.get(self.endian));
             let timestamp = prefix.timestamp.get(self.endian);
             self.read_record(kind, timestamp, body, record_offset);
             offset = offset.saturating_add(record_size);
         }
+        offset
     }
 
     /// Decodes one framed record.
@@ -170,8 +260,54 @@ impl Reader {
     }
 }
 
+/// Whether `rest` starts with a whole record (a prefix and the `total_size`
+/// it gives), or with something [`Reader::read_records`] stops at anyway.
+fn holds_whole_record(rest: &[u8], endian: Endianness) -> bool {
+    let Ok(prefix) = Bytes(rest).read_at::<RecordPrefix>(0) else { return false };
+    usize::try_from(prefix.total_size.get(endian)).is_ok_and(|size| size <= rest.len())
+}
+
 /// File offset of `offset_in_body` in the body of the record at
 /// `record_offset`.
 fn body_offset(record_offset: u64, offset_in_body: u64) -> u64 {
     record_offset.saturating_add(RECORD_PREFIX_SIZE as u64).saturating_add(offset_in_body)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use super::*;
+
+    fn real_jitdump(version: u32) -> Vec<u8> {
+        let directory = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("testdata/node{version}"));
+        let path = std::fs::read_dir(&directory)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .find(|path| path.file_name().unwrap().to_string_lossy().starts_with("jit-"))
+            .unwrap();
+        let mut bytes = Vec::new();
+        flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap()).read_to_end(&mut bytes).unwrap();
+        bytes
+    }
+
+    /// Streaming through small windows gives what reading the whole file
+    /// gives, for whole and for cut files (the warnings' offsets included).
+    #[test]
+    fn streaming_equals_reading_whole() {
+        for version in [18, 26] {
+            let bytes = real_jitdump(version);
+            for options in [ReadOptions::default(), ReadOptions { debug_info: true }] {
+                for length in [bytes.len(), bytes.len() - 1, bytes.len() / 3 + 7, 100, 39] {
+                    let file = &bytes[..length];
+                    let whole = read(file, &options).map_err(|error| error.to_string());
+                    for window in [40, 1000, 4096, 1 << 20] {
+                        let streamed =
+                            read_stream_through(file, &options, window).unwrap().map_err(|error| error.to_string());
+                        assert_eq!(streamed, whole, "node{version}, {length} bytes, window {window}");
+                    }
+                }
+            }
+        }
+    }
 }

@@ -39,6 +39,9 @@ use std::borrow::Cow;
 use std::fmt;
 use std::io::{self, BufRead};
 
+mod builder;
+pub use builder::SampleBuilder;
+
 /// The longest line text a [`WarningExample`] keeps, in bytes.
 const WARNING_EXAMPLE_MAX_BYTES: usize = 512;
 
@@ -187,6 +190,39 @@ fn trim_start_fast(text: &str) -> &str {
     text[blanks..].trim_start()
 }
 
+/// `text.trim()`, answering without a Unicode-aware scan when both ends are
+/// ASCII non-blanks (almost always).
+fn trim_fast(text: &str) -> &str {
+    match (text.as_bytes().first(), text.as_bytes().last()) {
+        (Some(first), Some(last))
+            if first.is_ascii() && !first.is_ascii_whitespace() && last.is_ascii() && !last.is_ascii_whitespace() =>
+        {
+            text
+        }
+        _ => text.trim(),
+    }
+}
+
+/// `u64::from_str_radix(text, 16)`, 0 when it fails: a loop over at most 16
+/// hex digits, the standard parser for anything else (a sign, overflow).
+fn parse_address(text: &str) -> u64 {
+    let digits = text.as_bytes();
+    if digits.is_empty() || digits.len() > 16 {
+        return u64::from_str_radix(text, 16).unwrap_or(0);
+    }
+    let mut value: u64 = 0;
+    for &digit in digits {
+        let nibble = match digit {
+            b'0'..=b'9' => digit - b'0',
+            b'a'..=b'f' => digit - b'a' + 10,
+            b'A'..=b'F' => digit - b'A' + 10,
+            _ => return u64::from_str_radix(text, 16).unwrap_or(0),
+        };
+        value = (value << 4) | u64::from(nibble);
+    }
+    value
+}
+
 /// Appends the next line of `input`, including its `\n`, to `line`; returns
 /// the number of bytes appended (0 at the end of the input). Like
 /// `BufRead::read_until`, with the `memchr` crate's faster search.
@@ -243,9 +279,9 @@ impl StackLineParts {
             return None;
         }
         let module = &module[1..module.len() - 1];
-        let symbol = rest[..last_space].trim();
+        let symbol = trim_fast(&rest[..last_space]);
         Some(StackLineParts {
-            address: u64::from_str_radix(address_text, 16).unwrap_or(0),
+            address: parse_address(address_text),
             address_text: Span::within(line, address_text),
             symbol: Span::within(line, symbol),
             module: Span::within(line, module),
@@ -631,8 +667,8 @@ impl<R: BufRead> PerfScriptReader<R> {
 
     /// Parses `line` as a stack line of the current sample and appends it to
     /// the text, unless `offset_in_text` says it already is there. Returns the
-    /// stack line, or `None` (with a warning) if it is not one.
-    fn add_stack_line(&mut self, line: &str, offset_in_text: Option<usize>) -> Option<StackLine<'_>> {
+    /// stack line's ranges, or `None` (with a warning) if it is not one.
+    fn add_stack_line(&mut self, line: &str, offset_in_text: Option<usize>) -> Option<StackLineParts> {
         match StackLineParts::parse(line) {
             Some(parts) => {
                 let offset = offset_in_text.unwrap_or_else(|| {
@@ -642,7 +678,7 @@ impl<R: BufRead> PerfScriptReader<R> {
                 });
                 let parts = parts.shifted(offset);
                 self.stack.push(parts);
-                Some(parts.resolve(&self.text))
+                Some(parts)
             }
             None => {
                 self.warnings.weird_stack_lines.record(self.line_number, line);
@@ -698,7 +734,7 @@ impl<R: BufRead> PerfScriptReader<R> {
         let stack_text = stack_span.of(line);
         let kept = self
             .add_stack_line(stack_text, Some(stack_span.start))
-            .is_some_and(|stack_line| !stack_line.function().starts_with('('));
+            .is_some_and(|parts| !parts.resolve(&self.text).function().starts_with('('));
         if kept {
             self.period = None;
         }
@@ -864,6 +900,18 @@ mod tests {
             ));
         }
         out
+    }
+
+    #[test]
+    fn fast_address_and_trim_agree_with_the_standard_ones() {
+        for text in
+            ["0", "7f3a177ea696", "FFFFFFFFFFFFFFFF", "ffffffffffffffff1", "+ff", "+", "", "x1", "00000000000000001"]
+        {
+            assert_eq!(parse_address(text), u64::from_str_radix(text, 16).unwrap_or(0), "{text:?}");
+        }
+        for text in ["a", " a ", "a\t", "\u{3000}a\u{3000}", "", "  ", "main+0x44"] {
+            assert_eq!(trim_fast(text), text.trim(), "{text:?}");
+        }
     }
 
     #[test]

@@ -7,6 +7,8 @@
 //! as `\uXXXX`. Each escape therefore stands for exactly one UTF-16 code unit,
 //! which is the unit V8's script offsets count.
 
+use std::borrow::Cow;
+
 /// Calls `emit` with each UTF-16 code unit of an escaped log field.
 ///
 /// A malformed escape (a `\` not followed by a known escape) is taken
@@ -55,13 +57,23 @@ fn hex_value(digits: Option<&[u8]>) -> Option<u16> {
 
 /// Undoes V8's escapes for display. Unpaired surrogates become U+FFFD.
 pub fn unescape(escaped: &[u8]) -> String {
-    if !escaped.contains(&b'\\') {
-        // The common case: plain ASCII names need no decoding.
-        return String::from_utf8_lossy(escaped).into_owned();
+    unescape_borrowed(escaped).into_owned()
+}
+
+/// [`unescape`], borrowing `escaped` when it has nothing to decode (the
+/// common case: no escapes, valid UTF-8), so that callers storing the name
+/// elsewhere allocate once.
+pub fn unescape_borrowed(escaped: &[u8]) -> Cow<'_, str> {
+    if memchr::memchr(b'\\', escaped).is_none() {
+        // `from_utf8` checks ASCII faster than the lossy decoder walks it.
+        return match std::str::from_utf8(escaped) {
+            Ok(text) => Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(escaped),
+        };
     }
     let mut units = Vec::with_capacity(escaped.len());
     for_each_code_unit(escaped, |unit| units.push(unit));
-    String::from_utf16_lossy(&units)
+    Cow::Owned(String::from_utf16_lossy(&units))
 }
 
 #[cfg(test)]

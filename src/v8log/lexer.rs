@@ -100,11 +100,21 @@ pub fn parse_decimal(digits: &[u8]) -> Option<i64> {
         return None;
     }
     let mut value: i64 = 0;
-    for &digit in digits {
-        if !digit.is_ascii_digit() {
-            return None;
+    if digits.len() <= 18 {
+        // 18 digits cannot overflow an i64: no checks per digit.
+        for &digit in digits {
+            if !digit.is_ascii_digit() {
+                return None;
+            }
+            value = value * 10 + i64::from(digit - b'0');
         }
-        value = value.checked_mul(10)?.checked_add(i64::from(digit - b'0'))?;
+    } else {
+        for &digit in digits {
+            if !digit.is_ascii_digit() {
+                return None;
+            }
+            value = value.checked_mul(10)?.checked_add(i64::from(digit - b'0'))?;
+        }
     }
     Some(if negative { -value } else { value })
 }
@@ -191,6 +201,10 @@ mod tests {
         assert_eq!(parse_decimal(b"-"), None);
         assert_eq!(parse_decimal(b"1a"), None);
         assert_eq!(parse_decimal(b"99999999999999999999"), None);
+        assert_eq!(parse_decimal(b"999999999999999999"), Some(999_999_999_999_999_999));
+        assert_eq!(parse_decimal(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_decimal(b"-9223372036854775807"), Some(-i64::MAX));
+        assert_eq!(parse_decimal(b"9223372036854775808"), None);
         assert_eq!(parse_hex_address(b"0x7f3e9a7e5a40"), Some(0x7f3e9a7e5a40));
         assert_eq!(parse_hex_address(b"7f3e"), None);
         assert_eq!(parse_hex_address(b"0x"), None);

@@ -10,8 +10,12 @@ pub mod escape;
 pub mod lexer;
 pub mod record;
 
+use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasher, Hasher};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use fxhash::FxHashMap;
 use indexmap::IndexMap;
@@ -33,20 +37,23 @@ pub struct FunctionId(pub u32);
 /// A code object from a `code-creation` record.
 #[derive(Debug, Clone)]
 pub struct CodeObject {
-    /// The tag as written (`JS`, `LazyCompile`, `Builtin`, ...).
-    pub tag: Box<str>,
+    /// The tag as written (`JS`, `LazyCompile`, `Builtin`, ...); shared by
+    /// all code objects with that tag.
+    pub tag: Arc<str>,
     /// Start address of its instructions.
     pub address: u64,
     /// Instruction size in bytes.
     pub size: u64,
-    /// Unescaped name, e.g. `root /tmp/exp/bench.js:4:14`.
-    pub name: Box<str>,
+    /// Unescaped name, e.g. `root /tmp/exp/bench.js:4:14` (shared with its
+    /// [`Function`]).
+    pub name: Arc<str>,
     /// The function whose code this is.
     pub function: Option<FunctionId>,
     /// The tier marker; `None` when absent or empty.
     pub tier: Option<TierMarker>,
-    /// Source positions and inlining, from its `code-source-info`.
-    pub source_info: Option<SourceInfo>,
+    /// Source positions and inlining, from its `code-source-info` (boxed:
+    /// most code objects, builtins and bytecode handlers, have none).
+    pub source_info: Option<Box<SourceInfo>>,
     /// 1-based line of the code-creation record in the log.
     pub log_line: u64,
 }
@@ -71,7 +78,7 @@ pub struct SourceInfo {
 pub struct Function {
     /// The name of the latest code-creation that carried this function, e.g.
     /// `root /tmp/exp/bench.js:4:14`; empty if none did.
-    pub name: Box<str>,
+    pub name: Arc<str>,
     /// Its script, from a code-source-info of its code.
     pub script_id: Option<i64>,
     /// Its start offset in the script.
@@ -98,6 +105,17 @@ pub struct SharedLibraryMapping {
     pub end: u64,
     /// ASLR slide reported by V8.
     pub aslr_slide: i64,
+}
+
+/// A `code-move` record and where it is in the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CodeMoveEvent {
+    /// Address before the move.
+    pub from: u64,
+    /// Address after the move.
+    pub to: u64,
+    /// 1-based line of the record.
+    pub log_line: u64,
 }
 
 /// A problem with one log line; the line is skipped and reading goes on.
@@ -137,6 +155,9 @@ pub struct CodeLog {
     pub shared_libraries: Vec<SharedLibraryMapping>,
     /// V8's own samples (`--prof` logs), in log order.
     pub ticks: Vec<Tick>,
+    /// `code-move` records in log order (the GC moving bytecode arrays),
+    /// for replaying the address space in time as the tick processor does.
+    pub code_moves: Vec<CodeMoveEvent>,
     /// The first `v8-version` record.
     pub v8_version: Option<V8Version>,
     /// How many `v8-version` records were seen: more than one means several
@@ -154,6 +175,9 @@ pub struct CodeLog {
     /// The first warnings, with line numbers.
     pub warnings: Vec<LogWarning>,
 }
+
+/// The size of the blocks [`CodeLog::read`] reads.
+const READ_BLOCK_BYTES: usize = 1 << 20;
 
 /// How many warnings a [`CodeLog`] keeps verbatim; the rest are only counted.
 pub const MAX_KEPT_WARNINGS: usize = 20;
@@ -178,10 +202,43 @@ impl std::error::Error for LogError {}
 impl CodeLog {
     /// Reads a code log file.
     pub fn read_path(path: &Path) -> Result<CodeLog, LogError> {
-        let bytes = std::fs::read(path).map_err(|source| LogError { path: path.to_owned(), source })?;
-        let mut log = CodeLog::parse(&bytes);
+        let error = |source| LogError { path: path.to_owned(), source };
+        let file = std::fs::File::open(path).map_err(error)?;
+        let mut log = CodeLog::read(file).map_err(error)?;
         log.path = path.to_owned();
         Ok(log)
+    }
+
+    /// Reads a code log from a stream, a block at a time: memory holds what
+    /// the log describes, not its text (mostly script sources and position
+    /// tables). Gives what [`CodeLog::parse`] gives for the whole text.
+    pub fn read<R: Read>(input: R) -> io::Result<CodeLog> {
+        CodeLog::read_in_blocks(input, READ_BLOCK_BYTES)
+    }
+
+    /// [`CodeLog::read`] in blocks of `block_bytes`.
+    fn read_in_blocks<R: Read>(mut input: R, block_bytes: usize) -> io::Result<CodeLog> {
+        let mut builder = LogBuilder::default();
+        let mut buffer: Vec<u8> = Vec::with_capacity(block_bytes);
+        loop {
+            let searched = buffer.len();
+            let read = (&mut input).take(block_bytes as u64).read_to_end(&mut buffer)?;
+            if read == 0 {
+                if !buffer.is_empty() {
+                    builder.cut_last_line(&buffer);
+                }
+                return Ok(builder.log);
+            }
+            // Whole lines are parsed where they lie; the cut last one waits
+            // for the next block (a line longer than a block grows the buffer).
+            let mut line_start = 0;
+            for newline in memchr_iter(b'\n', &buffer[searched..]) {
+                let newline = searched + newline;
+                builder.line(&buffer[line_start..newline]);
+                line_start = newline + 1;
+            }
+            buffer.drain(..line_start);
+        }
     }
 
     /// Parses a whole code log held in memory.
@@ -193,15 +250,7 @@ impl CodeLog {
             line_start = newline + 1;
         }
         if line_start < bytes.len() {
-            // V8 ends every record with a newline: a last line without one
-            // was cut short (the process died mid-write) and may miss fields
-            // or table entries, so it is not used.
-            builder.log.line_count += 1;
-            let length = bytes.len() - line_start;
-            builder.warn(
-                LogWarningKind::CutShort,
-                format!("expected a line ending in a newline, the file ends {length} bytes into it (cut short); line skipped"),
-            );
+            builder.cut_last_line(&bytes[line_start..]);
         }
         builder.log
     }
@@ -232,14 +281,53 @@ impl CodeLog {
     }
 }
 
+/// Hashing of addresses for the maps keyed by them. FxHash keeps a key's
+/// low bits in the hash's low bits, which pick the bucket: aligned addresses,
+/// or addresses differing only in high bits, then crowd into few buckets.
+/// Folding the 128-bit product mixes every bit into the low ones.
+#[derive(Debug, Clone, Copy, Default)]
+struct AddressHashing;
+
+impl BuildHasher for AddressHashing {
+    type Hasher = AddressHasher;
+
+    fn build_hasher(&self) -> AddressHasher {
+        AddressHasher(0)
+    }
+}
+
+/// The hasher of [`AddressHashing`].
+#[derive(Debug, Clone, Copy)]
+struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.write_u64(u64::from(byte));
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        // The multiplier of FxHash; the high half of the product folded in.
+        let product = u128::from(self.0 ^ value) * 0x517c_c1b7_2722_0a95;
+        self.0 = (product as u64) ^ ((product >> 64) as u64);
+    }
+}
+
 /// Applies records in log order.
 #[derive(Default)]
 struct LogBuilder {
     log: CodeLog,
     /// The latest code object created at each address.
-    code_at_address: FxHashMap<u64, CodeObjectId>,
+    code_at_address: HashMap<u64, CodeObjectId, AddressHashing>,
     /// The function whose SFI is at each address now.
-    function_at_address: FxHashMap<u64, FunctionId>,
+    function_at_address: HashMap<u64, FunctionId, AddressHashing>,
+    /// The tags seen, shared by the code objects that carry them.
+    tags: FxHashMap<Box<[u8]>, Arc<str>>,
 }
 
 impl LogBuilder {
@@ -262,6 +350,20 @@ impl LogBuilder {
                 self.warn(LogWarningKind::UnparsableLine, format!("{kind}: {}", error.0));
             }
         }
+    }
+
+    /// A last line without a newline. V8 ends every record with one, so the
+    /// line was cut short (the process died mid-write) and may miss fields or
+    /// table entries: it is not used.
+    fn cut_last_line(&mut self, line: &[u8]) {
+        self.log.line_count += 1;
+        let length = line.len();
+        self.warn(
+            LogWarningKind::CutShort,
+            format!(
+                "expected a line ending in a newline, the file ends {length} bytes into it (cut short); line skipped"
+            ),
+        );
     }
 
     fn warn(&mut self, kind: LogWarningKind, message: String) {
@@ -293,6 +395,11 @@ impl LogBuilder {
                 }
             }
             Record::CodeMove(moved) => {
+                self.log.code_moves.push(CodeMoveEvent {
+                    from: moved.from,
+                    to: moved.to,
+                    log_line: self.log.line_count,
+                });
                 if let Some(code) = self.code_at_address.remove(&moved.from) {
                     self.code_at_address.insert(moved.to, code);
                 }
@@ -306,7 +413,7 @@ impl LogBuilder {
                 end: library.end,
                 aslr_slide: library.aslr_slide,
             }),
-            Record::Tick(tick) => self.log.ticks.push(tick),
+            Record::Tick(tick) => self.log.ticks.push(Tick { log_line: self.log.line_count, ..tick }),
             Record::V8Version(version) => {
                 self.log.isolate_count += 1;
                 if self.log.v8_version.is_none() {
@@ -317,11 +424,26 @@ impl LogBuilder {
     }
 
     fn code_creation(&mut self, creation: CodeCreation<'_>) {
-        let name: Box<str> = escape::unescape(creation.escaped_name).into();
+        let name: Arc<str> = Arc::from(escape::unescape_borrowed(creation.escaped_name).as_ref());
         let function = creation.shared_function.map(|address| self.function_for_creation(address, &name));
+        // Code of the same function (each tier) shares its name.
+        let name = match function {
+            Some(function) if *self.log.functions[function.0 as usize].name == *name => {
+                self.log.functions[function.0 as usize].name.clone()
+            }
+            _ => name,
+        };
         let id = CodeObjectId(self.log.code_objects.len() as u32);
+        let tag = match self.tags.get(creation.tag) {
+            Some(tag) => tag.clone(),
+            None => {
+                let tag: Arc<str> = String::from_utf8_lossy(creation.tag).into();
+                self.tags.insert(creation.tag.into(), tag.clone());
+                tag
+            }
+        };
         self.log.code_objects.push(CodeObject {
-            tag: String::from_utf8_lossy(creation.tag).into(),
+            tag,
             address: creation.address,
             size: creation.size,
             name,
@@ -335,18 +457,18 @@ impl LogBuilder {
 
     /// The function a code-creation carries. A different name at a known SFI
     /// address means the GC freed that SFI and put another there.
-    fn function_for_creation(&mut self, address: u64, name: &str) -> FunctionId {
+    fn function_for_creation(&mut self, address: u64, name: &Arc<str>) -> FunctionId {
         if let Some(&existing) = self.function_at_address.get(&address) {
             let function = &mut self.log.functions[existing.0 as usize];
-            if function.name.is_empty() || *function.name == *name {
+            if function.name.is_empty() || *function.name == **name {
                 if function.name.is_empty() {
-                    function.name = name.into();
+                    function.name = name.clone();
                 }
                 return existing;
             }
         }
         let id = FunctionId(self.log.functions.len() as u32);
-        self.log.functions.push(Function { name: name.into(), ..Function::default() });
+        self.log.functions.push(Function { name: name.clone(), ..Function::default() });
         self.function_at_address.insert(address, id);
         id
     }
@@ -386,12 +508,40 @@ impl LogBuilder {
             function.script_id = Some(info.script_id);
             function.function_start = Some(info.function_start);
         }
-        code.source_info = Some(SourceInfo {
+        // The tables live as long as the log: no spare capacity.
+        let mut positions = info.positions;
+        positions.shrink_to_fit();
+        let mut inlining_positions = info.inlining_positions;
+        inlining_positions.shrink_to_fit();
+        code.source_info = Some(Box::new(SourceInfo {
             script_id: info.script_id,
             function_start: info.function_start,
-            positions: info.positions,
-            inlining_positions: info.inlining_positions,
+            positions,
+            inlining_positions,
             inlined_functions,
-        });
+        }));
+    }
+}
+
+#[cfg(test)]
+mod read_tests {
+    use super::*;
+
+    /// Reading in blocks, however small, parses every line as a whole-text
+    /// parse does.
+    #[test]
+    fn reading_in_blocks_equals_parsing_whole() {
+        let text: &[u8] = b"v8-version,11,3,244,8,-node.38,0\n\
+            code-creation,JS,13,45545,0x7f3e9a7e5a40,396,b /tmp/a.js:2:11,0x1899,*\n\
+            code-source-info,0x7f3e9a7e5a40,81,68,99,C0O68C39O28I0,F0O81,S0x1899\r\n\
+            bad-line-without-fields\n\n\
+            code-creation,JS,13,1,zz,20,f\n\
+            script-source,81,/tmp/a.js,function b() {}";
+        let whole = format!("{:?}", CodeLog::parse(text));
+        for block in [1, 2, 7, 64, 1 << 20] {
+            let read = CodeLog::read_in_blocks(text, block).unwrap();
+            assert_eq!(format!("{read:?}"), whole, "block {block}");
+        }
+        assert_eq!(CodeLog::read_in_blocks(&text[..0], 4).unwrap().line_count, 0);
     }
 }

@@ -258,6 +258,10 @@ pub struct Tick {
     pub overflow: bool,
     /// Return addresses, innermost first.
     pub frames: Vec<u64>,
+    /// 1-based line of the record in the log (0 until a [`super::CodeLog`]
+    /// reads it): the order of ticks and code events, as the tick processor
+    /// replays them.
+    pub log_line: u64,
 }
 
 /// `v8-version,MAJOR,MINOR,BUILD,PATCH,EMBEDDER,CANDIDATE`.
@@ -275,29 +279,55 @@ pub struct V8Version {
     pub embedder: String,
 }
 
+/// How many fields [`Fields`] keeps without allocating: every record kind
+/// but `tick` has fewer.
+const INLINE_FIELDS: usize = 10;
+
 /// The comma-separated fields of one line (V8 escapes commas inside fields).
+/// The first [`INLINE_FIELDS`] live inline: no allocation per line.
 struct Fields<'line> {
-    fields: Vec<&'line [u8]>,
+    inline: [&'line [u8]; INLINE_FIELDS],
+    /// Fields after the inline ones (only `tick` records have any).
+    more: Vec<&'line [u8]>,
+    count: usize,
 }
 
 impl<'line> Fields<'line> {
     fn split(line: &'line [u8]) -> Self {
-        let mut fields = Vec::with_capacity(10);
+        let mut fields = Fields { inline: [&[]; INLINE_FIELDS], more: Vec::new(), count: 0 };
         let mut start = 0;
         for comma in memchr_iter(b',', line) {
             fields.push(&line[start..comma]);
             start = comma + 1;
         }
         fields.push(&line[start..]);
-        Fields { fields }
+        fields
+    }
+
+    fn push(&mut self, field: &'line [u8]) {
+        match self.inline.get_mut(self.count) {
+            Some(slot) => *slot = field,
+            None => self.more.push(field),
+        }
+        self.count += 1;
+    }
+
+    fn get(&self, index: usize) -> Option<&'line [u8]> {
+        if index >= self.count {
+            return None;
+        }
+        match self.inline.get(index) {
+            Some(&field) => Some(field),
+            None => self.more.get(index - INLINE_FIELDS).copied(),
+        }
     }
 
     fn len(&self) -> usize {
-        self.fields.len()
+        self.count
     }
 
     fn raw(&self, index: usize, what: &str) -> Result<&'line [u8], ParseError> {
-        self.fields.get(index).copied().ok_or_else(|| ParseError::expected(what, index))
+        self.get(index).ok_or_else(|| ParseError::expected(what, index))
     }
 
     fn decimal(&self, index: usize, what: &str) -> Result<i64, ParseError> {
@@ -316,6 +346,10 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Record<'_>>, ParseError> {
     let Some(kind) = RecordKind::of_field(&line[..kind_end]) else {
         return Ok(None);
     };
+    if kind == RecordKind::ScriptSource {
+        // Splitting a whole script at its commas would only cost time.
+        return parse_script_source(line).map(|script| Some(Record::ScriptSource(script)));
+    }
     let fields = Fields::split(line);
     let record = match kind {
         RecordKind::CodeCreation => Record::CodeCreation(parse_code_creation(&fields)?),
@@ -524,7 +558,7 @@ fn parse_move(fields: &Fields<'_>) -> Result<AddressMove, ParseError> {
 
 fn parse_tick(fields: &Fields<'_>) -> Result<Tick, ParseError> {
     let mut index = 6;
-    let overflow = fields.fields.get(6).is_some_and(|field| *field == b"overflow");
+    let overflow = fields.get(6).is_some_and(|field| field == b"overflow");
     if overflow {
         index += 1;
     }
@@ -541,6 +575,7 @@ fn parse_tick(fields: &Fields<'_>) -> Result<Tick, ParseError> {
         vm_state: fields.decimal(5, "a VM state")?,
         overflow,
         frames,
+        log_line: 0,
     })
 }
 
@@ -644,6 +679,17 @@ mod tests {
         assert_eq!(version.embedder, "-node.38");
         assert_eq!(parse_line(b"heap-capacity,123"), Ok(None));
         assert_eq!(parse_line(b""), Ok(None));
+    }
+
+    #[test]
+    fn ticks_with_more_fields_than_kept_inline() {
+        let frames: Vec<String> = (1..=12).map(|frame| format!("0x{frame:x}0")).collect();
+        let line = format!("tick,0x7f10,1234,0,0x0,6,overflow,{}", frames.join(","));
+        let Record::Tick(tick) = parsed(&line) else { panic!() };
+        assert!(tick.overflow);
+        assert_eq!(tick.frames, (1..=12).map(|frame| frame * 16).collect::<Vec<u64>>());
+        let bad = format!("tick,0x7f10,1234,0,0x0,6,{},zz", frames.join(","));
+        assert_eq!(parse_line(bad.as_bytes()).unwrap_err().0, "field 19: expected a frame address");
     }
 
     #[test]

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Times v8inline on large inputs built from the real node 20 recording and
+# compares it with inferno-collapse-perf on the same perf script.
+#
+#   bench/large.sh [RUNS]        (default 5 runs of each command)
+#
+# Needs inferno-collapse-perf (`cargo install inferno`) and GNU time
+# (/usr/bin/time, Debian package `time`). Inputs go to $V8INLINE_BENCH_DIR
+# (default /tmp/v8inline-bench) and are reused when present:
+#   perf.script              testdata/node20/perf.script repeated to >= 500 MB
+#   codspeed-v8-13233.log    the node 20 code log, 740 copies with shifted
+#                            addresses (>= 1 GB)
+#   jit-13233.dump           its jitdump, shifted the same way (1.7 GB)
+# Commands run alternately; each figure is the median over the runs of wall
+# time, CPU time (user + system) and peak RSS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-5}
+dir=${V8INLINE_BENCH_DIR:-/tmp/v8inline-bench}
+recording=testdata/node20
+log_gz=$(echo $recording/codspeed-v8-*.log.gz)
+jitdump_gz=$(echo $recording/jit-*.dump.gz)
+
+command -v inferno-collapse-perf >/dev/null || { echo "needs inferno-collapse-perf: cargo install inferno" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "needs GNU time: apt-get install -y time" >&2; exit 1; }
+
+cargo build --release --quiet --bin v8inline --example scale-inputs
+v8inline=$PWD/target/release/v8inline
+scale=$PWD/target/release/examples/scale-inputs
+
+mkdir -p "$dir"
+[ -s "$dir/perf.script" ] || "$scale" perf-script $recording/perf.script.gz "$dir/perf.script" 500000000
+[ -s "$dir/codspeed-v8-13233.log" ] || "$scale" code-log "$log_gz" "$dir/codspeed-v8-13233.log" 740
+[ -s "$dir/jit-13233.dump" ] || "$scale" jitdump "$jitdump_gz" "$dir/jit-13233.dump" 740
+
+# Sanity: without V8 data v8inline must write exactly what inferno writes;
+# the shifted copies must join (copy 739 of a TurboFan address expands).
+(cd "$dir" && "$v8inline" --jitdump-dir /nonexistent perf.script > plain.folded)
+(cd "$dir" && inferno-collapse-perf perf.script > inferno.folded)
+cmp "$dir/plain.folded" "$dir/inferno.folded" || { echo "v8inline without expansion differs from inferno" >&2; exit 1; }
+"$v8inline" lookup --log "$dir/codspeed-v8-13233.log" --jitdump "$dir/jit-13233.dump" 0x2e37f3a177ea696 |
+  grep -q 'square .*(inlined)' || { echo "the shifted log and jitdump do not join" >&2; exit 1; }
+
+# measure NAME COMMAND...: one run, appending "wall cpu rss_kb" to $dir/NAME.times.
+measure() {
+  local name=$1
+  shift
+  /usr/bin/time -o "$dir/time.out" -f '%e %U %S %M' "$@" > /dev/null
+  awk '{ printf "%.3f %.3f %d\n", $1, $2 + $3, $4 }' "$dir/time.out" >> "$dir/$name.times"
+}
+
+# median FILE COLUMN
+median() {
+  cut -d' ' -f"$2" "$1" | sort -g | awk '{ value[NR] = $1 } END { print value[int((NR + 1) / 2)] }'
+}
+
+report() {
+  local name=$1 bytes=$2
+  local wall cpu rss
+  wall=$(median "$dir/$name.times" 1)
+  cpu=$(median "$dir/$name.times" 2)
+  rss=$(median "$dir/$name.times" 3)
+  awk -v name="$name" -v wall="$wall" -v cpu="$cpu" -v rss="$rss" -v bytes="$bytes" 'BEGIN {
+    printf "%-34s wall %6.2f s (%5.0f MB/s)  cpu %6.2f s (%5.0f MB/s)  peak RSS %7.1f MB\n",
+      name, wall, bytes / 1e6 / wall, cpu, bytes / 1e6 / cpu, rss / 1024 }'
+}
+
+script_bytes=$(stat -c %s "$dir/perf.script")
+log_bytes=$(stat -c %s "$dir/codspeed-v8-13233.log")
+rm -f "$dir"/*.times
+for run in $(seq "$runs"); do
+  echo "run $run of $runs" >&2
+  measure v8inline-expand "$v8inline" --log "$log_gz" --jitdump "$jitdump_gz" "$dir/perf.script"
+  measure inferno-collapse-perf inferno-collapse-perf "$dir/perf.script"
+  measure v8inline-log-ingest "$v8inline" lookup --log "$dir/codspeed-v8-13233.log" 0x7f3a177ea696
+  measure v8inline-log+jitdump-ingest "$v8inline" lookup --log "$dir/codspeed-v8-13233.log" \
+    --jitdump "$dir/jit-13233.dump" 0x7f3a177ea696
+done
+
+echo "perf script: $((script_bytes / 1000000)) MB; code log: $((log_bytes / 1000000)) MB; medians of $runs runs on $(nproc) cores"
+report v8inline-expand "$script_bytes"
+report inferno-collapse-perf "$script_bytes"
+report v8inline-log-ingest "$log_bytes"
+report v8inline-log+jitdump-ingest "$log_bytes"

@@ -1,0 +1,393 @@
+//! Folding on several threads: [`collapse_parallel`] writes the same bytes as
+//! [`collapse`](super::collapse), faster on more than one core.
+//!
+//! The input is cut into chunks of about [`CHUNK_BYTES`] at blank lines.
+//! A blank line ends a sample and resets every piece of reader state inferno
+//! carries from line to line (the period, the skipping of a filtered event),
+//! so each chunk reads exactly as it would in one pass. The one piece of
+//! state that crosses samples is the event type kept when no filter is given,
+//! the first one seen: chunks are folded on the calling thread until it is
+//! known, then handed to worker threads filtered by it. Each worker has its own
+//! [`Folder`] and expander (and so its own expansion cache); at the end the
+//! stacks are merged by their text, as inferno merges them, and sorted.
+//! Memory stays bounded: at most two chunks per worker are in flight.
+
+use std::io::{self, Read, Write};
+use std::sync::Mutex;
+use std::sync::mpsc::{Receiver, Sender, channel, sync_channel};
+
+use super::{CollapseOptions, CollapseSummary, Folder, FrameExpander};
+use crate::samples::{EventSelection, PerfScriptReader, ReaderStatistics, ReaderWarnings, WarningTally};
+
+/// The size chunks are read in; a chunk ends at the last blank line in it.
+pub const CHUNK_BYTES: usize = 1 << 20;
+
+/// What [`collapse_parallel`] did: the summary, and the expanders back (with
+/// their statistics).
+pub struct ParallelOutcome<Expander> {
+    /// As [`collapse`](super::collapse) returns it.
+    pub summary: CollapseSummary,
+    /// The expanders given, one per worker, in the order given.
+    pub expanders: Vec<Expander>,
+}
+
+/// One piece of the input, ending at a blank line (or the end of input).
+struct Chunk {
+    /// Its position in the input, from 0.
+    index: usize,
+    /// Its text.
+    bytes: Vec<u8>,
+}
+
+/// What a chunk's reader saw, kept to merge line numbers and counts in input
+/// order.
+struct ChunkReport {
+    /// The chunk's position in the input.
+    index: usize,
+    /// Its counters (its `lines` give later chunks their line numbers).
+    statistics: ReaderStatistics,
+    /// Its warnings, with line numbers counted from the chunk's start.
+    warnings: ReaderWarnings,
+}
+
+/// A worker's state: a folder, an expander, and what its chunks reported.
+struct Worker<Expander> {
+    folder: Folder,
+    expander: Expander,
+    reports: Vec<ChunkReport>,
+}
+
+impl<Expander: FrameExpander> Worker<Expander> {
+    fn fold(&mut self, chunk: &Chunk, selection: &EventSelection) -> io::Result<Option<String>> {
+        let mut reader = PerfScriptReader::new(chunk.bytes.as_slice()).with_event_selection(selection.clone());
+        while let Some(sample) = reader.next_sample()? {
+            self.folder.add_sample(&sample, &mut self.expander);
+        }
+        self.reports.push(ChunkReport {
+            index: chunk.index,
+            statistics: reader.statistics(),
+            warnings: reader.warnings().clone(),
+        });
+        Ok(reader.selected_event().map(str::to_owned))
+    }
+}
+
+/// Reads `input` in chunks that end at blank lines.
+struct Chunker<R> {
+    input: R,
+    /// The size to read before looking for a blank line.
+    chunk_bytes: usize,
+    /// Bytes read after the end of the last chunk.
+    carry: Vec<u8>,
+    next_index: usize,
+    at_end: bool,
+    /// Buffers of folded chunks, sent back for reuse: no fresh memory (and
+    /// page faults) per chunk.
+    returned: Receiver<Vec<u8>>,
+    /// Where folded chunks' buffers go.
+    returner: Sender<Vec<u8>>,
+}
+
+impl<R: Read> Chunker<R> {
+    fn new(input: R, chunk_bytes: usize) -> Chunker<R> {
+        let (returner, returned) = channel();
+        Chunker { input, chunk_bytes, carry: Vec::new(), next_index: 0, at_end: false, returned, returner }
+    }
+
+    fn next_chunk(&mut self) -> io::Result<Option<Chunk>> {
+        let mut bytes = self.returned.try_recv().unwrap_or_default();
+        bytes.clear();
+        bytes.extend_from_slice(&self.carry);
+        self.carry.clear();
+        loop {
+            if bytes.len() >= self.chunk_bytes || self.at_end {
+                // The last "\n\n" ends the chunk: all before it is whole samples.
+                if let Some(blank_line) = memchr::memmem::rfind(&bytes, b"\n\n") {
+                    self.carry.extend_from_slice(&bytes[blank_line + 2..]);
+                    bytes.truncate(blank_line + 2);
+                    break;
+                }
+                if self.at_end {
+                    break;
+                }
+            }
+            // Room first, so that the read goes straight into the buffer.
+            bytes.reserve(self.chunk_bytes);
+            let read = (&mut self.input).take(self.chunk_bytes as u64).read_to_end(&mut bytes)?;
+            self.at_end = read == 0;
+        }
+        if bytes.is_empty() {
+            return Ok(None);
+        }
+        let index = self.next_index;
+        self.next_index += 1;
+        Ok(Some(Chunk { index, bytes }))
+    }
+}
+
+/// Like [`collapse`](super::collapse), on one thread per expander: reads
+/// `perf script` text from `input`, folds it and writes the folded stacks to
+/// `output` (then flushes it). The output is byte for byte the same.
+/// Expanders must not depend on seeing every sample (each sees a share).
+pub fn collapse_parallel<Input: Read, Output: Write, Expander: FrameExpander + Send>(
+    input: Input,
+    options: &CollapseOptions,
+    expanders: Vec<Expander>,
+    output: Output,
+) -> io::Result<ParallelOutcome<Expander>> {
+    collapse_in_chunks(input, options, expanders, output, CHUNK_BYTES)
+}
+
+/// [`collapse_parallel`] with chunks of about `chunk_bytes`.
+fn collapse_in_chunks<Input: Read, Output: Write, Expander: FrameExpander + Send>(
+    input: Input,
+    options: &CollapseOptions,
+    expanders: Vec<Expander>,
+    output: Output,
+    chunk_bytes: usize,
+) -> io::Result<ParallelOutcome<Expander>> {
+    let mut workers: Vec<Worker<Expander>> = expanders
+        .into_iter()
+        .map(|expander| Worker { folder: Folder::new(options), expander, reports: Vec::new() })
+        .collect();
+    let Some(first_worker) = workers.first_mut() else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "collapse_parallel needs at least one expander"));
+    };
+    let mut chunker = Chunker::new(input, chunk_bytes);
+    let mut selection = options.event_selection();
+    // Fold on this thread until the event type to keep is known.
+    while selection == EventSelection::FirstSeen {
+        let Some(chunk) = chunker.next_chunk()? else { break };
+        let event = first_worker.fold(&chunk, &selection)?;
+        let _ = chunker.returner.send(chunk.bytes);
+        if let Some(event) = event {
+            selection = EventSelection::Only(event);
+        }
+    }
+    let event = match &selection {
+        EventSelection::Only(event) => Some(event.clone()),
+        EventSelection::FirstSeen | EventSelection::All => None,
+    };
+    if event.is_some() {
+        fold_on_workers(&mut chunker, &mut workers, &selection)?;
+    }
+    let mut summary = merged_summary(&mut workers);
+    summary.event = event;
+    let folders: Vec<&Folder> = workers.iter().map(|worker| &worker.folder).collect();
+    summary.distinct_stacks = write_merged(&folders, output)?;
+    Ok(ParallelOutcome { summary, expanders: workers.into_iter().map(|worker| worker.expander).collect() })
+}
+
+/// Hands the remaining chunks to one thread per worker.
+fn fold_on_workers<Input: Read, Expander: FrameExpander + Send>(
+    chunker: &mut Chunker<Input>,
+    workers: &mut [Worker<Expander>],
+    selection: &EventSelection,
+) -> io::Result<()> {
+    let (sender, receiver) = sync_channel::<Chunk>(workers.len() * 2);
+    let receiver = Mutex::new(receiver);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = workers
+            .iter_mut()
+            .map(|worker| {
+                let receiver = &receiver;
+                let returner = chunker.returner.clone();
+                scope.spawn(move || -> io::Result<()> {
+                    while let Some(chunk) = next_from(receiver) {
+                        worker.fold(&chunk, selection)?;
+                        // The reader may be gone (an error): then the buffer is freed.
+                        let _ = returner.send(chunk.bytes);
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        let mut result = Ok(());
+        loop {
+            match chunker.next_chunk() {
+                Ok(Some(chunk)) => {
+                    if sender.send(chunk).is_err() {
+                        break; // Every worker stopped: their errors tell why.
+                    }
+                }
+                Ok(None) => break,
+                Err(error) => {
+                    result = Err(error);
+                    break;
+                }
+            }
+        }
+        drop(sender);
+        for handle in handles {
+            let worker_result = handle.join().unwrap_or_else(|_| Err(io::Error::other("a folding thread panicked")));
+            result = result.and(worker_result);
+        }
+        result
+    })
+}
+
+/// The next chunk of the shared queue; `None` once it is closed and empty.
+fn next_from(receiver: &Mutex<Receiver<Chunk>>) -> Option<Chunk> {
+    // A poisoned lock means another worker panicked: stop too.
+    receiver.lock().ok()?.recv().ok()
+}
+
+/// The summary of all workers, with the readers' counts and warnings merged in
+/// input order (line numbers counted from the start of the input).
+fn merged_summary<Expander>(workers: &mut [Worker<Expander>]) -> CollapseSummary {
+    let mut summary = CollapseSummary::default();
+    let mut reports: Vec<ChunkReport> = Vec::new();
+    for worker in workers.iter_mut() {
+        let part = worker.folder.summary();
+        summary.samples_kept += part.samples_kept;
+        summary.samples_without_frames += part.samples_without_frames;
+        summary.total_count = summary.total_count.wrapping_add(part.total_count);
+        summary.stack_lines_expanded += part.stack_lines_expanded;
+        summary.stack_lines_passed_through += part.stack_lines_passed_through;
+        summary.expanded_frames += part.expanded_frames;
+        reports.append(&mut worker.reports);
+    }
+    reports.sort_unstable_by_key(|report| report.index);
+    let mut lines_before = 0;
+    for report in &reports {
+        summary.samples_read += report.statistics.samples + report.statistics.samples_filtered_out;
+        summary.samples_filtered_out += report.statistics.samples_filtered_out;
+        merge_tally(&mut summary.warnings.weird_event_lines, &report.warnings.weird_event_lines, lines_before);
+        merge_tally(&mut summary.warnings.weird_stack_lines, &report.warnings.weird_stack_lines, lines_before);
+        lines_before += report.statistics.lines;
+    }
+    summary
+}
+
+/// Adds a later chunk's tally to `total`, its example moved `lines_before`
+/// lines down.
+fn merge_tally(total: &mut WarningTally, chunk: &WarningTally, lines_before: u64) {
+    total.count += chunk.count;
+    if total.first_example.is_none()
+        && let Some(example) = &chunk.first_example
+    {
+        let mut example = example.clone();
+        example.line_number += lines_before;
+        total.first_example = Some(example);
+    }
+}
+
+/// Writes the stacks of all folders merged by text and sorted, as
+/// [`RenderedStacks::write_to`](super::RenderedStacks::write_to) writes one
+/// folder's; returns the number of lines.
+fn write_merged<Output: Write>(folders: &[&Folder], mut output: Output) -> io::Result<u64> {
+    let rendered: Vec<_> = folders.iter().map(|folder| folder.render()).collect();
+    let mut lines: Vec<(&str, u64)> =
+        rendered.iter().flat_map(|stacks| stacks.iter().map(|line| (line.stack, line.count))).collect();
+    lines.sort_unstable_by(|left, right| left.0.cmp(right.0));
+    lines.dedup_by(|later, earlier| {
+        let same = later.0 == earlier.0;
+        if same {
+            earlier.1 = earlier.1.wrapping_add(later.1);
+        }
+        same
+    });
+    let mut buffer = Vec::with_capacity(64 * 1024 + 1024);
+    for (stack, count) in &lines {
+        buffer.extend_from_slice(stack.as_bytes());
+        // Writing into a Vec cannot fail.
+        let _ = writeln!(buffer, " {count}");
+        if buffer.len() >= 64 * 1024 {
+            output.write_all(&buffer)?;
+            buffer.clear();
+        }
+    }
+    output.write_all(&buffer)?;
+    output.flush()?;
+    Ok(lines.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use super::*;
+    use crate::collapse::{NoExpansion, collapse};
+
+    fn real_perf_script(recording: &str) -> Vec<u8> {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("testdata/{recording}/perf.script.gz"));
+        let mut bytes = Vec::new();
+        flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap()).read_to_end(&mut bytes).unwrap();
+        bytes
+    }
+
+    /// Any chunk size and thread count gives the single-threaded output and
+    /// summary (warnings and their line numbers included), on real scripts
+    /// of several processes with odd lines mixed in, with every event
+    /// selection.
+    #[test]
+    fn parallel_equals_single_threaded() {
+        let mut input = b"garbage before any sample\n\n".to_vec();
+        for recording in ["native", "node18", "node24"] {
+            input.extend(real_perf_script(recording));
+            input.extend(b"\nnot an event line\n\tnor a stack line\n\n");
+        }
+        input.extend(
+            b"node 1 1.0: 5 cycles:u:\n\t1 f (m)\n\n# comment\nnode 1 1.0: 5 cycles:u:  ff g (m)\nend-without-blank",
+        );
+        let filters = [None, Some("cycles".to_string()), Some("cpu-clock".to_string())];
+        for event_filter in filters {
+            let options = CollapseOptions { event_filter, include_pid: true, ..CollapseOptions::default() };
+            let mut expected = Vec::new();
+            let expected_summary = collapse(input.as_slice(), &options, &mut NoExpansion, &mut expected).unwrap();
+            assert!(expected_summary.warnings.total() > 0 && expected_summary.samples_kept > 0);
+            for (threads, chunk_bytes) in [(1, 1 << 20), (2, 64), (2, 4096), (3, 100_000)] {
+                let mut output = Vec::new();
+                let outcome = collapse_in_chunks(
+                    input.as_slice(),
+                    &options,
+                    vec![NoExpansion; threads],
+                    &mut output,
+                    chunk_bytes,
+                )
+                .unwrap();
+                assert!(output == expected, "{threads} threads, chunks of {chunk_bytes}: output differs");
+                assert_eq!(outcome.summary, expected_summary, "{threads} threads, chunks of {chunk_bytes}");
+                assert_eq!(outcome.expanders.len(), threads);
+            }
+        }
+    }
+
+    /// With V8 expansion too: each thread's expander gives the same frames.
+    #[test]
+    fn parallel_expansion_equals_single_threaded() {
+        use crate::expand::{ExpandOptions, V8Expander};
+        use crate::profile::{ProfileOptions, Profiles};
+        let directory = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/node20");
+        let file = |prefix: &str| {
+            std::fs::read_dir(&directory)
+                .unwrap()
+                .map(|entry| entry.unwrap().path())
+                .find(|path| path.file_name().unwrap().to_string_lossy().starts_with(prefix))
+                .unwrap()
+        };
+        let profiles = Profiles::load(ProfileOptions {
+            logs: vec![file("codspeed-v8-")],
+            jitdumps: vec![file("jit-")],
+            ..ProfileOptions::default()
+        })
+        .unwrap();
+        let input = real_perf_script("node20");
+        let options = CollapseOptions { annotate_inline: true, ..CollapseOptions::default() };
+        let mut expected = Vec::new();
+        let mut expander = V8Expander::new(profiles.clone(), ExpandOptions::default());
+        let expected_summary = collapse(input.as_slice(), &options, &mut expander, &mut expected).unwrap();
+        assert!(expected_summary.expanded_frames > expected_summary.stack_lines_expanded);
+        let expanders = (0..2).map(|_| V8Expander::new(profiles.clone(), ExpandOptions::default())).collect();
+        let mut output = Vec::new();
+        let outcome = collapse_in_chunks(input.as_slice(), &options, expanders, &mut output, 10_000).unwrap();
+        assert!(output == expected, "expanded output differs");
+        assert_eq!(outcome.summary, expected_summary);
+        let mut stats = crate::expand::ExpansionStats::default();
+        for expander in &outcome.expanders {
+            stats.add(&expander.stats);
+        }
+        assert_eq!(stats, expander.stats);
+    }
+}

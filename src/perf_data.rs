@@ -1,0 +1,646 @@
+//! Samples read from perf.data directly, without `perf script`.
+//!
+//! The file is read with the `linux-perf-data` crate, which yields its
+//! records in time order. The address space of each process is rebuilt from
+//! the MMAP/MMAP2 records (FORK copies it, exec clears it), and each frame of a
+//! sample's callchain is named as `perf script` names it:
+//!
+//! * an address in a mapped ELF file: the function from the file's symbol
+//!   table ([`crate::symbols`], perf's rules), looked up at the address itself
+//!   as perf does, also for return addresses;
+//! * a kernel address: the function from `/proc/kallsyms` of this machine
+//!   (perf reads the same file);
+//! * an address in anonymous executable memory, or in no mapping (V8 makes
+//!   its code pages executable with `mprotect`, which perf does not see):
+//!   a raw `[unknown]` frame, which [`crate::expand::V8Expander`] resolves
+//!   through the jitdump at the sample's time and expands into the inlined
+//!   JavaScript functions.
+//!
+//! Then the samples go through the same [`Folder`] as perf script text.
+//!
+//! Differences from `perf script` output: perf also reads `/tmp/perf-PID.map`
+//! files and `~/.debug` copies of binaries, which this reader does not; a
+//! file whose build id differs from the one perf recorded is not symbolized
+//! (its frames are named by the file, and a note says so); kernel module
+//! functions are reported under `[kernel.kallsyms]`.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Seek};
+use std::path::Path;
+
+use fxhash::{FxHashMap, FxHashSet};
+use linux_perf_data::linux_perf_event_reader::constants::PERF_CONTEXT_MAX;
+use linux_perf_data::linux_perf_event_reader::{CommOrExecRecord, EventRecord, RawData, SampleRecord};
+use linux_perf_data::{PerfFileReader, PerfFileRecord};
+
+use crate::collapse::{CollapseOptions, CollapseSummary, Folder};
+use crate::expand::{ExpandOptions, ExpansionStats, V8Expander};
+use crate::input::read_file;
+use crate::profile::{ProfileOptions, Profiles};
+use crate::samples::{SampleBuilder, SampleTime};
+use crate::symbols::{MappedFile, SymbolCache};
+
+/// `PROT_EXEC` of `mmap(2)`.
+const PROT_EXEC: u32 = 4;
+
+/// The lowest kernel address on x86-64 and AArch64.
+const KERNEL_ADDRESS_START: u64 = 0xffff_0000_0000_0000;
+
+/// How perf.data is folded.
+#[derive(Debug, Clone, Default)]
+pub struct PerfDataOptions {
+    /// Frame naming and annotations.
+    pub collapse: CollapseOptions,
+    /// Where the code logs and jitdumps are (default jitdump directory:
+    /// the one holding the perf.data).
+    pub profiles: ProfileOptions,
+    /// JIT frame expansion.
+    pub expand: ExpandOptions,
+    /// Keep the detailed stacks for pprof and reports
+    /// ([`Folder::record_details`]).
+    pub record_details: bool,
+}
+
+/// What folding a perf.data did.
+pub struct PerfDataReport {
+    /// The folded samples: render them with [`Folder::render`].
+    pub folder: Folder,
+    /// The expander that named the JIT frames (outputs describe expanded
+    /// frames through it).
+    pub expander: V8Expander,
+    /// The folder's summary.
+    pub summary: CollapseSummary,
+    /// What happened to JIT frames.
+    pub expansion: ExpansionStats,
+    /// Messages for the user.
+    pub notes: Vec<String>,
+}
+
+/// A perf.data that cannot be read at all.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct PerfDataError {
+    /// The file.
+    pub path: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// Reads the perf.data at `path` (`.gz` too) and folds its samples.
+pub fn fold_perf_data(path: &Path, options: &PerfDataOptions) -> Result<PerfDataReport, PerfDataError> {
+    let error = |message: String| PerfDataError { path: path.display().to_string(), message };
+    let mut profile_options = options.profiles.clone();
+    if profile_options.jitdump_dir.is_none() {
+        profile_options.jitdump_dir = path
+            .parent()
+            .map(|parent| if parent.as_os_str().is_empty() { Path::new(".").to_owned() } else { parent.to_owned() });
+    }
+    let profiles = Profiles::load(profile_options).map_err(|problem| error(problem.to_string()))?;
+    let mut folding = Folding::new(options, profiles);
+    if path.extension().is_some_and(|extension| extension == "gz") {
+        let bytes = read_file(path).map_err(|problem| error(problem.source.to_string()))?;
+        folding.read(std::io::Cursor::new(bytes)).map_err(error)?;
+    } else {
+        let file = std::fs::File::open(path).map_err(|problem| error(problem.to_string()))?;
+        folding.read(std::io::BufReader::with_capacity(1 << 20, file)).map_err(error)?;
+    }
+    Ok(folding.finish())
+}
+
+/// `HEADER_EVENT_DESC`, the feature bit of the event descriptions.
+const FEATURE_EVENT_DESC: usize = 12;
+/// `struct perf_file_header`: magic, size, attr_size, three sections, the
+/// 256-bit feature bitmap.
+const FILE_HEADER_SIZE: u64 = 104;
+/// `struct perf_file_section`: offset and size.
+const SECTION_SIZE: u64 = 16;
+
+/// Checks that every size in the header and section tables of a perf.data
+/// stays inside the file, before `linux-perf-data` allocates buffers of those
+/// sizes (a damaged size would abort the process for lack of memory).
+/// Mirrors `struct perf_file_header` and `perf_header__read_build_ids`'s
+/// neighbours in the kernel's `tools/perf/util/header.c`.
+fn check_header<R: Read + Seek>(input: &mut R) -> Result<(), String> {
+    let file_length = input.seek(std::io::SeekFrom::End(0)).map_err(|error| error.to_string())?;
+    let header = read_at(input, 0, FILE_HEADER_SIZE, file_length)?;
+    let little_endian = match &header[..8] {
+        b"PERFILE2" => true,
+        b"2ELIFREP" => false,
+        _ => return Ok(()), // not perf's format: the reader says so
+    };
+    let word = |bytes: &[u8], offset: usize| -> u64 {
+        let mut value = [0; 8];
+        value.copy_from_slice(&bytes[offset..offset + 8]);
+        if little_endian { u64::from_le_bytes(value) } else { u64::from_be_bytes(value) }
+    };
+    let section =
+        |bytes: &[u8], offset: usize| FileSection { offset: word(bytes, offset), size: word(bytes, offset + 8) };
+    let attribute_size = word(&header, 16);
+    // perf_event_attr is 64 bytes in its first version and a few hundred now.
+    if !(64..=4096).contains(&attribute_size) {
+        return Err(format!("byte offset 16: implausible attribute size {attribute_size}"));
+    }
+    let data = section(&header, 40);
+    for (name, field_offset) in [("attrs", 24), ("data", 40), ("event_types", 56)] {
+        section(&header, field_offset).check(name, file_length)?;
+    }
+    let event_types = section(&header, 56);
+    if event_types.size > 0 {
+        // Entries of an attribute and the section of its event ids.
+        let entries = read_at(input, event_types.offset, event_types.size, file_length)?;
+        let entry_size = (attribute_size + SECTION_SIZE) as usize;
+        for entry in entries.chunks_exact(entry_size) {
+            section(entry, entry_size - SECTION_SIZE as usize).check("event ids", file_length)?;
+        }
+    }
+    let features: Vec<usize> = (0..256)
+        .filter(|&bit| {
+            let feature_word = word(&header, 72 + bit / 64 * 8);
+            feature_word >> (bit % 64) & 1 == 1
+        })
+        .collect();
+    let table_offset = data.offset.checked_add(data.size).ok_or("data section past the end of the file")?;
+    let table = read_at(input, table_offset, SECTION_SIZE * features.len() as u64, file_length)?;
+    for (index, &feature) in features.iter().enumerate() {
+        let feature_section = section(&table, index * SECTION_SIZE as usize);
+        feature_section.check(&format!("feature {feature}"), file_length)?;
+        if feature == FEATURE_EVENT_DESC {
+            let contents = read_at(input, feature_section.offset, feature_section.size, file_length)?;
+            check_event_descriptions(&contents, little_endian)
+                .map_err(|problem| format!("byte offset {}: event descriptions: {problem}", feature_section.offset))?;
+        }
+    }
+    input.seek(std::io::SeekFrom::Start(0)).map_err(|error| error.to_string())?;
+    Ok(())
+}
+
+/// A `perf_file_section`.
+#[derive(Debug, Clone, Copy)]
+struct FileSection {
+    offset: u64,
+    size: u64,
+}
+
+impl FileSection {
+    fn check(self, name: &str, file_length: u64) -> Result<(), String> {
+        match self.offset.checked_add(self.size) {
+            Some(end) if end <= file_length => Ok(()),
+            _ => Err(format!(
+                "the {name} section ({} bytes at byte offset {}) does not fit in the file ({file_length} bytes)",
+                self.size, self.offset
+            )),
+        }
+    }
+}
+
+/// Walks `HEADER_EVENT_DESC`: `nr, attr_size`, then per event the
+/// attribute, `nr_ids`, a string (`len`, bytes) and `nr_ids` ids; every
+/// count must fit in the section.
+fn check_event_descriptions(contents: &[u8], little_endian: bool) -> Result<(), String> {
+    let mut position = 0usize;
+    let next_u32 = |position: &mut usize| -> Result<u64, String> {
+        let bytes = contents.get(*position..*position + 4).ok_or("cut short")?;
+        *position += 4;
+        let value = [bytes[0], bytes[1], bytes[2], bytes[3]];
+        Ok(u64::from(if little_endian { u32::from_le_bytes(value) } else { u32::from_be_bytes(value) }))
+    };
+    let count = next_u32(&mut position)?;
+    let attribute_size = next_u32(&mut position)?;
+    let minimum_event_size = attribute_size + 8;
+    if count.saturating_mul(minimum_event_size) > contents.len() as u64 {
+        return Err(format!("{count} events of at least {minimum_event_size} bytes do not fit"));
+    }
+    let skip = |position: &mut usize, length: u64| -> Result<(), String> {
+        let end = (*position as u64).checked_add(length).filter(|&end| end <= contents.len() as u64);
+        *position = end.ok_or("a length past the end")? as usize;
+        Ok(())
+    };
+    for _ in 0..count {
+        skip(&mut position, attribute_size)?;
+        let id_count = next_u32(&mut position)?;
+        let string_length = next_u32(&mut position)?;
+        skip(&mut position, string_length)?;
+        skip(&mut position, id_count.saturating_mul(8))?;
+    }
+    Ok(())
+}
+
+/// `length` bytes at `offset`, which must lie inside the file.
+fn read_at<R: Read + Seek>(input: &mut R, offset: u64, length: u64, file_length: u64) -> Result<Vec<u8>, String> {
+    FileSection { offset, size: length }.check("header", file_length)?;
+    input.seek(std::io::SeekFrom::Start(offset)).map_err(|error| error.to_string())?;
+    let mut bytes = vec![0; length as usize];
+    input.read_exact(&mut bytes).map_err(|error| format!("byte offset {offset}: {error}"))?;
+    Ok(bytes)
+}
+
+/// The memory mappings of one process, by start address, not overlapping.
+#[derive(Debug, Clone, Default)]
+struct AddressSpace {
+    mappings: BTreeMap<u64, MappedFile>,
+}
+
+impl AddressSpace {
+    /// Adds a mapping; older mappings it overlaps are cut away, as the
+    /// kernel replaces them (perf's `maps__fixup_overlappings`).
+    fn insert(&mut self, mapping: MappedFile) {
+        if mapping.end <= mapping.start {
+            return;
+        }
+        let overlapping: Vec<u64> = self
+            .mappings
+            .range(..mapping.end)
+            .rev()
+            .take_while(|(_, existing)| existing.end > mapping.start)
+            .map(|(&start, _)| start)
+            .collect();
+        for start in overlapping {
+            let Some(existing) = self.mappings.remove(&start) else { continue };
+            if existing.start < mapping.start {
+                let before = MappedFile { end: mapping.start, ..existing.clone() };
+                self.mappings.insert(before.start, before);
+            }
+            if existing.end > mapping.end {
+                let after = MappedFile {
+                    start: mapping.end,
+                    file_offset: existing.file_offset.wrapping_add(mapping.end - existing.start),
+                    ..existing
+                };
+                self.mappings.insert(after.start, after);
+            }
+        }
+        self.mappings.insert(mapping.start, mapping);
+    }
+
+    /// The mapping containing `address`.
+    fn find(&self, address: u64) -> Option<&MappedFile> {
+        let (_, mapping) = self.mappings.range(..=address).next_back()?;
+        mapping.contains(address).then_some(mapping)
+    }
+}
+
+/// The kernel's function symbols (`/proc/kallsyms`), by address.
+#[derive(Debug, Default)]
+struct KernelSymbols {
+    /// (address, name), ascending.
+    symbols: Vec<(u64, Box<str>)>,
+}
+
+impl KernelSymbols {
+    /// Reads `/proc/kallsyms`; empty when unreadable or hidden (all zeros).
+    fn load() -> KernelSymbols {
+        let Ok(text) = std::fs::read_to_string("/proc/kallsyms") else { return KernelSymbols::default() };
+        let mut symbols: Vec<(u64, Box<str>)> = text
+            .lines()
+            .filter_map(|line| {
+                let mut fields = line.split_whitespace();
+                let address = u64::from_str_radix(fields.next()?, 16).ok()?;
+                let kind = fields.next()?;
+                let name = fields.next()?;
+                (address != 0 && matches!(kind, "t" | "T" | "w" | "W")).then(|| (address, name.into()))
+            })
+            .collect();
+        symbols.sort_by_key(|(address, _)| *address);
+        KernelSymbols { symbols }
+    }
+
+    /// The function at `address` and the offset into it.
+    fn lookup(&self, address: u64) -> Option<(&str, u64)> {
+        let after = self.symbols.partition_point(|(start, _)| *start <= address);
+        let (start, name) = self.symbols.get(after.checked_sub(1)?)?;
+        Some((name, address - start))
+    }
+}
+
+/// The name perf gives the kernel in build ids and frames.
+const KERNEL_DSO: &str = "[kernel.kallsyms]";
+
+/// The `NT_GNU_BUILD_ID` note in an ELF note section's bytes (native byte
+/// order, as `/sys/kernel/notes`): `namesz, descsz, type`, then the name and
+/// the description, each padded to 4 bytes.
+fn gnu_build_id(notes: &[u8]) -> Option<Vec<u8>> {
+    const NT_GNU_BUILD_ID: u32 = 3;
+    let padded = |length: usize| length.checked_add(3).map(|length| length & !3);
+    let mut rest = notes;
+    while rest.len() >= 12 {
+        let word = |index: usize| u32::from_ne_bytes([rest[index], rest[index + 1], rest[index + 2], rest[index + 3]]);
+        let (name_size, description_size, note_type) = (word(0) as usize, word(4) as usize, word(8));
+        let name_end = 12usize.checked_add(padded(name_size)?)?;
+        let description_end = name_end.checked_add(padded(description_size)?)?;
+        if description_end > rest.len() {
+            return None;
+        }
+        if note_type == NT_GNU_BUILD_ID && rest.get(12..12 + name_size) == Some(b"GNU\0".as_slice()) {
+            return Some(rest[name_end..name_end + description_size].to_vec());
+        }
+        rest = &rest[description_end..];
+    }
+    None
+}
+
+/// The state of one fold.
+struct Folding {
+    folder: Folder,
+    expander: V8Expander,
+    builder: SampleBuilder,
+    symbols: SymbolCache,
+    kernel: Option<KernelSymbols>,
+    /// Address spaces by pid.
+    processes: FxHashMap<i32, AddressSpace>,
+    /// Thread names by tid.
+    thread_names: FxHashMap<i32, String>,
+    /// Build ids perf recorded, by path.
+    recorded_build_ids: FxHashMap<Box<str>, Vec<u8>>,
+    /// Files whose build id on disk differs from the recorded one.
+    mismatched_files: FxHashSet<Box<str>>,
+    /// Files already checked against their recorded build id.
+    checked_files: FxHashSet<Box<str>>,
+    /// The event samples must have: given, or the first one seen.
+    selected_event: Option<String>,
+    samples_read: u64,
+    samples_filtered_out: u64,
+    notes: Vec<String>,
+    /// Reused symbol text.
+    symbol_text: String,
+}
+
+impl Folding {
+    fn new(options: &PerfDataOptions, profiles: Profiles) -> Folding {
+        let mut folder = Folder::new(&options.collapse);
+        if options.record_details {
+            folder.record_details();
+        }
+        Folding {
+            folder,
+            expander: V8Expander::new(profiles, options.expand),
+            builder: SampleBuilder::new(),
+            symbols: SymbolCache::new(),
+            kernel: None,
+            processes: FxHashMap::default(),
+            thread_names: FxHashMap::default(),
+            recorded_build_ids: FxHashMap::default(),
+            mismatched_files: FxHashSet::default(),
+            checked_files: FxHashSet::default(),
+            selected_event: options.collapse.event_filter.clone(),
+            samples_read: 0,
+            samples_filtered_out: 0,
+            notes: Vec::new(),
+            symbol_text: String::new(),
+        }
+    }
+
+    /// Reads every record of the file.
+    fn read<R: Read + Seek>(&mut self, mut input: R) -> Result<(), String> {
+        check_header(&mut input)?;
+        let PerfFileReader { mut perf_file, mut record_iter } =
+            PerfFileReader::parse_file(input).map_err(|error| error.to_string())?;
+        if let Ok(build_ids) = perf_file.build_ids() {
+            for info in build_ids.into_values() {
+                let path: Box<str> = String::from_utf8_lossy(&info.path).into();
+                self.recorded_build_ids.insert(path, info.build_id);
+            }
+        }
+        let event_names: Vec<String> =
+            perf_file.event_attributes().iter().map(|attribute| attribute.name().unwrap_or("").to_string()).collect();
+        let mut bad_records = 0u64;
+        loop {
+            let record = match record_iter.next_record(&mut perf_file) {
+                Ok(Some(record)) => record,
+                Ok(None) => break,
+                Err(error) => {
+                    self.notes.push(format!("stopped reading at a broken record: {error}"));
+                    break;
+                }
+            };
+            let PerfFileRecord::EventRecord { attr_index, record } = record else { continue };
+            let Ok(parsed) = record.parse() else {
+                bad_records += 1;
+                continue;
+            };
+            match parsed {
+                EventRecord::Sample(sample) => {
+                    let event = event_names.get(attr_index).map_or("", String::as_str);
+                    self.sample(&sample, event);
+                }
+                // Only code matters for symbols.
+                EventRecord::Mmap(mmap) if mmap.is_executable => {
+                    self.map(mmap.pid, mmap.address, mmap.length, mmap.page_offset, &mmap.path);
+                }
+                EventRecord::Mmap2(mmap) if mmap.protection & PROT_EXEC != 0 => {
+                    self.map(mmap.pid, mmap.address, mmap.length, mmap.page_offset, &mmap.path);
+                }
+                EventRecord::Comm(comm) => self.comm(&comm),
+                EventRecord::Fork(fork) => {
+                    if fork.pid != fork.ppid {
+                        let parent = self.processes.get(&fork.ppid).cloned().unwrap_or_default();
+                        self.processes.insert(fork.pid, parent);
+                    }
+                    if let Some(name) = self.thread_names.get(&fork.ptid).cloned() {
+                        self.thread_names.entry(fork.tid).or_insert(name);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if bad_records > 0 {
+            self.notes.push(format!("skipped {bad_records} records that could not be parsed"));
+        }
+        Ok(())
+    }
+
+    fn map(&mut self, pid: i32, address: u64, length: u64, page_offset: u64, path: &RawData<'_>) {
+        let path: Box<str> = String::from_utf8_lossy(&path.as_slice()).into();
+        let mapping =
+            MappedFile { start: address, end: address.saturating_add(length), file_offset: page_offset, path };
+        self.processes.entry(pid).or_default().insert(mapping);
+    }
+
+    fn comm(&mut self, comm: &CommOrExecRecord<'_>) {
+        let name = String::from_utf8_lossy(&comm.name.as_slice()).into_owned();
+        if comm.is_execve && comm.pid == comm.tid {
+            // A new program: the old address space is gone.
+            self.processes.insert(comm.pid, AddressSpace::default());
+        }
+        self.thread_names.insert(comm.tid, name);
+    }
+
+    fn sample(&mut self, sample: &SampleRecord<'_>, event: &str) {
+        self.samples_read += 1;
+        let selected = self.selected_event.get_or_insert_with(|| event.to_string());
+        if selected != event {
+            self.samples_filtered_out += 1;
+            return;
+        }
+        let pid = sample.pid.unwrap_or(-1);
+        let tid = sample.tid.unwrap_or(pid);
+        let comm = self.thread_names.get(&tid).map_or(":-1", String::as_str);
+        let time = sample.timestamp.map(|nanoseconds| SampleTime { nanoseconds, resolution_nanoseconds: 1 });
+        self.builder.start(comm, pid as u32, tid as u32, time);
+        self.builder.set_event(event);
+        match &sample.callchain {
+            Some(callchain) => {
+                for index in 0..callchain.len() {
+                    let Some(address) = callchain.get(index) else { break };
+                    // PERF_CONTEXT_KERNEL / _USER markers separate kernel from user frames.
+                    if address >= PERF_CONTEXT_MAX {
+                        continue;
+                    }
+                    self.push_frame(pid, address);
+                }
+            }
+            None => {
+                if let Some(address) = sample.ip {
+                    self.push_frame(pid, address);
+                }
+            }
+        }
+        let sample = self.builder.sample(sample.period);
+        self.folder.add_sample(&sample, &mut self.expander);
+    }
+
+    /// Names one frame as perf script would print it.
+    fn push_frame(&mut self, pid: i32, address: u64) {
+        use std::fmt::Write;
+        self.symbol_text.clear();
+        if address >= KERNEL_ADDRESS_START {
+            if self.kernel.is_none() {
+                self.kernel = Some(self.load_kernel_symbols());
+            }
+            let Some(kernel) = &self.kernel else { return };
+            match kernel.lookup(address) {
+                Some((name, offset)) => {
+                    let _ = write!(self.symbol_text, "{name}+0x{offset:x}");
+                }
+                None => self.symbol_text.push_str("[unknown]"),
+            }
+            self.builder.push_frame(address, &self.symbol_text, KERNEL_DSO);
+            return;
+        }
+        let Some(mapping) = self.processes.get(&pid).and_then(|space| space.find(address)) else {
+            // V8's code pages: made executable by mprotect, unseen by perf.
+            self.builder.push_frame(address, "[unknown]", "[unknown]");
+            return;
+        };
+        if !mapping.has_symbols() {
+            if mapping.path.starts_with("//anon") || mapping.path.starts_with("[anon") {
+                let module = format!("/tmp/perf-{pid}.map");
+                self.builder.push_frame(address, "[unknown]", &module);
+            } else {
+                self.builder.push_frame(address, "[unknown]", &mapping.path);
+            }
+            return;
+        }
+        let mapping = mapping.clone();
+        if !self.build_id_matches(&mapping.path) {
+            self.builder.push_frame(address, "[unknown]", &mapping.path);
+            return;
+        }
+        match self.symbols.symbolize(&mapping, address) {
+            Some(hit) => {
+                let _ = write!(self.symbol_text, "{}+0x{:x}", hit.name, hit.offset);
+                self.builder.push_frame(address, &self.symbol_text, &mapping.path);
+            }
+            None => self.builder.push_frame(address, "[unknown]", &mapping.path),
+        }
+    }
+
+    /// This machine's kernel symbols, unless perf recorded another kernel
+    /// (its build id differs from `/sys/kernel/notes`).
+    fn load_kernel_symbols(&mut self) -> KernelSymbols {
+        let recorded = self.recorded_build_ids.get(KERNEL_DSO);
+        let running = std::fs::read("/sys/kernel/notes").ok().and_then(|notes| gnu_build_id(&notes));
+        if let (Some(recorded), Some(running)) = (recorded, running)
+            && !recorded.starts_with(&running)
+        {
+            self.notes.push(format!(
+                "{KERNEL_DSO}: the recording is of another kernel (build id differs): kernel frames are not symbolized"
+            ));
+            return KernelSymbols::default();
+        }
+        let symbols = KernelSymbols::load();
+        if symbols.symbols.is_empty() {
+            self.notes.push(format!(
+                "{KERNEL_DSO}: no kernel symbols (/proc/kallsyms unreadable or hidden): kernel frames are not symbolized"
+            ));
+        }
+        symbols
+    }
+
+    /// Whether the file on disk is the one perf saw (when perf recorded its
+    /// build id and the file has one).
+    fn build_id_matches(&mut self, path: &str) -> bool {
+        if self.mismatched_files.contains(path) {
+            return false;
+        }
+        if self.checked_files.insert(path.into()) {
+            let recorded = self.recorded_build_ids.get(path);
+            let on_disk = self.symbols.get(Path::new(path)).and_then(|symbols| symbols.build_id.clone());
+            if let (Some(recorded), Some(on_disk)) = (recorded, on_disk) {
+                // perf pads build ids to 20 bytes.
+                if !recorded.starts_with(&on_disk) {
+                    self.notes.push(format!(
+                        "{path}: build id differs from the one perf recorded: its frames are not symbolized"
+                    ));
+                    self.mismatched_files.insert(path.into());
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    fn finish(mut self) -> PerfDataReport {
+        let mut summary = self.folder.summary();
+        summary.samples_read = self.samples_read;
+        summary.samples_filtered_out = self.samples_filtered_out;
+        summary.event = self.selected_event.clone();
+        self.notes.extend(self.symbols.notes.iter().cloned());
+        self.notes.extend(self.expander.profiles().notes.iter().cloned());
+        let expansion = self.expander.stats.clone();
+        PerfDataReport { folder: self.folder, expander: self.expander, summary, expansion, notes: self.notes }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mapping(start: u64, end: u64, file_offset: u64, path: &str) -> MappedFile {
+        MappedFile { start, end, file_offset, path: path.into() }
+    }
+
+    #[test]
+    fn reads_the_gnu_build_id_note() {
+        let mut notes = Vec::new();
+        for (name, note_type, description) in [(&b"Xen\0"[..], 1u32, &[9u8; 3][..]), (b"GNU\0", 3, &[0xab; 20])] {
+            notes.extend((name.len() as u32).to_ne_bytes());
+            notes.extend((description.len() as u32).to_ne_bytes());
+            notes.extend(note_type.to_ne_bytes());
+            notes.extend(name);
+            notes.extend(description);
+            notes.resize(notes.len().next_multiple_of(4), 0);
+        }
+        assert_eq!(gnu_build_id(&notes), Some(vec![0xab; 20]));
+        assert_eq!(gnu_build_id(&notes[..notes.len() - 1]), None);
+        assert_eq!(gnu_build_id(&[0xff; 12]), None);
+        if let Ok(running) = std::fs::read("/sys/kernel/notes") {
+            assert!(gnu_build_id(&running).is_some_and(|id| id.len() == 20));
+        }
+    }
+
+    #[test]
+    fn new_mappings_cut_old_ones() {
+        let mut space = AddressSpace::default();
+        space.insert(mapping(0x1000, 0x5000, 0, "/old"));
+        space.insert(mapping(0x2000, 0x3000, 0x10, "/new"));
+        assert_eq!(space.find(0x1fff).unwrap(), &mapping(0x1000, 0x2000, 0, "/old"));
+        assert_eq!(space.find(0x2000).unwrap().path.as_ref(), "/new");
+        assert_eq!(space.find(0x3000).unwrap(), &mapping(0x3000, 0x5000, 0x2000, "/old"));
+        assert_eq!(space.find(0x5000), None);
+        assert_eq!(space.find(0xfff), None);
+        space.insert(mapping(0x800, 0x6000, 0, "/all"));
+        assert_eq!(space.mappings.len(), 1);
+        space.insert(mapping(0x10, 0x10, 0, "/empty"));
+        assert_eq!(space.mappings.len(), 1);
+    }
+}

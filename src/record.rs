@@ -1,0 +1,430 @@
+//! `v8inline record -- node app.js`: from a slow node script to a flame
+//! graph with inlined frames in one command.
+//!
+//! Runs the command under `perf record -e cpu-clock -k mono -g` with the
+//! node flags the expansion needs (`--perf-prof --log-code
+//! --interpreted-frames-native-stack`, the code log and jitdump written into
+//! the output directory), then reads the perf.data directly
+//! ([`crate::perf_data`]) and writes the folded stacks and the flame graph.
+//! Only flags that this node knows (`node --v8-options`) are added, so node
+//! 18 to 26 all work.
+//!
+//! When perf is missing or may not profile (`perf_event_paranoid`, no
+//! permission in a container), it says so and falls back to V8's own
+//! sampler: `node --prof --log-code`, folded from the `tick` records
+//! ([`crate::ticks`]).
+
+use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+
+use crate::collapse::{CollapseOptions, CollapseSummary};
+use crate::expand::ExpandOptions;
+use crate::inline_map::SourceOptions;
+use crate::perf_data::{PerfDataOptions, fold_perf_data};
+use crate::profile::ProfileOptions;
+use crate::ticks::{TickOptions, fold_ticks};
+
+/// The folded stacks' file name in the output directory.
+pub const FOLDED_FILE: &str = "profile.folded";
+/// The flame graph's file name in the output directory.
+pub const FLAMEGRAPH_FILE: &str = "flamegraph.svg";
+
+/// What to record and where.
+#[derive(Debug, Clone)]
+pub struct RecordOptions {
+    /// Samples per second (perf's `-F`; the `--prof` interval otherwise).
+    pub frequency: u32,
+    /// Where the recording and the outputs go (created if missing).
+    pub output_dir: PathBuf,
+    /// The node binary, then its arguments (node flags, script, script
+    /// arguments).
+    pub command: Vec<OsString>,
+    /// The perf binary (default `perf`, found on `PATH`).
+    pub perf: OsString,
+}
+
+/// Which sampler recorded the profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sampler {
+    /// perf, with the jitdump and code log.
+    Perf,
+    /// V8's `--prof` ticks, because perf could not be used (the reason).
+    V8Ticks {
+        /// Why perf was not used.
+        reason: String,
+    },
+}
+
+/// What a recording produced.
+#[derive(Debug, Clone)]
+pub struct Recording {
+    /// The sampler used.
+    pub sampler: Sampler,
+    /// How the profiled command exited.
+    pub exit_status: ExitStatus,
+    /// The folded stacks file.
+    pub folded_path: PathBuf,
+    /// The flame graph file.
+    pub flamegraph_path: PathBuf,
+    /// The folder's summary.
+    pub summary: CollapseSummary,
+    /// JIT frames expanded into inlined functions.
+    pub expanded_frames: u64,
+    /// Node flags that were wanted but this node does not know.
+    pub unsupported_flags: Vec<String>,
+    /// Messages for the user.
+    pub notes: Vec<String>,
+}
+
+impl Recording {
+    /// What to tell the user, one `v8inline:` line each.
+    pub fn report(&self) -> String {
+        let mut lines = Vec::new();
+        if let Sampler::V8Ticks { reason } = &self.sampler {
+            lines.push(format!("perf is not usable: {reason}"));
+            lines.push("recorded with V8's own sampler instead (node --prof): counts are ticks".to_string());
+        }
+        if !self.unsupported_flags.is_empty() {
+            lines.push(format!("this node does not know --{}: not passed", self.unsupported_flags.join(", --")));
+        }
+        lines.extend(self.notes.iter().cloned());
+        if !self.exit_status.success() {
+            lines.push(format!("the command exited with {}", self.exit_status));
+        }
+        lines.push(format!(
+            "{} samples, {} JIT frames expanded into inlined functions",
+            self.summary.samples_kept, self.expanded_frames
+        ));
+        lines.push(format!("wrote {} and {}", self.folded_path.display(), self.flamegraph_path.display()));
+        lines.iter().map(|line| format!("v8inline: {line}\n")).collect()
+    }
+}
+
+/// A recording that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// No command was given.
+    #[error("record needs a command: v8inline record -- node app.js")]
+    NoCommand,
+    /// The output directory could not be made or written.
+    #[error("{path}: {source}")]
+    Output {
+        /// The path.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The command could not be started.
+    #[error("cannot run {program}: {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The recording could not be folded.
+    #[error("{0}")]
+    Fold(String),
+}
+
+/// Flags whose absence is handled: without `--perf-prof-path` (node 18,
+/// 20) the jitdump is moved from the working directory afterwards.
+const OPTIONAL_FLAGS: [&str; 1] = ["perf-prof-path"];
+
+/// The node flags the perf path wants, as (V8 flag name, argument).
+fn perf_flags(output_dir: &Path) -> Vec<(&'static str, OsString)> {
+    vec![
+        ("perf-prof", "--perf-prof".into()),
+        ("log-code", "--log-code".into()),
+        ("interpreted-frames-native-stack", "--interpreted-frames-native-stack".into()),
+        ("logfile", flag_with_path("--logfile=", &output_dir.join("codspeed-v8-%p.log"))),
+        ("logfile-per-isolate", "--no-logfile-per-isolate".into()),
+        // Node 20+: the jitdump goes to the output directory, not the
+        // working directory.
+        ("perf-prof-path", flag_with_path("--perf-prof-path=", output_dir)),
+    ]
+}
+
+/// The node flags the `--prof` fallback wants.
+fn prof_flags(output_dir: &Path, frequency: u32) -> Vec<(&'static str, OsString)> {
+    let interval_micros = 1_000_000 / frequency.max(1);
+    vec![
+        ("prof", "--prof".into()),
+        ("log-code", "--log-code".into()),
+        ("logfile", flag_with_path("--logfile=", &output_dir.join("prof-%p.log"))),
+        ("logfile-per-isolate", "--no-logfile-per-isolate".into()),
+        ("prof-sampling-interval", format!("--prof-sampling-interval={interval_micros}").into()),
+    ]
+}
+
+fn flag_with_path(prefix: &str, path: &Path) -> OsString {
+    let mut flag = OsString::from(prefix);
+    flag.push(path.as_os_str());
+    flag
+}
+
+/// The V8 flag names `node --v8-options` lists (`  --perf-prof (...)`).
+pub fn known_v8_flags(node: &OsStr) -> Result<HashSet<String>, RecordError> {
+    let output = Command::new(node)
+        .arg("--v8-options")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|source| RecordError::Spawn { program: node.to_string_lossy().into_owned(), source })?;
+    Ok(parse_v8_options(&String::from_utf8_lossy(&output.stdout)))
+}
+
+/// Parses the flag list of `--v8-options` (names with `-`, as V8 prints them).
+fn parse_v8_options(text: &str) -> HashSet<String> {
+    text.lines()
+        .filter_map(|line| line.trim_start().strip_prefix("--"))
+        .filter_map(|rest| rest.split([' ', '(']).next())
+        .filter(|name| !name.is_empty())
+        .map(|name| name.replace('_', "-"))
+        .collect()
+}
+
+/// Keeps the flags this node knows; returns them and the names of the others.
+fn supported(flags: Vec<(&'static str, OsString)>, known: &HashSet<String>) -> (Vec<OsString>, Vec<String>) {
+    let mut kept = Vec::new();
+    let mut unsupported = Vec::new();
+    for (name, argument) in flags {
+        if known.contains(name) {
+            kept.push(argument);
+        } else if !OPTIONAL_FLAGS.contains(&name) {
+            unsupported.push(name.to_string());
+        }
+    }
+    (kept, unsupported)
+}
+
+/// Why perf cannot record here, if it cannot: it is not installed, or a
+/// trial `perf record` of `true` fails (permissions, no perf events).
+pub fn perf_unavailable_reason(perf: &OsStr) -> Option<String> {
+    let trial = Command::new(perf)
+        .args(["record", "-q", "-e", "cpu-clock", "-k", "mono", "-g", "-o", "/dev/null", "--", "true"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output();
+    match trial {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            Some(format!("{} is not installed (not on PATH)", perf.to_string_lossy()))
+        }
+        Err(error) => Some(format!("{} cannot be run: {error}", perf.to_string_lossy())),
+        Ok(output) if !output.status.success() => {
+            let message = String::from_utf8_lossy(&output.stderr);
+            // perf prints `Error:` on a line of its own before the reason.
+            let first_line = message
+                .lines()
+                .map(str::trim)
+                .find(|line| !line.is_empty() && *line != "Error:")
+                .unwrap_or("no message");
+            Some(format!("`perf record` failed ({}): {}", output.status, first_line.trim()))
+        }
+        Ok(_) => None,
+    }
+}
+
+/// Records the command and writes the folded stacks and flame graph.
+/// `announce` hears at once what the user should know before the command
+/// runs (that perf is not usable and V8's sampler is used instead).
+pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result<Recording, RecordError> {
+    let Some((node, node_arguments)) = options.command.split_first() else { return Err(RecordError::NoCommand) };
+    let output_dir = absolute(&options.output_dir);
+    std::fs::create_dir_all(&output_dir)
+        .map_err(|source| RecordError::Output { path: output_dir.display().to_string(), source })?;
+    clear_previous_recording(&output_dir)?;
+    let known = known_v8_flags(node)?;
+    let mut notes = Vec::new();
+    let sampler = match perf_unavailable_reason(&options.perf) {
+        None => Sampler::Perf,
+        Some(reason) => {
+            announce(&format!("perf is not usable: {reason}; recording with V8's own sampler (node --prof) instead"));
+            Sampler::V8Ticks { reason }
+        }
+    };
+    let collapse = CollapseOptions {
+        annotate_inline: true,
+        annotate_jit: true,
+        annotate_kernel: true,
+        ..CollapseOptions::default()
+    };
+    let sources = SourceOptions { read_from_disk: true, path_substitutions: Vec::new() };
+    let (exit_status, unsupported_flags, folded, summary, expanded_frames) = match &sampler {
+        Sampler::Perf => {
+            let (flags, unsupported) = supported(perf_flags(&output_dir), &known);
+            let perf_data = output_dir.join("perf.data");
+            let mut command = Command::new(&options.perf);
+            command
+                .args(["record", "-q", "-e", "cpu-clock", "-k", "mono", "-g", "-F"])
+                .arg(options.frequency.to_string())
+                .arg("-o")
+                .arg(&perf_data)
+                .arg("--")
+                .arg(node)
+                .args(&flags)
+                .args(node_arguments);
+            let exit_status = command.status().map_err(|source| RecordError::Spawn {
+                program: options.perf.to_string_lossy().into_owned(),
+                source,
+            })?;
+            // Node 18 knows no --perf-prof-path: its jitdump is in the
+            // working directory.
+            move_jitdumps_here(&output_dir, &mut notes);
+            let perf_data_options = PerfDataOptions {
+                collapse,
+                profiles: ProfileOptions {
+                    jitdump_dir: Some(output_dir.clone()),
+                    codspeed_log_dir: Some(output_dir.clone()),
+                    sources,
+                    ..ProfileOptions::default()
+                },
+                expand: ExpandOptions::default(),
+                record_details: false,
+            };
+            let report =
+                fold_perf_data(&perf_data, &perf_data_options).map_err(|error| RecordError::Fold(error.to_string()))?;
+            notes.extend(report.notes);
+            (exit_status, unsupported, render(&report.folder), report.summary, report.expansion.expanded)
+        }
+        Sampler::V8Ticks { .. } => {
+            let (flags, unsupported) = supported(prof_flags(&output_dir, options.frequency), &known);
+            let exit_status = Command::new(node)
+                .args(&flags)
+                .args(node_arguments)
+                .status()
+                .map_err(|source| RecordError::Spawn { program: node.to_string_lossy().into_owned(), source })?;
+            let log = find_file(&output_dir, "prof-", ".log")
+                .ok_or_else(|| RecordError::Fold(format!("{}: node wrote no prof-PID.log", output_dir.display())))?;
+            let tick_options =
+                TickOptions { collapse, sources, expand: ExpandOptions::default(), record_details: false };
+            let report = fold_ticks(&log, &tick_options).map_err(|error| RecordError::Fold(error.to_string()))?;
+            notes.extend(report.notes);
+            (exit_status, unsupported, render(&report.folder), report.summary, report.expansion.expanded)
+        }
+    };
+    let folded_path = output_dir.join(FOLDED_FILE);
+    std::fs::write(&folded_path, &folded)
+        .map_err(|source| RecordError::Output { path: folded_path.display().to_string(), source })?;
+    let flamegraph_path = output_dir.join(FLAMEGRAPH_FILE);
+    let title = format!("v8inline record: {}", display_command(&options.command));
+    let svg_error = |source| RecordError::Output { path: flamegraph_path.display().to_string(), source };
+    let file = std::fs::File::create(&flamegraph_path).map_err(svg_error)?;
+    let text = String::from_utf8_lossy(&folded);
+    crate::flamegraph::write_svg(text.lines(), &title, std::io::BufWriter::new(file))
+        .map_err(|error| RecordError::Output { path: flamegraph_path.display().to_string(), source: error })?;
+    Ok(Recording {
+        sampler,
+        exit_status,
+        folded_path,
+        flamegraph_path,
+        summary,
+        expanded_frames,
+        unsupported_flags,
+        notes,
+    })
+}
+
+/// The folded stacks of `folder` as text.
+fn render(folder: &crate::collapse::Folder) -> Vec<u8> {
+    let mut folded = Vec::new();
+    // Writing into a Vec cannot fail.
+    let _ = folder.render().write_to(&mut folded);
+    folded
+}
+
+/// `path` made absolute against the working directory (node runs there
+/// too, and must write its files here whatever it does with its own).
+fn absolute(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        return path.to_owned();
+    }
+    std::env::current_dir().map(|directory| directory.join(path)).unwrap_or_else(|_| path.to_owned())
+}
+
+/// Removes the files of an earlier recording into the same directory, so
+/// that logs and jitdumps of old pids are not mixed in.
+fn clear_previous_recording(output_dir: &Path) -> Result<(), RecordError> {
+    let entries = std::fs::read_dir(output_dir)
+        .map_err(|source| RecordError::Output { path: output_dir.display().to_string(), source })?;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let ours = (name.starts_with("codspeed-v8-") && name.ends_with(".log"))
+            || (name.starts_with("prof-") && name.ends_with(".log"))
+            || (name.starts_with("jit-") && name.ends_with(".dump"))
+            || name == "perf.data"
+            || name == "perf.data.old";
+        if ours {
+            let path = entry.path();
+            std::fs::remove_file(&path)
+                .map_err(|source| RecordError::Output { path: path.display().to_string(), source })?;
+        }
+    }
+    Ok(())
+}
+
+/// Moves `jit-PID.dump` of the recorded processes (those with a code log
+/// in `output_dir`) from the working directory into `output_dir`.
+fn move_jitdumps_here(output_dir: &Path, notes: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(output_dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix("codspeed-v8-").and_then(|rest| rest.strip_suffix(".log")) else {
+            continue;
+        };
+        let jitdump_name = format!("jit-{pid}.dump");
+        let target = output_dir.join(&jitdump_name);
+        let source = PathBuf::from(&jitdump_name);
+        if !target.exists() && source.exists() {
+            // A rename fails across file systems: copy then.
+            if std::fs::rename(&source, &target).is_err() {
+                match std::fs::copy(&source, &target) {
+                    Ok(_) => {
+                        let _ = std::fs::remove_file(&source);
+                    }
+                    Err(error) => notes.push(format!("{}: cannot move it: {error}", source.display())),
+                }
+            }
+        }
+    }
+}
+
+/// The first file in `directory` named `PREFIX...SUFFIX`.
+fn find_file(directory: &Path, prefix: &str, suffix: &str) -> Option<PathBuf> {
+    let mut matches: Vec<PathBuf> = std::fs::read_dir(directory)
+        .ok()?
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| {
+            path.file_name()
+                .and_then(OsStr::to_str)
+                .is_some_and(|name| name.starts_with(prefix) && name.ends_with(suffix))
+        })
+        .collect();
+    matches.sort();
+    matches.into_iter().next()
+}
+
+fn display_command(command: &[OsString]) -> String {
+    command.iter().map(|argument| argument.to_string_lossy()).collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_flag_names_from_v8_options() {
+        let text = "Synopsis:\n  shell [options] [--shell] [<file>...]\n\nOptions:\n  --perf-prof (Enable perf linux profiler (experimental annotate support).)\n        type: bool  default: --no-perf-prof\n  --logfile-per-isolate (Separate log files for each isolate.)\n  --log_code (old style)\n";
+        let known = parse_v8_options(text);
+        assert!(known.contains("perf-prof"));
+        assert!(known.contains("logfile-per-isolate"));
+        assert!(known.contains("log-code"));
+        assert!(!known.contains("no-perf-prof"));
+        let (kept, unsupported) = supported(perf_flags(Path::new("/out")), &known);
+        assert_eq!(kept, ["--perf-prof", "--log-code", "--no-logfile-per-isolate"]);
+        assert_eq!(unsupported, vec!["interpreted-frames-native-stack", "logfile"]);
+    }
+}

@@ -1,0 +1,495 @@
+//! Native symbols: function names from the ELF symbol tables of the
+//! executables and libraries a process had mapped, for sample sources that
+//! carry raw addresses (V8's `tick` records, perf.data).
+//!
+//! The rules follow perf's own ELF symbolizer (`tools/perf/util/symbol-elf.c`
+//! and `symbol.c` in the Linux tree) so that the names equal what `perf
+//! script` prints:
+//!
+//! * functions only (`STT_FUNC`, `STT_GNU_IFUNC`), from `.symtab` when the
+//!   file has one, else from `.dynsym`;
+//! * of several symbols at one address, perf's `choose_best_symbol` picks:
+//!   non-zero size, then non-weak, then global, then fewer leading
+//!   underscores, then the longer name;
+//! * a symbol of size 0 reaches up to the next symbol (`symbols__fixup_end`);
+//! * C++ names are demangled without parameters or return type, as perf
+//!   does by default (`v8::internal::StrDup`, not `v8::internal::StrDup(char
+//!   const*)`).
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use fxhash::FxHashMap;
+use object::{Object, ObjectSegment, ObjectSymbol, SymbolFlags};
+
+use object::elf::{STB_GLOBAL, STB_WEAK, STT_FUNC, STT_GNU_IFUNC};
+
+/// A file's function symbols could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct SymbolError {
+    /// The file.
+    pub path: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// One function symbol.
+#[derive(Debug)]
+struct FunctionSymbol {
+    /// Its virtual address in the file.
+    address: u64,
+    /// Its size (after the zero-size fixup).
+    size: u64,
+    /// Its raw (mangled) name.
+    raw_name: Box<str>,
+    /// Its demangled name, computed on first use.
+    demangled: OnceLock<Box<str>>,
+}
+
+/// A `PT_LOAD` segment: where a range of the file lands in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadSegment {
+    /// Offset of the segment in the file.
+    pub file_offset: u64,
+    /// Bytes of the file in the segment.
+    pub file_size: u64,
+    /// Virtual address of the segment's first byte.
+    pub virtual_address: u64,
+}
+
+/// The function a native address is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SymbolHit<'file> {
+    /// Demangled name, e.g. `v8::internal::Heap::CollectGarbage`.
+    pub name: &'file str,
+    /// Offset of the address from the function's start.
+    pub offset: u64,
+}
+
+/// The function symbols and load segments of one ELF file.
+#[derive(Debug)]
+pub struct ElfSymbols {
+    /// Function symbols by ascending address, one per address.
+    symbols: Vec<FunctionSymbol>,
+    /// The `PT_LOAD` segments.
+    segments: Vec<LoadSegment>,
+    /// The GNU build id, if the file has one.
+    pub build_id: Option<Vec<u8>>,
+}
+
+impl ElfSymbols {
+    /// Reads the symbols of the ELF file at `path`. When a separate debug
+    /// file is installed for it (`/usr/lib/debug/.build-id/xx/rest.debug`,
+    /// matched by build id, as perf and gdb look for it), its fuller symbol
+    /// table is used: distributions strip local functions from libraries.
+    pub fn read(path: &Path) -> Result<ElfSymbols, SymbolError> {
+        let error = |message: String| SymbolError { path: path.display().to_string(), message };
+        let mut symbols = ElfSymbols::read_sections(path).map_err(error)?;
+        if let Some(debug_path) = symbols.build_id.as_deref().and_then(debug_file_path)
+            && let Ok(debug_symbols) = ElfSymbols::read_sections(&debug_path)
+            && debug_symbols.build_id == symbols.build_id
+            && debug_symbols.symbols.len() > symbols.symbols.len()
+        {
+            symbols.symbols = debug_symbols.symbols;
+        }
+        Ok(symbols)
+    }
+
+    /// Reads the symbols of an ELF file, reading only the parts needed (a
+    /// binary with debug info is mostly other sections: node's is 99 MB).
+    fn read_sections(path: &Path) -> Result<ElfSymbols, String> {
+        let file = std::fs::File::open(path).map_err(|error| error.to_string())?;
+        ElfSymbols::parse_data(&object::ReadCache::new(file))
+    }
+
+    /// Parses the symbols of an ELF file in memory.
+    pub fn parse(bytes: &[u8]) -> Result<ElfSymbols, String> {
+        ElfSymbols::parse_data(bytes)
+    }
+
+    /// Parses the symbols of an ELF file from `data`.
+    fn parse_data<'data, Data: object::ReadRef<'data>>(data: Data) -> Result<ElfSymbols, String> {
+        let file = object::File::parse(data).map_err(|error| error.to_string())?;
+        let mut candidates = Vec::new();
+        push_function_symbols(file.symbols(), &mut candidates);
+        if candidates.is_empty() {
+            push_function_symbols(file.dynamic_symbols(), &mut candidates);
+        }
+        push_plt_symbols(data, &mut candidates);
+        let segments = file
+            .segments()
+            .map(|segment| {
+                let (file_offset, file_size) = segment.file_range();
+                LoadSegment { file_offset, file_size, virtual_address: segment.address() }
+            })
+            .collect();
+        let build_id = file.build_id().ok().flatten().map(<[u8]>::to_vec);
+        Ok(ElfSymbols { symbols: best_per_address(candidates), segments, build_id })
+    }
+
+    /// The number of function symbols.
+    pub fn len(&self) -> usize {
+        self.symbols.len()
+    }
+
+    /// Whether the file has no function symbol.
+    pub fn is_empty(&self) -> bool {
+        self.symbols.is_empty()
+    }
+
+    /// The `PT_LOAD` segments.
+    pub fn segments(&self) -> &[LoadSegment] {
+        &self.segments
+    }
+
+    /// The virtual address at which byte `file_offset` of the file is
+    /// loaded, through the segment holding it.
+    pub fn virtual_address_of_file_offset(&self, file_offset: u64) -> Option<u64> {
+        self.segments
+            .iter()
+            .find(|segment| file_offset >= segment.file_offset && file_offset - segment.file_offset < segment.file_size)
+            .map(|segment| (file_offset - segment.file_offset).wrapping_add(segment.virtual_address))
+    }
+
+    /// The function containing the virtual address `address`, if any.
+    pub fn lookup(&self, address: u64) -> Option<SymbolHit<'_>> {
+        let after = self.symbols.partition_point(|symbol| symbol.address <= address);
+        let symbol = self.symbols.get(after.checked_sub(1)?)?;
+        let offset = address - symbol.address;
+        (offset < symbol.size).then(|| SymbolHit { name: symbol.demangled_name(), offset })
+    }
+}
+
+impl FunctionSymbol {
+    fn demangled_name(&self) -> &str {
+        self.demangled.get_or_init(|| demangle(&self.raw_name))
+    }
+}
+
+/// A symbol before duplicates are resolved.
+struct Candidate {
+    address: u64,
+    size: u64,
+    binding: object::elf::SymbolBind,
+    name: Box<str>,
+}
+
+/// Where distributions install the debug file of a build id.
+fn debug_file_path(build_id: &[u8]) -> Option<PathBuf> {
+    let (first, rest) = build_id.split_first()?;
+    let hex = |bytes: &[u8]| bytes.iter().map(|byte| format!("{byte:02x}")).collect::<String>();
+    Some(PathBuf::from(format!("/usr/lib/debug/.build-id/{first:02x}/{}.debug", hex(rest))))
+}
+
+/// Appends the defined, named function symbols of `symbols`.
+fn push_function_symbols<'data>(
+    symbols: impl Iterator<Item = impl ObjectSymbol<'data>>,
+    candidates: &mut Vec<Candidate>,
+) {
+    for symbol in symbols {
+        let SymbolFlags::Elf { st_info, .. } = symbol.flags() else { continue };
+        let symbol_type = st_info.st_type();
+        // STT_GNU_IFUNC: an indirect function, code too.
+        if !(symbol_type == STT_FUNC || symbol_type == STT_GNU_IFUNC) || symbol.is_undefined() {
+            continue;
+        }
+        let Ok(name) = symbol.name() else { continue };
+        if name.is_empty() {
+            continue;
+        }
+        candidates.push(Candidate {
+            address: symbol.address(),
+            size: symbol.size(),
+            binding: st_info.st_bind(),
+            name: name.into(),
+        });
+    }
+}
+
+/// Appends `name@plt` for each PLT entry of an x86-64 ELF file, as perf
+/// synthesizes them (`dso__synthesize_plt_symbols` in `symbol-elf.c`): the
+/// n-th `.rela.plt` relocation is the n-th 16-byte entry of `.plt.sec`, or of
+/// `.plt` after its 16-byte header.
+fn push_plt_symbols<'data, Data: object::ReadRef<'data>>(data: Data, candidates: &mut Vec<Candidate>) {
+    use object::elf::{EM_X86_64, FileHeader64};
+    use object::read::elf::{FileHeader, SectionHeader};
+    const ENTRY_SIZE: u64 = 16;
+    let Ok(header) = FileHeader64::<object::Endianness>::parse(data) else { return };
+    let Ok(endian) = header.endian() else { return };
+    if header.e_machine(endian) != EM_X86_64 {
+        return;
+    }
+    let Ok(sections) = header.sections(endian, data) else { return };
+    let entries_start = match sections.section_by_name(endian, b".plt.sec") {
+        Some((_, section)) => section.sh_addr(endian),
+        None => match sections.section_by_name(endian, b".plt") {
+            Some((_, section)) => section.sh_addr(endian).wrapping_add(ENTRY_SIZE),
+            None => return,
+        },
+    };
+    let Some((_, relocation_section)) = sections.section_by_name(endian, b".rela.plt") else { return };
+    let Ok(Some((relocations, symbol_section))) = relocation_section.rela(endian, data) else { return };
+    let Ok(symbols) = sections.symbol_table_by_index(endian, data, symbol_section) else { return };
+    for (index, relocation) in relocations.iter().enumerate() {
+        let symbol_index = object::SymbolIndex(relocation.r_sym(endian, false) as usize);
+        let Ok(symbol) = symbols.symbol(symbol_index) else { continue };
+        let Ok(name) = symbols.symbol_name(endian, symbol) else { continue };
+        candidates.push(Candidate {
+            address: entries_start.wrapping_add(ENTRY_SIZE.wrapping_mul(index as u64)),
+            size: ENTRY_SIZE,
+            binding: object::elf::STB_GLOBAL,
+            name: format!("{}@plt", String::from_utf8_lossy(name)).into(),
+        });
+    }
+}
+
+/// Sorts by address, keeps perf's best symbol per address and extends
+/// zero-size symbols to the next one.
+fn best_per_address(mut candidates: Vec<Candidate>) -> Vec<FunctionSymbol> {
+    candidates.sort_by_key(|candidate| candidate.address);
+    let mut kept: Vec<Candidate> = Vec::with_capacity(candidates.len());
+    for candidate in candidates {
+        match kept.last_mut() {
+            Some(last) if last.address == candidate.address => {
+                if is_better(&candidate, last) {
+                    *last = candidate;
+                }
+            }
+            _ => kept.push(candidate),
+        }
+    }
+    let next_addresses: Vec<Option<u64>> =
+        (0..kept.len()).map(|index| kept.get(index + 1).map(|next| next.address)).collect();
+    kept.into_iter()
+        .zip(next_addresses)
+        .map(|(candidate, next_address)| {
+            let size = match (candidate.size, next_address) {
+                (0, Some(next)) => next - candidate.address,
+                (size, _) => size,
+            };
+            FunctionSymbol { address: candidate.address, size, raw_name: candidate.name, demangled: OnceLock::new() }
+        })
+        .collect()
+}
+
+/// perf's `choose_best_symbol`: whether `challenger` beats `incumbent`.
+fn is_better(challenger: &Candidate, incumbent: &Candidate) -> bool {
+    let underscores = |name: &str| name.bytes().take_while(|&byte| byte == b'_').count();
+    let key = |candidate: &Candidate| {
+        (
+            candidate.size > 0,
+            candidate.binding != STB_WEAK,
+            candidate.binding == STB_GLOBAL,
+            std::cmp::Reverse(underscores(&candidate.name)),
+            candidate.name.len(),
+        )
+    };
+    key(challenger) > key(incumbent)
+}
+
+/// Demangles a C++ (Itanium ABI) name without parameters or return type,
+/// as perf prints it; other names are returned as they are.
+pub fn demangle(raw_name: &str) -> Box<str> {
+    if !raw_name.starts_with("_Z") {
+        return raw_name.into();
+    }
+    let options = cpp_demangle::DemangleOptions::new().no_params().no_return_type();
+    match cpp_demangle::Symbol::new(raw_name).ok().and_then(|symbol| symbol.demangle_with_options(&options).ok()) {
+        // cpp_demangle prints an empty template parameter pack as `, >`
+        // where binutils (and so perf) prints nothing.
+        Some(demangled) => binutils_thunk_name(raw_name, &demangled.replace(", >", ">")).into(),
+        None => raw_name.into(),
+    }
+}
+
+/// Thunks as binutils names them (`non-virtual thunk to X`) rather than
+/// cpp_demangle (`{virtual override thunk({offset(-8)}, X)}`).
+fn binutils_thunk_name(raw_name: &str, demangled: &str) -> String {
+    let prefix = if raw_name.starts_with("_ZTh") {
+        "non-virtual thunk to "
+    } else if raw_name.starts_with("_ZTv") {
+        "virtual thunk to "
+    } else if raw_name.starts_with("_ZTc") {
+        "covariant return thunk to "
+    } else {
+        return demangled.to_string();
+    };
+    // `{virtual override thunk({OFFSET}, TARGET)}`: the target follows the
+    // offsets' closing brace.
+    let target = demangled
+        .strip_suffix(")}")
+        .and_then(|inner| inner.find("}, ").map(|comma| &inner[comma + 3..]))
+        .unwrap_or(demangled);
+    format!("{prefix}{target}")
+}
+
+/// The symbols of every file looked up so far, each read once.
+#[derive(Debug, Default)]
+pub struct SymbolCache {
+    files: FxHashMap<PathBuf, Option<ElfSymbols>>,
+    /// Files that could not be read, for the user.
+    pub notes: Vec<String>,
+}
+
+impl SymbolCache {
+    /// An empty cache.
+    pub fn new() -> SymbolCache {
+        SymbolCache::default()
+    }
+
+    /// The symbols of `path`, read on first use; `None` (noted once) when
+    /// the file cannot be read or is not ELF.
+    pub fn get(&mut self, path: &Path) -> Option<&ElfSymbols> {
+        if !self.files.contains_key(path) {
+            let read = if path == Path::new(VDSO) { read_own_vdso() } else { ElfSymbols::read(path) };
+            let symbols = match read {
+                Ok(symbols) => Some(symbols),
+                Err(error) => {
+                    self.notes.push(format!("no symbols: {error}"));
+                    None
+                }
+            };
+            self.files.insert(path.to_owned(), symbols);
+        }
+        self.files.get(path).and_then(Option::as_ref)
+    }
+}
+
+/// The name of the kernel's virtual shared object in mappings.
+pub const VDSO: &str = "[vdso]";
+
+/// The symbols of this process's own vDSO: the kernel maps the same image
+/// into every process, so it names the vDSO frames of the profiled one
+/// (perf saves a copy of it for the same reason). Build ids tell if the
+/// kernel changed since the recording.
+fn read_own_vdso() -> Result<ElfSymbols, SymbolError> {
+    let error = |message: String| SymbolError { path: VDSO.to_string(), message };
+    let maps = std::fs::read_to_string("/proc/self/maps").map_err(|problem| error(problem.to_string()))?;
+    let range = maps
+        .lines()
+        .find(|line| line.ends_with(VDSO))
+        .and_then(|line| line.split_whitespace().next())
+        .and_then(|range| range.split_once('-'))
+        .and_then(|(start, end)| Some((u64::from_str_radix(start, 16).ok()?, u64::from_str_radix(end, 16).ok()?)))
+        .ok_or_else(|| error("not mapped in this process".to_string()))?;
+    let mut image = vec![0; range.1.saturating_sub(range.0) as usize];
+    let mut memory = std::fs::File::open("/proc/self/mem").map_err(|problem| error(problem.to_string()))?;
+    std::io::Seek::seek(&mut memory, std::io::SeekFrom::Start(range.0))
+        .map_err(|problem| error(problem.to_string()))?;
+    std::io::Read::read_exact(&mut memory, &mut image).map_err(|problem| error(problem.to_string()))?;
+    ElfSymbols::parse(&image).map_err(error)
+}
+
+/// A file mapped into a process's address space.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MappedFile {
+    /// First mapped address.
+    pub start: u64,
+    /// End of the mapping (exclusive).
+    pub end: u64,
+    /// The file offset mapped at `start`.
+    pub file_offset: u64,
+    /// The file's path as the process saw it.
+    pub path: Box<str>,
+}
+
+impl MappedFile {
+    /// Whether `address` lies in the mapping.
+    pub fn contains(&self, address: u64) -> bool {
+        self.start <= address && address < self.end
+    }
+
+    /// Whether the mapping has ELF symbols to read: a file (not `//anon`,
+    /// `[heap]`, ...), or the kernel's `[vdso]` image.
+    pub fn has_symbols(&self) -> bool {
+        (self.path.starts_with('/') && !self.path.starts_with("//")) || &*self.path == VDSO
+    }
+}
+
+impl SymbolCache {
+    /// The function at `address` of `mapping`: the address is turned into a
+    /// file offset, then into the ELF virtual address of that byte.
+    pub fn symbolize(&mut self, mapping: &MappedFile, address: u64) -> Option<SymbolHit<'_>> {
+        if !mapping.has_symbols() {
+            return None;
+        }
+        let file_offset = address.checked_sub(mapping.start)?.checked_add(mapping.file_offset)?;
+        let symbols = self.get(Path::new(&*mapping.path))?;
+        let virtual_address = symbols.virtual_address_of_file_offset(file_offset)?;
+        symbols.lookup(virtual_address)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn candidate(address: u64, size: u64, binding: object::elf::SymbolBind, name: &str) -> Candidate {
+        Candidate { address, size, binding, name: name.into() }
+    }
+
+    #[test]
+    fn demangles_like_perf() {
+        assert_eq!(&*demangle("_ZN2v88internal6StrDupEPKc"), "v8::internal::StrDup");
+        assert_eq!(&*demangle("main"), "main");
+        assert_eq!(
+            &*demangle("_ZTv0_n24_N2v88internal8OFStreamD1Ev"),
+            "virtual thunk to v8::internal::OFStream::~OFStream"
+        );
+        assert_eq!(
+            &*demangle(
+                "_ZThn8_N2v88internal23PointersUpdatingVisitor16VisitRootPointerENS0_4RootEPKcNS0_14FullObjectSlotE"
+            ),
+            "non-virtual thunk to v8::internal::PointersUpdatingVisitor::VisitRootPointer"
+        );
+        // An empty parameter pack, as binutils prints it.
+        assert_eq!(
+            &*demangle("_ZN2v88internal8compiler12PipelineImpl3RunINS1_17GraphBuilderPhaseEJEEEDaDpOT0_"),
+            "v8::internal::compiler::PipelineImpl::Run<v8::internal::compiler::GraphBuilderPhase>"
+        );
+        assert_eq!(&*demangle("_Znot a name"), "_Znot a name");
+    }
+
+    #[test]
+    fn picks_perfs_best_symbol_and_fixes_zero_sizes() {
+        let symbols = best_per_address(vec![
+            candidate(0x100, 0x10, STB_WEAK, "weak"),
+            candidate(0x100, 0x10, STB_GLOBAL, "__global"),
+            candidate(0x100, 0x10, object::elf::STB_LOCAL, "local"),
+            candidate(0x200, 0, STB_GLOBAL, "zero"),
+            candidate(0x300, 0x8, STB_GLOBAL, "last"),
+        ]);
+        let elf = ElfSymbols { symbols, segments: Vec::new(), build_id: None };
+        assert_eq!(elf.lookup(0x104), Some(SymbolHit { name: "__global", offset: 4 }));
+        assert_eq!(elf.lookup(0x110), None);
+        assert_eq!(elf.lookup(0x2ff), Some(SymbolHit { name: "zero", offset: 0xff }));
+        assert_eq!(elf.lookup(0x307), Some(SymbolHit { name: "last", offset: 7 }));
+        assert_eq!(elf.lookup(0x308), None);
+        assert_eq!(elf.lookup(0xff), None);
+    }
+
+    #[test]
+    fn cut_or_damaged_elf_files_never_panic() {
+        let Ok(bytes) = std::fs::read("/bin/true") else { return };
+        let whole = ElfSymbols::parse(&bytes).unwrap();
+        assert!(whole.build_id.is_some());
+        for cut in (0..bytes.len()).step_by(bytes.len() / 97 + 1) {
+            let _ = ElfSymbols::parse(&bytes[..cut]);
+        }
+        for position in (0..bytes.len()).step_by(bytes.len() / 97 + 1) {
+            let mut damaged = bytes.clone();
+            damaged[position] ^= 0xff;
+            if let Ok(symbols) = ElfSymbols::parse(&damaged) {
+                let _ = symbols.lookup(0x1000);
+                let _ = symbols.virtual_address_of_file_offset(0x1000);
+            }
+        }
+    }
+
+    #[test]
+    fn not_elf_is_an_error() {
+        assert!(ElfSymbols::parse(b"not an elf file").is_err());
+        assert!(ElfSymbols::parse(b"").is_err());
+    }
+}

@@ -1,0 +1,360 @@
+//! Samples from V8's own profiler: the `tick` records of a `node --prof
+//! --log-code` log. No perf and no root needed.
+//!
+//! V8 writes one `tick` per sample (V8's `V8FileLogger::TickEvent` in
+//! `src/logging/log.cc`):
+//!
+//! ```text
+//! tick,PC,TIME,IS_EXTERNAL_CALLBACK,TOS_OR_CALLBACK,VM_STATE[,overflow],RETURN_ADDRESS...
+//! ```
+//!
+//! Each tick becomes a [`crate::samples::Sample`] folded like a perf sample,
+//! the frames found the way V8's `tools/tickprocessor.mjs` finds them:
+//!
+//! * addresses are looked up in the log's `shared-library` mappings first
+//!   (so V8's embedded builtins are named by the node binary's ELF symbols,
+//!   `Builtins_InterpreterEntryTrampoline`, as perf names them), then in the
+//!   code objects of the log (expanded into inlined functions by
+//!   [`crate::expand::V8Expander`]);
+//! * the code objects live at a tick are those created before it in the log:
+//!   the tick processor replays the log in order, and V8 writes ticks and
+//!   code events with the same clock, so log order is time order;
+//! * in an external callback the PC is replaced by the callback's entry;
+//!   otherwise a top-of-stack value inside JavaScript code (a frameless
+//!   call) becomes the caller frame after the PC;
+//! * the frames after the PC are return addresses: native ones are
+//!   symbolized at `address - 1` (the call), JavaScript ones take the
+//!   source position before the address, as in the perf path.
+//!
+//! JavaScript frames are named as in the jitdump (`JS:*kernel
+//! /app/deep.js:32:16`) from the log's code-creation names; node 18 logs
+//! `LazyCompile:*kernel /app/deep.js:32:16` (its jitdump drops the column).
+
+use std::path::Path;
+
+use crate::collapse::{CollapseOptions, CollapseSummary, Folder};
+use crate::expand::{ExpandOptions, ExpansionStats, V8Expander};
+use fxhash::FxHashMap;
+
+use crate::inline_map::{InlineMap, JitCode, SourceOptions};
+use crate::input::{InputError, read_file};
+use crate::profile::{Profiles, pid_in_file_name};
+use crate::samples::{SampleBuilder, SampleTime};
+use crate::symbols::{MappedFile, SymbolCache};
+use crate::v8log::{CodeLog, CodeObjectId, Tick};
+
+/// The root frame of tick samples: V8 does not log the process name.
+const COMMAND_NAME: &str = "node";
+
+/// How ticks are folded.
+#[derive(Debug, Clone, Default)]
+pub struct TickOptions {
+    /// Frame naming and annotations.
+    pub collapse: CollapseOptions,
+    /// Where script sources come from.
+    pub sources: SourceOptions,
+    /// JIT frame expansion.
+    pub expand: ExpandOptions,
+    /// Keep the detailed stacks for pprof and reports
+    /// ([`Folder::record_details`]).
+    pub record_details: bool,
+}
+
+/// What folding a log's ticks did.
+pub struct TickReport {
+    /// The folded samples (a count is a number of ticks): render them with
+    /// [`Folder::render`].
+    pub folder: Folder,
+    /// The expander that named the JavaScript frames (outputs describe
+    /// expanded frames through it).
+    pub expander: V8Expander,
+    /// The folder's summary.
+    pub summary: CollapseSummary,
+    /// What happened to JavaScript frames.
+    pub expansion: ExpansionStats,
+    /// Counts of native and unknown frames.
+    pub native: NativeFrameStats,
+    /// Messages for the user.
+    pub notes: Vec<String>,
+}
+
+/// How the non-JavaScript frames of ticks were named.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NativeFrameStats {
+    /// Frames named by an ELF symbol.
+    pub symbolized: u64,
+    /// Frames in a library with no symbol there.
+    pub in_library_without_symbol: u64,
+    /// Frames in no library: V8 code (then counted by the expansion stats)
+    /// or unknown.
+    pub outside_libraries: u64,
+}
+
+/// A log whose ticks cannot be folded at all.
+#[derive(Debug, thiserror::Error)]
+pub enum TickError {
+    /// The log could not be read.
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// The log has no tick record.
+    #[error("{0}: no tick records: record with `node --prof --log-code`")]
+    NoTicks(String),
+}
+
+/// Reads the `--prof` log at `path` and folds its ticks.
+pub fn fold_ticks(path: &Path, options: &TickOptions) -> Result<TickReport, TickError> {
+    let mut log = CodeLog::parse(&read_file(path)?);
+    log.path = path.to_owned();
+    if log.ticks.is_empty() {
+        return Err(TickError::NoTicks(path.display().to_string()));
+    }
+    let mut notes: Vec<String> = log.warning_lines();
+    let ticks = std::mem::take(&mut log.ticks);
+    let libraries = library_mappings(&log);
+    let pid = pid_in_file_name(path).unwrap_or(0);
+    let codes = log_codes(&log);
+    let map = InlineMap::from_codes(log, codes, Some(pid), options.sources.clone());
+    let mut expander = V8Expander::new(Profiles::from_maps(vec![(pid, map)]), options.expand);
+    let mut folder = Folder::new(&options.collapse);
+    if options.record_details {
+        folder.record_details();
+    }
+    let mut builder = SampleBuilder::new();
+    let mut symbols = SymbolCache::new();
+    let mut native = NativeFrameStats::default();
+    for tick in &ticks {
+        let mut context = TickContext {
+            libraries: &libraries,
+            symbols: &mut symbols,
+            profiles: expander.profiles(),
+            log_line: tick.log_line,
+            native: &mut native,
+        };
+        build_sample(tick, pid, &mut context, &mut builder);
+        folder.add_sample(&builder.sample(None), &mut expander);
+    }
+    let mut summary = folder.summary();
+    summary.samples_read = ticks.len() as u64;
+    notes.extend(symbols.notes);
+    notes.extend(expander.profiles().notes.iter().cloned());
+    let expansion = expander.stats.clone();
+    Ok(TickReport { folder, expander, summary, expansion, native, notes })
+}
+
+/// The log's `shared-library` records as mappings. V8 writes each library's
+/// start as the address of file offset 0 (it subtracts the mapping's offset,
+/// `OS::GetSharedLibraryAddresses`), so the file offset at `start` is 0. A
+/// later record of the same range replaces an earlier one.
+fn library_mappings(log: &CodeLog) -> Vec<MappedFile> {
+    let mut mappings: Vec<MappedFile> = Vec::new();
+    for library in &log.shared_libraries {
+        let start = library.start.wrapping_add_signed(library.aslr_slide);
+        let end = library.end.wrapping_add_signed(library.aslr_slide);
+        mappings.retain(|mapping| !(mapping.start == start && mapping.path == library.path));
+        mappings.push(MappedFile { start, end, file_offset: 0, path: library.path.clone() });
+    }
+    mappings
+}
+
+/// The log's code objects in the order they appeared, with `code-move`s
+/// replayed as new loads of the moved object at its new address. The log
+/// line stands for the time: an address resolves to the newest code object
+/// there before the tick that sampled it, as the tick processor's code map
+/// replays the log.
+fn log_codes(log: &CodeLog) -> Vec<JitCode> {
+    let mut codes = Vec::with_capacity(log.code_objects.len() + log.code_moves.len());
+    // Which code object is at an address now.
+    let mut object_at: FxHashMap<u64, CodeObjectId> = FxHashMap::default();
+    let mut moves = log.code_moves.iter().peekable();
+    let mut apply_moves_before = |line: u64, codes: &mut Vec<JitCode>, object_at: &mut FxHashMap<u64, CodeObjectId>| {
+        while let Some(moved) = moves.next_if(|moved| moved.log_line < line) {
+            let Some(id) = object_at.remove(&moved.from) else { continue };
+            object_at.insert(moved.to, id);
+            codes.push(jit_code(log, id, moved.to, moved.log_line));
+        }
+    };
+    for (index, object) in log.code_objects.iter().enumerate() {
+        apply_moves_before(object.log_line, &mut codes, &mut object_at);
+        let id = CodeObjectId(index as u32);
+        object_at.insert(object.address, id);
+        codes.push(jit_code(log, id, object.address, object.log_line));
+    }
+    apply_moves_before(u64::MAX, &mut codes, &mut object_at);
+    codes
+}
+
+/// Code object `id` of the log, at `address` since log line `log_line`,
+/// named as the jitdump names code: `TAG:MARKERname`.
+fn jit_code(log: &CodeLog, id: CodeObjectId, address: u64, log_line: u64) -> JitCode {
+    let object = log.code_object(id);
+    let marker = object.tier.map(|tier| tier.text()).unwrap_or_default();
+    JitCode {
+        address,
+        size: object.size,
+        load_time: Some(log_line),
+        code_index: None,
+        name: format!("{}:{}{}", object.tag, marker, object.name).into(),
+        log_object: Some(id),
+    }
+}
+
+/// What naming the frames of a tick needs besides the tick.
+struct TickContext<'context> {
+    /// The log's libraries.
+    libraries: &'context [MappedFile],
+    /// Their symbols.
+    symbols: &'context mut SymbolCache,
+    /// The code objects.
+    profiles: &'context Profiles,
+    /// The tick's line in the log: its time.
+    log_line: u64,
+    /// Counters.
+    native: &'context mut NativeFrameStats,
+}
+
+/// Fills `builder` with the frames of one tick.
+fn build_sample(tick: &Tick, pid: u32, context: &mut TickContext<'_>, builder: &mut SampleBuilder) {
+    builder.start(COMMAND_NAME, pid, pid, Some(SampleTime { nanoseconds: tick.log_line, resolution_nanoseconds: 1 }));
+    // tickprocessor.mjs `processTick`: in an external callback the PC may
+    // point into the callback, which would look like a self-call.
+    let program_counter = if tick.external_callback { tick.top_of_stack_or_callback } else { tick.pc };
+    push_frame(program_counter, FrameKind::ProgramCounter, context, builder);
+    let top_of_stack = tick.top_of_stack_or_callback;
+    if !tick.external_callback
+        && top_of_stack != 0
+        && is_javascript_code(context.profiles, top_of_stack, tick.log_line)
+        && !context.libraries.iter().any(|library| library.contains(top_of_stack))
+    {
+        push_frame(top_of_stack, FrameKind::ReturnAddress, context, builder);
+    }
+    for &address in &tick.frames {
+        push_frame(address, FrameKind::ReturnAddressOrCFunction, context, builder);
+    }
+}
+
+/// Whether `address` is in the code of a JavaScript function at `log_line`
+/// (the tick processor's `isJSFunction` test for the top of stack).
+fn is_javascript_code(profiles: &Profiles, address: u64, log_line: u64) -> bool {
+    let Some(map) = profiles.maps().first() else { return false };
+    map.find(address, Some(log_line))
+        .filter(|found| found.time_matched)
+        .and_then(|found| map.log_object(found.code))
+        .is_some_and(|object| object.function.is_some())
+}
+
+/// Whether a code object covering `address` was created before `log_line`.
+fn is_live_code(profiles: &Profiles, address: u64, log_line: u64) -> bool {
+    profiles.maps().first().and_then(|map| map.find(address, Some(log_line))).is_some_and(|found| found.time_matched)
+}
+
+/// What an address of a tick is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FrameKind {
+    /// The sampled instruction.
+    ProgramCounter,
+    /// A stack entry: a return address, or the entry of a C++ function V8
+    /// was calling when it left JavaScript (recorded for `--prof`:
+    /// `TickSample::GetStackSample` with `kIncludeCEntryFrame`, and API
+    /// callbacks). An address that is exactly a function's start is taken as
+    /// the latter: a return address follows a call instruction.
+    ReturnAddressOrCFunction,
+    /// A return address (the top of stack of a frameless call).
+    ReturnAddress,
+}
+
+/// Pushes one frame: a library's symbol, or a raw address for the expander.
+fn push_frame(address: u64, kind: FrameKind, context: &mut TickContext<'_>, builder: &mut SampleBuilder) {
+    let TickContext { libraries, symbols, profiles, log_line, native } = context;
+    // The newest library record covering the address wins.
+    let Some(library) = libraries.iter().rev().find(|library| library.contains(address)) else {
+        native.outside_libraries += 1;
+        // The expander resolves `[unknown]` frames; code created only after
+        // the tick is not there yet (the tick processor says unknown), and
+        // the module `unknown` is named `[unknown]` too but not resolved.
+        let module = if is_live_code(profiles, address, *log_line) { "[unknown]" } else { "unknown" };
+        builder.push_frame(address, "[unknown]", module);
+        return;
+    };
+    // A return address points after its call, possibly past the caller's end.
+    let is_function_entry = kind == FrameKind::ReturnAddressOrCFunction
+        && symbols.symbolize(library, address).is_some_and(|hit| hit.offset == 0);
+    let lookup_address =
+        if kind == FrameKind::ProgramCounter || is_function_entry { address } else { address.saturating_sub(1) };
+    match symbols.symbolize(library, lookup_address) {
+        Some(hit) => {
+            native.symbolized += 1;
+            let offset = hit.offset + (address - lookup_address);
+            let symbol = format!("{}+0x{offset:x}", hit.name);
+            builder.push_frame(address, &symbol, &library.path);
+        }
+        None => {
+            native.in_library_without_symbol += 1;
+            builder.push_frame(address, "[unknown]", &library.path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Folds a hand-written log; returns the folded text and the notes.
+    fn fold(log: &str) -> (String, Vec<String>) {
+        let directory = std::env::temp_dir().join(format!("v8inline-ticks-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&directory).unwrap();
+        let path = directory.join(format!("prof-{}.log", log.len()));
+        std::fs::write(&path, log).unwrap();
+        let report = fold_ticks(&path, &TickOptions::default());
+        std::fs::remove_file(&path).unwrap();
+        let report = report.unwrap();
+        let mut folded = Vec::new();
+        report.folder.render().write_to(&mut folded).unwrap();
+        (String::from_utf8(folded).unwrap(), report.notes)
+    }
+
+    #[test]
+    fn frames_as_the_tick_processor_finds_them() {
+        let log = "\
+shared-library,/nonexistent/libfake.so,0x1000,0x2000,0
+code-creation,JS,10,100,0x5000,256,outer /app/a.js:1:1,0x9000,~
+code-creation,JS,10,101,0x6000,256,inner /app/a.js:5:1,0x9100,*
+tick,0x6010,200,0,0x5050,0,0x5060
+tick,0x1500,201,1,0x6020,6,0x5060
+tick,0x7010,202,0,0x0,0
+code-creation,JS,10,103,0x7000,256,late /app/a.js:9:1,0x9200,*
+tick,0x7010,204,0,0x0,0
+code-move,0x5000,0x8000
+tick,0x8010,205,0,0x0,0
+tick,0x1800,206,0,0x0,0,0x6030
+tick,not an address
+";
+        let (folded, notes) = fold(log);
+        assert_eq!(
+            folded,
+            "\
+node;JS:*inner /app/a.js:5:1;[libfake.so] 1
+node;JS:*late /app/a.js:9:1 1
+node;JS:~outer /app/a.js:1:1 1
+node;JS:~outer /app/a.js:1:1;JS:*inner /app/a.js:5:1 1
+node;JS:~outer /app/a.js:1:1;JS:~outer /app/a.js:1:1;JS:*inner /app/a.js:5:1 1
+node;[unknown] 1
+"
+        );
+        // The PC of an external callback is replaced by the callback (tick 2);
+        // a top of stack in JavaScript is the PC's caller (tick 1); an
+        // address resolves to code created before the tick (tick 3, 4) and
+        // follows code-moves (tick 5).
+        assert!(notes.iter().any(|note| note.ends_with(".log:12: tick: field 2: expected a pc")), "{notes:?}");
+        assert!(notes.iter().any(|note| note.contains("/nonexistent/libfake.so")), "{notes:?}");
+    }
+
+    #[test]
+    fn a_log_without_ticks_is_an_error() {
+        let directory = std::env::temp_dir();
+        let path = directory.join(format!("v8inline-no-ticks-{}.log", std::process::id()));
+        std::fs::write(&path, "code-creation,JS,10,100,0x5000,256,outer /app/a.js:1:1,0x9000,~\n").unwrap();
+        let result = fold_ticks(&path, &TickOptions::default());
+        std::fs::remove_file(&path).unwrap();
+        assert!(matches!(result, Err(TickError::NoTicks(_))));
+    }
+}

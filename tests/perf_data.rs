@@ -1,0 +1,140 @@
+//! `--perf-data`: perf.data read directly must fold exactly as `perf script`
+//! of the same recording does (`testdata/perf-data`, written by
+//! `testdata/record.sh perf-data`).
+//!
+//! Native frames are named from the binaries on this machine, as perf script
+//! names them when it runs; the recording keeps the build ids perf saw, and
+//! files that changed or are missing since are not symbolized (with a note).
+//! So the byte-for-byte comparison holds where the recording was made;
+//! elsewhere the JavaScript frames are compared.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn recording() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/perf-data")
+}
+
+fn file_starting_with(prefix: &str) -> String {
+    let directory = recording();
+    let path = std::fs::read_dir(&directory)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.file_name().unwrap().to_string_lossy().starts_with(prefix))
+        .unwrap_or_else(|| panic!("no {prefix}* in {}", directory.display()));
+    path.display().to_string()
+}
+
+/// Runs `v8inline` with `args`; returns (success, stdout, stderr).
+fn v8inline(args: &[&str]) -> (bool, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_v8inline")).args(args).output().unwrap();
+    (
+        output.status.success(),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn fold(input: &[&str], extra: &[&str]) -> (String, String) {
+    let log = file_starting_with("codspeed-v8-");
+    let jitdump = file_starting_with("jit-");
+    let mut args = vec!["--log", &log, "--jitdump", &jitdump];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(input);
+    let (success, folded, errors) = v8inline(&args);
+    assert!(success, "{args:?}: {errors}");
+    (folded, errors)
+}
+
+fn is_js_frame(frame: &str) -> bool {
+    ["JS:", "LazyCompile:", "Function:", "Eval:", "Script:"].iter().any(|tag| frame.starts_with(tag))
+}
+
+/// Folded stacks reduced to their JavaScript frames, summed.
+fn javascript_only(folded: &str) -> std::collections::BTreeMap<String, u64> {
+    let mut stacks = std::collections::BTreeMap::new();
+    for line in folded.lines() {
+        let (stack, count) = line.rsplit_once(' ').unwrap();
+        let frames: Vec<&str> = stack.split(';').filter(|frame| is_js_frame(frame)).collect();
+        *stacks.entry(frames.join(";")).or_default() += count.parse::<u64>().unwrap();
+    }
+    stacks
+}
+
+#[test]
+fn perf_data_folds_as_perf_script_does() {
+    let perf_data = file_starting_with("perf.data");
+    let perf_script = file_starting_with("perf.script");
+    for extra in [&[][..], &["--all"], &["--tid", "--addrs"]] {
+        let (from_data, notes) = fold(&["--perf-data", &perf_data], extra);
+        let (from_script, _) = fold(&[&perf_script], extra);
+        // perf script prints only thread ids by default, so inferno names the
+        // root `node-?/TID`; perf.data has the pid.
+        let pid = file_starting_with("jit-").rsplit('-').next().unwrap().split('.').next().unwrap().to_string();
+        let from_script = from_script.replace("node-?/", &format!("node-{pid}/"));
+        assert!(from_data.contains("square /tmp/v8inline-testdata/perf-data/deep.js"), "no inlined square frame");
+        let other_machine = ["build id differs", "no symbols", "no kernel symbols"];
+        if other_machine.iter().any(|sign| notes.contains(sign)) {
+            // Not the machine of the recording: compare what does not depend on it.
+            assert_eq!(javascript_only(&from_data), javascript_only(&from_script), "{extra:?}");
+        } else {
+            assert!(from_data == from_script, "{extra:?}: perf.data and perf script fold differently");
+        }
+    }
+}
+
+#[test]
+fn perf_data_finds_the_jitdump_next_to_it() {
+    // No --jitdump: jit-PID.dump.gz next to the perf.data is found by pid,
+    // and the code log next to the jitdump.
+    let perf_data = file_starting_with("perf.data");
+    let (success, folded, errors) = v8inline(&["--perf-data", &perf_data, "--stats"]);
+    assert!(success, "{errors}");
+    assert!(folded.contains("square /tmp/v8inline-testdata/perf-data/deep.js"), "{errors}");
+}
+
+#[test]
+fn broken_perf_data_is_an_input_error() {
+    let directory = std::env::temp_dir().join(format!("v8inline-perf-data-test-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).unwrap();
+    let broken = directory.join("perf.data");
+    std::fs::write(&broken, b"PERFILE2 but not really a perf.data file").unwrap();
+    let broken = broken.display().to_string();
+    let (success, _, errors) = v8inline(&["--perf-data", &broken]);
+    assert!(!success);
+    assert!(errors.contains(&broken), "{errors}");
+    let (success, _, errors) = v8inline(&["--perf-data", "/nonexistent/perf.data"]);
+    assert!(!success);
+    assert!(errors.contains("/nonexistent/perf.data"), "{errors}");
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+#[test]
+fn cut_or_damaged_perf_data_never_panics() {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(file_starting_with("perf.data")).unwrap()),
+        &mut bytes,
+    )
+    .unwrap();
+    let directory = std::env::temp_dir().join(format!("v8inline-perf-data-cuts-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).unwrap();
+    let path = directory.join("perf.data");
+    let path_text = path.display().to_string();
+    let length = bytes.len();
+    let cuts = (0..12).map(|step| length * step / 12).chain([8, 100, 104, length - 1]);
+    for cut in cuts {
+        std::fs::write(&path, &bytes[..cut]).unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_v8inline")).args(["--perf-data", &path_text]).output().unwrap();
+        assert!(matches!(output.status.code(), Some(0 | 1)), "cut at {cut}: {output:?}");
+    }
+    // Flipped bytes through the data section.
+    for position in (200..length).step_by(length / 12) {
+        let mut damaged = bytes.clone();
+        damaged[position] ^= 0xff;
+        std::fs::write(&path, &damaged).unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_v8inline")).args(["--perf-data", &path_text]).output().unwrap();
+        assert!(matches!(output.status.code(), Some(0 | 1)), "byte {position} flipped: {output:?}");
+    }
+    std::fs::remove_dir_all(&directory).unwrap();
+}
