@@ -787,3 +787,29 @@ fn compare_names_the_file_and_line_it_cannot_read() {
         &format!("v8inline: {missing}: No such file or directory (os error 2)\n"),
     );
 }
+
+/// Found by the `jitdump` fuzz target: a record too small to frame the
+/// rest was reported twice by the streamed read, once per window.
+#[test]
+fn streamed_jitdump_reads_equal_in_memory_reads_on_damaged_files() {
+    let whole = JitDumpWriter::new(42)
+        .load(1_000_000_000, 0x1000, 256, 7, "JS:*outer /a.js:1:1")
+        .load(3_000_000_000, 0x1080, 256, 8, "JS:*other /a.js:9:1")
+        .bytes;
+    let second_record = 40 + 16 + 40 + "JS:*outer /a.js:1:1".len() + 1 + 256;
+    let mut damaged = Vec::new();
+    for total_size in [0u32, 8, 15] {
+        let mut bytes = whole.clone();
+        bytes[second_record + 4..second_record + 8].copy_from_slice(&total_size.to_le_bytes());
+        damaged.push(bytes);
+    }
+    damaged.extend([whole[..whole.len() - 1].to_vec(), whole[..second_record + 10].to_vec(), whole.clone()]);
+    for bytes in damaged {
+        for options in [ReadOptions::default(), ReadOptions { debug_info: true }] {
+            let in_memory = jitdump::read(&bytes, &options).unwrap();
+            let streamed = jitdump::read_stream(bytes.as_slice(), &options).unwrap().unwrap();
+            assert_eq!(streamed, in_memory, "{} bytes", bytes.len());
+            assert!(in_memory.warnings.len() <= 1, "{:?}", in_memory.warnings);
+        }
+    }
+}

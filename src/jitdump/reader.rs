@@ -96,7 +96,7 @@ fn read_stream_through<R: Read>(
     let mut next = usize::try_from(reader.dump.header.header_size).unwrap_or(usize::MAX);
     loop {
         let stopped = reader.read_records(&window, window_offset, next, at_end);
-        if at_end {
+        if at_end || reader.stopped_for_good {
             return Ok(Ok(reader.dump));
         }
         // Keep the unread tail (a record cut by the window), then read on; a
@@ -149,6 +149,9 @@ struct Reader {
     endian: Endianness,
     options: ReadOptions,
     dump: JitDump,
+    /// A record size made the rest of the file unframeable: reading stopped
+    /// (and must not start again at the next window, warning twice).
+    stopped_for_good: bool,
 }
 
 impl Reader {
@@ -164,6 +167,7 @@ impl Reader {
                 warnings: Vec::new(),
                 skipped_records: 0,
             },
+            stopped_for_good: false,
         }
     }
 
@@ -193,6 +197,7 @@ impl Reader {
             let record_size = usize::try_from(total_size).unwrap_or(usize::MAX);
             if record_size < RECORD_PREFIX_SIZE {
                 self.dump.warnings.push(JitDumpWarning::RecordSizeTooSmall { offset: record_offset, total_size });
+                self.stopped_for_good = true;
                 return offset;
             }
             let Some(body) = rest.get(RECORD_PREFIX_SIZE..record_size) else {
