@@ -1,4 +1,5 @@
-//! The code-log reader on arbitrary bytes, then the inline map built from
+//! The code-log reader on arbitrary bytes (in memory and streamed, which
+//! must agree), then the inline map built from
 //! what it read (no jitdump: the log's own addresses), looked up at the
 //! start, middle and end of every code object.
 #![no_main]
@@ -13,6 +14,12 @@ const MAX_LOOKED_UP_CODES: usize = 64;
 
 fuzz_target!(|bytes: &[u8]| {
     let log = CodeLog::parse(bytes);
+    // The streaming reader gives what the in-memory parser gives.
+    let streamed = CodeLog::read(bytes).expect("reading memory cannot fail");
+    assert_eq!(
+        (streamed.line_count, streamed.warning_count, streamed.code_objects.len(), streamed.functions.len()),
+        (log.line_count, log.warning_count, log.code_objects.len(), log.functions.len())
+    );
     assert!(log.warnings.len() as u64 <= log.warning_count);
     assert!(log.line_count <= bytes.len() as u64 + 1);
     let _ = log.warning_lines();

@@ -1,5 +1,6 @@
 //! The jitdump reader on arbitrary bytes, with and without DEBUG_INFO
-//! decoding: it never panics, and decoding DEBUG_INFO changes nothing else.
+//! decoding and streamed: it never panics, decoding DEBUG_INFO changes
+//! nothing else, and the streamed read equals the in-memory one.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -7,6 +8,13 @@ use v8inline::jitdump::{self, ReadOptions};
 
 fuzz_target!(|bytes: &[u8]| {
     let plain = jitdump::read(bytes, &ReadOptions::default());
+    // The streaming reader gives what the in-memory reader gives.
+    let streamed = jitdump::read_stream(bytes, &ReadOptions::default()).expect("reading memory cannot fail");
+    match (&plain, &streamed) {
+        (Ok(plain), Ok(streamed)) => assert_eq!(plain, streamed),
+        (Err(plain), Err(streamed)) => assert_eq!(plain.to_string(), streamed.to_string()),
+        _ => panic!("streamed and in-memory reads disagree on the header"),
+    }
     let with_debug_info = jitdump::read(bytes, &ReadOptions { debug_info: true });
     match (plain, with_debug_info) {
         (Ok(plain), Ok(with_debug_info)) => {
