@@ -151,6 +151,8 @@ pub struct V8Expander {
     cache: FxHashMap<ExpansionKey, u32>,
     locations: Vec<CachedLocation>,
     code_by_index: FxHashMap<(usize, u64), CodeId>,
+    /// How many processes `code_by_index` covers.
+    indexed_processes: usize,
 }
 
 impl V8Expander {
@@ -164,6 +166,7 @@ impl V8Expander {
             cache: FxHashMap::default(),
             locations: Vec::new(),
             code_by_index: FxHashMap::default(),
+            indexed_processes: 0,
         }
     }
 
@@ -180,23 +183,17 @@ impl V8Expander {
     }
 
     fn code_for_index(&mut self, process: usize, code_index: u64) -> Option<CodeId> {
-        if self.code_by_index.is_empty() {
-            for (process, map) in self.profiles.maps().iter().enumerate() {
-                for (id, code) in map.codes().iter().enumerate() {
-                    if let Some(index) = code.code_index {
-                        self.code_by_index.insert((process, index), CodeId(id as u32));
-                    }
+        // Index the processes loaded since the last call (discovery appends).
+        let maps = self.profiles.maps();
+        for (process, map) in maps.iter().enumerate().skip(self.indexed_processes) {
+            for (id, code) in map.codes().iter().enumerate() {
+                if let Some(index) = code.code_index {
+                    self.code_by_index.insert((process, index), CodeId(id as u32));
                 }
             }
         }
-        if let Some(&code) = self.code_by_index.get(&(process, code_index)) {
-            return Some(code);
-        }
-        // A process discovered after the table was built.
-        let map = self.profiles.maps().get(process)?;
-        let id = map.codes().iter().position(|code| code.code_index == Some(code_index))?;
-        self.code_by_index.insert((process, code_index), CodeId(id as u32));
-        Some(CodeId(id as u32))
+        self.indexed_processes = maps.len();
+        self.code_by_index.get(&(process, code_index)).copied()
     }
 
     fn intern(&mut self, name: &str) -> u32 {
@@ -253,7 +250,20 @@ impl FrameExpander for V8Expander {
         let module_pid = match jit_frame {
             JitFrame::Injected { pid, .. } | JitFrame::Raw { pid, .. } => pid,
         };
-        let Some(process) = self.process_for(frame, module_pid) else {
+        let process = self.process_for(frame, module_pid).filter(|&process| {
+            // `jitted-PID-N.so` names the jitdump it came from: the lone
+            // process that takes every sample must be that one, or its code
+            // indexes mean other code objects.
+            let injected_pid = match jit_frame {
+                JitFrame::Injected { pid, .. } => pid,
+                JitFrame::Raw { .. } => None,
+            };
+            match (injected_pid, self.profiles.maps()[process].pid) {
+                (Some(injected_pid), Some(map_pid)) => injected_pid == map_pid,
+                _ => true,
+            }
+        });
+        let Some(process) = process else {
             // `[unknown] ([unknown])` is only JIT code if a jitdump says so.
             if module_pid.is_some() || matches!(jit_frame, JitFrame::Injected { .. }) {
                 self.stats.unresolved_no_jitdump += 1;

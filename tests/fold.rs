@@ -236,3 +236,17 @@ fn flamegraph_shows_inlined_functions() {
     let (again, _) = render("b.svg");
     assert_eq!(svg, again, "the SVG must not change between runs");
 }
+
+/// `jitted-PID-N.so` frames name the process whose jitdump they index: with
+/// only another process's jitdump loaded they are passed through exactly as
+/// without any, not resolved to that process's code objects.
+#[test]
+fn injected_frames_of_another_process_pass_through() {
+    let script = recording_dir(20).join("perf-inject.script.gz").display().to_string();
+    let other_log = log_path(22).display().to_string();
+    let other_jitdump = jitdump_path(22).display().to_string();
+    let with_other_process = v8inline(&["--log", &other_log, "--jitdump", &other_jitdump, &script]);
+    let without_profiles = v8inline(&["--jitdump-dir", "/nonexistent", &script]);
+    assert_eq!(with_other_process, without_profiles);
+    assert!(with_other_process.contains("jitted-") || with_other_process.contains("JS:"), "JIT frames present");
+}
