@@ -119,9 +119,13 @@ pub struct TierMarker {
     pub context_specialized: bool,
 }
 
+/// A code-creation marker that is none of V8's tier markers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnknownTierMarker;
+
 impl TierMarker {
     /// Parses a marker; `Ok(None)` for the empty marker.
-    pub fn parse(text: &[u8]) -> Result<Option<TierMarker>, ()> {
+    pub fn parse(text: &[u8]) -> Result<Option<TierMarker>, UnknownTierMarker> {
         if text.is_empty() {
             return Ok(None);
         }
@@ -138,7 +142,7 @@ impl TierMarker {
             b"^" => Tier::Sparkplug,
             b"+" => Tier::Maglev,
             b"*" => Tier::TurboFan,
-            _ => return Err(()),
+            _ => return Err(UnknownTierMarker),
         };
         Ok(Some(TierMarker { tier, on_stack_replacement, context_specialized }))
     }
@@ -387,8 +391,8 @@ fn parse_code_creation<'line>(fields: &Fields<'line>) -> Result<CodeCreation<'li
     let size = fields.decimal(5, "a code size")?;
     let (shared_function, tier) = if fields.len() == 9 {
         let marker = fields.raw(8, "a tier marker")?;
-        let tier =
-            TierMarker::parse(marker).map_err(|()| ParseError::expected("a tier marker (~ ^ + * +' *' o+ o*)", 8))?;
+        let tier = TierMarker::parse(marker)
+            .map_err(|UnknownTierMarker| ParseError::expected("a tier marker (~ ^ + * +' *' o+ o*)", 8))?;
         (Some(fields.address(7, "a SharedFunctionInfo address")?), tier)
     } else {
         (None, None)
