@@ -1,0 +1,293 @@
+//! The command line's arguments (clap).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use v8inline::inline_map::SourceOptions;
+use v8inline::profile::ProfileOptions;
+
+/// Expand V8's inlined JavaScript frames in perf profiles.
+///
+/// Reads `perf script` output and writes folded stacks (as
+/// inferno-collapse-perf does) in which each optimized V8 code object is
+/// replaced by the JavaScript functions inlined into it.
+#[derive(Parser, Debug)]
+#[command(name = "v8inline", version, args_conflicts_with_subcommands = true)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+    #[command(flatten)]
+    pub(crate) fold: FoldArgs,
+}
+
+/// The main job: perf script in, folded stacks out.
+#[derive(Args, Debug)]
+pub(crate) struct FoldArgs {
+    /// `perf script` output to read; standard input when absent or `-`.
+    #[arg(value_name = "PERF_SCRIPT")]
+    pub(crate) perf_script: Option<PathBuf>,
+    /// Write the folded stacks here instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) inputs: InputArgs,
+    /// Take the source position at the sampled PC itself rather than the
+    /// instruction before it (what `lookup` prints for an address).
+    #[arg(long)]
+    pub(crate) exact_pc: bool,
+    /// Append `_[i]` to inlined frames (inferno colors them).
+    #[arg(long)]
+    pub(crate) annotate_inline: bool,
+    /// Append `_[j]` to JIT frames (inferno colors them).
+    #[arg(long, alias = "jit")]
+    pub(crate) annotate_jit: bool,
+    /// Append `_[k]` to kernel frames (inferno-collapse-perf's --kernel).
+    #[arg(long, alias = "kernel")]
+    pub(crate) annotate_kernel: bool,
+    /// All annotations: --annotate-inline --annotate-jit --annotate-kernel.
+    #[arg(long)]
+    pub(crate) all: bool,
+    /// Include the PID in the root frame (inferno-collapse-perf's --pid).
+    #[arg(long)]
+    pub(crate) pid: bool,
+    /// Include the PID and TID in the root frame (implies --pid).
+    #[arg(long)]
+    pub(crate) tid: bool,
+    /// Include raw addresses where symbols cannot be found (inferno's --addrs).
+    #[arg(long)]
+    pub(crate) addrs: bool,
+    /// Only fold samples of this event (default: the first event seen).
+    #[arg(long, value_name = "EVENT")]
+    pub(crate) event_filter: Option<String>,
+    /// Drop the frames below (callers of) a function of this name; repeatable.
+    #[arg(long, value_name = "FUNCTION")]
+    pub(crate) skip_after: Vec<String>,
+    /// Also render a flame graph SVG here. Turns on the inline, JIT and
+    /// kernel annotations (in the folded output too), which color the frames.
+    #[arg(long, value_name = "FILE.svg")]
+    pub(crate) flamegraph: Option<PathBuf>,
+    /// Fold on this many threads (default: one per core). Output is the
+    /// same; without --jitdump (pids looked up as samples come) it is 1.
+    #[arg(long, value_name = "N")]
+    pub(crate) threads: Option<usize>,
+    /// Print to standard error how many samples and frames were expanded,
+    /// passed through or unresolved, and why.
+    #[arg(long)]
+    pub(crate) stats: bool,
+    /// Fold V8's own samples instead of perf's: the `tick` records of this
+    /// `node --prof --log-code` log (no perf needed; counts are ticks).
+    #[arg(long, value_name = "LOG", conflicts_with_all = ["perf_script", "perf_data"])]
+    pub(crate) ticks: Option<PathBuf>,
+    /// Read perf's samples from this perf.data directly (no `perf script`).
+    #[arg(long, value_name = "PERF_DATA", conflicts_with = "perf_script")]
+    pub(crate) perf_data: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) outputs: OutputArgs,
+}
+
+/// Outputs beside the folded stacks.
+#[derive(Args, Debug)]
+pub(crate) struct OutputArgs {
+    /// Also write a pprof profile (gzipped profile.proto): one location per
+    /// sampled PC, its inlined functions as lines.
+    #[arg(long, value_name = "FILE.pb.gz")]
+    pub(crate) pprof: Option<PathBuf>,
+    /// Write a report per function and source line (self and inclusive
+    /// samples and shares, by tier); see --report-output.
+    #[arg(long, value_name = "FORMAT")]
+    pub(crate) report: Option<ReportFormat>,
+    /// Where --report goes (default: standard output, instead of the folded stacks).
+    #[arg(long, value_name = "FILE", requires = "report")]
+    pub(crate) report_output: Option<PathBuf>,
+    /// Write a summary of the top functions by self and inclusive time; see --summary-output.
+    #[arg(long, value_name = "FORMAT")]
+    pub(crate) summary: Option<SummaryFormat>,
+    /// Where --summary goes (default: standard output, instead of the folded
+    /// stacks); e.g. "$GITHUB_STEP_SUMMARY" (appended to).
+    #[arg(long, value_name = "FILE", requires = "summary")]
+    pub(crate) summary_output: Option<PathBuf>,
+    /// Rows per table of --summary.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub(crate) top: usize,
+    /// Write CI annotations on the hottest functions and source lines; see --annotate-output.
+    #[arg(long, value_name = "FORMAT")]
+    pub(crate) annotate: Option<AnnotateFormat>,
+    /// Where --annotate goes (default: standard output, instead of the folded stacks).
+    #[arg(long, value_name = "FILE", requires = "annotate")]
+    pub(crate) annotate_output: Option<PathBuf>,
+    /// At most this many annotations.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub(crate) annotate_top: usize,
+    /// Annotate only files under this directory, with paths relative to it
+    /// (also shortens paths in summaries). Default: the current directory.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub(crate) source_root: PathBuf,
+}
+
+/// Formats of --report.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReportFormat {
+    /// JSON, schema `v8inline-report/1` (see the README).
+    Json,
+}
+
+/// Formats of --summary.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SummaryFormat {
+    /// A markdown table, e.g. for $GITHUB_STEP_SUMMARY.
+    Markdown,
+}
+
+/// Formats of --annotate.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AnnotateFormat {
+    /// GitHub Actions workflow commands (`::notice file=...,line=...`).
+    Github,
+}
+
+impl OutputArgs {
+    /// Whether an output needs the detailed stacks.
+    pub(crate) fn needs_details(&self) -> bool {
+        self.pprof.is_some() || self.report.is_some() || self.summary.is_some() || self.annotate.is_some()
+    }
+
+    /// The outputs that write to standard output instead of a file.
+    pub(crate) fn on_standard_output(&self) -> Vec<&'static str> {
+        let mut names = Vec::new();
+        if self.report.is_some() && self.report_output.is_none() {
+            names.push("--report");
+        }
+        if self.summary.is_some() && self.summary_output.is_none() {
+            names.push("--summary");
+        }
+        if self.annotate.is_some() && self.annotate_output.is_none() {
+            names.push("--annotate");
+        }
+        names
+    }
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum Command {
+    /// addr2line for JIT code: print the inline stack at each address.
+    Lookup(LookupArgs),
+    /// Compare two profiles (folded stacks or JSON reports): each function's
+    /// change of self and inclusive share, worst regression first.
+    Compare(CompareArgs),
+    /// Profile a node command and write folded stacks and a flame graph
+    /// with inlined frames: `v8inline record -- node app.js`.
+    Record(RecordArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct RecordArgs {
+    /// Samples per second.
+    #[arg(long, default_value_t = 997, value_name = "HZ")]
+    pub(crate) frequency: u32,
+    /// Where the recording, profile.folded and flamegraph.svg go.
+    #[arg(long, default_value = "v8inline-profile", value_name = "DIR")]
+    pub(crate) output_dir: PathBuf,
+    /// The node command: the node binary, node flags, script and its arguments.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub(crate) command: Vec<std::ffi::OsString>,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CompareArgs {
+    /// The profile before: folded stacks or a `--report json` file.
+    #[arg(value_name = "BASE")]
+    pub(crate) base: PathBuf,
+    /// The profile after, of the same kind.
+    #[arg(value_name = "HEAD")]
+    pub(crate) head: PathBuf,
+    /// Output format.
+    #[arg(long, value_name = "FORMAT", default_value = "text")]
+    pub(crate) format: CompareFormat,
+    /// Rows (or annotations) at most.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub(crate) top: usize,
+    /// With --format github: annotate functions whose self or inclusive share
+    /// grew by at least this many percentage points.
+    #[arg(long, value_name = "POINTS", default_value_t = 0.5)]
+    pub(crate) threshold: f64,
+    /// Paths relative to this directory; --format github annotates only files under it.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub(crate) source_root: PathBuf,
+    /// Write the comparison here instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+    /// Also render a differential flame graph (needs folded stacks): HEAD's
+    /// stacks, red where they grew, blue where they shrank.
+    #[arg(long, value_name = "FILE.svg")]
+    pub(crate) flamegraph: Option<PathBuf>,
+}
+
+/// Formats of `compare`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CompareFormat {
+    /// An aligned text table.
+    Text,
+    /// A markdown table.
+    Markdown,
+    /// GitHub Actions warnings on regressed functions.
+    Github,
+}
+
+/// Where the code logs, jitdumps and scripts are.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct InputArgs {
+    /// V8 code log (`node --log-code --logfile=...`); once per process. `.gz` is read too.
+    #[arg(long = "log", value_name = "LOG")]
+    pub(crate) logs: Vec<PathBuf>,
+    /// V8 jitdump (`node --perf-prof` writes jit-PID.dump); once per process.
+    #[arg(long = "jitdump", value_name = "DUMP")]
+    pub(crate) jitdumps: Vec<PathBuf>,
+    /// Without --jitdump, look for jit-PID.dump of each sampled pid here.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) jitdump_dir: Option<PathBuf>,
+    /// Do not read scripts from disk when the log carries no source.
+    #[arg(long)]
+    pub(crate) no_disk_sources: bool,
+    /// Replace a path prefix of script names before reading them from disk (FROM=TO).
+    #[arg(long = "substitute-path", value_name = "FROM=TO", value_parser = parse_substitution)]
+    pub(crate) substitutions: Vec<(String, String)>,
+    /// Fail (exit 1, no output) when any input line or record had to be
+    /// skipped, instead of warning and using the rest.
+    #[arg(long)]
+    pub(crate) strict: bool,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct LookupArgs {
+    #[command(flatten)]
+    pub(crate) inputs: InputArgs,
+    /// Time of the addresses (jitdump clock, CLOCK_MONOTONIC ns): picks the
+    /// code object live then. `ADDRESS@NS` sets it per address.
+    #[arg(long, value_name = "NS")]
+    pub(crate) time: Option<u64>,
+    /// Addresses in hexadecimal, optionally `ADDRESS@NS`.
+    #[arg(required = true, value_name = "ADDRESS")]
+    pub(crate) addresses: Vec<String>,
+}
+
+pub(crate) fn parse_substitution(text: &str) -> Result<(String, String), String> {
+    text.split_once('=')
+        .map(|(from, to)| (from.to_string(), to.to_string()))
+        .ok_or_else(|| format!("expected FROM=TO, got {text:?}"))
+}
+
+impl InputArgs {
+    pub(crate) fn profile_options(&self) -> ProfileOptions {
+        ProfileOptions {
+            logs: self.logs.clone(),
+            jitdumps: self.jitdumps.clone(),
+            jitdump_dir: self.jitdump_dir.clone(),
+            codspeed_log_dir: std::env::var_os("CODSPEED_V8_LOG").map(PathBuf::from),
+            sources: SourceOptions {
+                read_from_disk: !self.no_disk_sources,
+                path_substitutions: self.substitutions.clone(),
+            },
+        }
+    }
+}

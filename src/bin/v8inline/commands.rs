@@ -1,0 +1,88 @@
+//! The subcommands: `lookup`, `compare`, `record`.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::args::{CompareArgs, CompareFormat, LookupArgs, RecordArgs};
+use crate::failure::{Failure, load_profiles, report_warnings, standard_output_failure, write_file, write_output};
+use v8inline::input::read_file;
+use v8inline::lookup::{AddressQuery, describe_address};
+use v8inline::output::annotations::SourceRoot;
+use v8inline::output::compare::{
+    Shares, github_annotations as compare_annotations, markdown_table, text_table, write_differential_svg,
+};
+use v8inline::record::RecordOptions;
+
+pub(crate) fn lookup(args: LookupArgs) -> Result<(), Failure> {
+    if args.inputs.logs.is_empty() && args.inputs.jitdumps.is_empty() {
+        return Err(Failure::Usage("lookup needs --log and/or --jitdump".to_string()));
+    }
+    let queries = args
+        .addresses
+        .iter()
+        .map(|text| AddressQuery::parse(text, args.time))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(Failure::Usage)?;
+    let profiles = load_profiles(&args.inputs)?;
+    report_warnings(&profiles.diagnostics, args.inputs.strict)?;
+    let [map] = profiles.maps() else {
+        return Err(Failure::Usage(format!(
+            "lookup takes one process, got {}: give one --log/--jitdump pair",
+            profiles.maps().len()
+        )));
+    };
+    let mut text = String::new();
+    for query in queries {
+        describe_address(map, query, &mut text);
+    }
+    std::io::stdout().lock().write_all(text.as_bytes()).map_err(standard_output_failure)?;
+    Ok(())
+}
+
+pub(crate) fn compare(args: CompareArgs) -> Result<(), Failure> {
+    let read = |path: &Path| -> Result<(String, Shares), Failure> {
+        let bytes = read_file(path).map_err(|error| Failure::Input(error.to_string()))?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let shares = Shares::parse(&text, &path.display().to_string()).map_err(Failure::Input)?;
+        Ok((text, shares))
+    };
+    let (base_text, base) = read(&args.base)?;
+    let (head_text, head) = read(&args.head)?;
+    let changes = v8inline::output::compare::compare(&base, &head);
+    let root = SourceRoot::new(&args.source_root);
+    let text = match args.format {
+        CompareFormat::Text => text_table(&changes, &root, args.top),
+        CompareFormat::Markdown => markdown_table(&changes, &root, args.top),
+        CompareFormat::Github => compare_annotations(&changes, &root, args.threshold / 100.0, args.top)
+            .iter()
+            .map(|annotation| annotation.command() + "\n")
+            .collect(),
+    };
+    write_output(args.output.as_deref(), text.as_bytes(), false)?;
+    if let Some(svg_path) = &args.flamegraph {
+        if [&base_text, &head_text].iter().any(|text| text.trim_start().starts_with('{')) {
+            return Err(Failure::Usage(
+                "a differential flame graph needs two folded files, not JSON reports".to_string(),
+            ));
+        }
+        let title = format!("v8inline: {} → {}", args.base.display(), args.head.display());
+        let mut svg = Vec::new();
+        write_differential_svg(&base_text, &head_text, &title, &mut svg)?;
+        write_file(svg_path, &svg)?;
+    }
+    Ok(())
+}
+
+pub(crate) fn record(args: RecordArgs) -> Result<(), Failure> {
+    let options = RecordOptions {
+        frequency: args.frequency,
+        output_dir: args.output_dir,
+        command: args.command,
+        perf: "perf".into(),
+    };
+    let mut announce = |message: &str| eprintln!("v8inline: {message}");
+    let recording =
+        v8inline::record::record(&options, &mut announce).map_err(|error| Failure::Input(error.to_string()))?;
+    eprint!("{}", recording.report());
+    Ok(())
+}

@@ -1,0 +1,74 @@
+//! Why a run fails, and the small I/O helpers that say where.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::args::InputArgs;
+use v8inline::diagnostics::{Diagnostics, strict_failure};
+use v8inline::profile::Profiles;
+
+/// Why a run failed.
+pub(crate) enum Failure {
+    /// The reader of our output went away: not an error.
+    BrokenPipe,
+    /// An input made the job impossible.
+    Input(String),
+    /// The arguments are wrong.
+    Usage(String),
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(error: std::io::Error) -> Self {
+        if error.kind() == std::io::ErrorKind::BrokenPipe {
+            Failure::BrokenPipe
+        } else {
+            Failure::Input(error.to_string())
+        }
+    }
+}
+
+/// A failed write to standard output (reads and file writes name their file
+/// where they happen).
+pub(crate) fn standard_output_failure(error: std::io::Error) -> Failure {
+    match Failure::from(error) {
+        Failure::Input(message) => Failure::Input(format!("standard output: {message}")),
+        other => other,
+    }
+}
+
+pub(crate) fn load_profiles(inputs: &InputArgs) -> Result<Profiles, Failure> {
+    let profiles = Profiles::load(inputs.profile_options()).map_err(|error| Failure::Input(error.to_string()))?;
+    for note in &profiles.notes {
+        eprintln!("v8inline: {note}");
+    }
+    Ok(profiles)
+}
+
+/// Prints the warning summary; with `--strict`, any warning fails the run.
+pub(crate) fn report_warnings(diagnostics: &Diagnostics, strict: bool) -> Result<(), Failure> {
+    eprint!("{diagnostics}");
+    match strict_failure(diagnostics, strict) {
+        Some(message) => Err(Failure::Input(message)),
+        None => Ok(()),
+    }
+}
+
+/// Writes `bytes` to `path`, naming the path in an error.
+pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    std::fs::write(path, bytes).map_err(|error| Failure::Input(format!("{}: {error}", path.display())))
+}
+
+/// Writes `bytes` to `path`, or to standard output without a path.
+/// `append` adds to an existing file (as $GITHUB_STEP_SUMMARY wants).
+pub(crate) fn write_output(path: Option<&Path>, bytes: &[u8], append: bool) -> Result<(), Failure> {
+    match path {
+        None => std::io::stdout().lock().write_all(bytes).map_err(standard_output_failure),
+        Some(path) if append => std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut file| file.write_all(bytes))
+            .map_err(|error| Failure::Input(format!("{}: {error}", path.display()))),
+        Some(path) => write_file(path, bytes),
+    }
+}
