@@ -2,10 +2,11 @@
 //! (`--annotate github`) that put notices on the hottest source lines, and a
 //! markdown summary (`--summary markdown`) for `$GITHUB_STEP_SUMMARY`.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::report::{FunctionStatistics, Report, percent};
+use super::report::{FunctionStatistics, Report, Weights, percent};
 use super::stack_profile::{FrameKind, Function};
 
 /// How file paths are shown.
@@ -135,15 +136,29 @@ pub fn name_with_host(statistics: &FunctionStatistics) -> String {
 
 /// The kinds of code a weight split ran in, heaviest first:
 /// `inlined 30.1%, TurboFan 2.0%`, each a share of the profile.
-fn kinds_text(report: &Report, by_kind: &std::collections::BTreeMap<FrameKind, super::report::Weights>) -> String {
-    let mut kinds: Vec<(FrameKind, u64)> =
-        by_kind.iter().map(|(kind, weights)| (*kind, weights.self_weight)).filter(|(_, weight)| *weight > 0).collect();
-    kinds.sort_by(|left, right| right.1.cmp(&left.1).then(left.0.cmp(&right.0)));
-    kinds
+fn kinds_text(report: &Report, by_kind: &BTreeMap<FrameKind, Weights>) -> String {
+    kinds_by_weight(by_kind, |weights| weights.self_weight)
         .iter()
-        .map(|(kind, weight)| format!("{} {}", kind.name(), percent(report.share(*weight))))
+        .map(|kind| format!("{} {}", kind.kind.name(), percent(report.share(kind.weight))))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// A kind of code and a weight of it.
+struct KindWeight {
+    kind: FrameKind,
+    weight: u64,
+}
+
+/// The kinds with a nonzero `weight` (self or inclusive), heaviest first.
+fn kinds_by_weight(by_kind: &BTreeMap<FrameKind, Weights>, weight: impl Fn(&Weights) -> u64) -> Vec<KindWeight> {
+    let mut kinds: Vec<KindWeight> = by_kind
+        .iter()
+        .map(|(kind, weights)| KindWeight { kind: *kind, weight: weight(weights) })
+        .filter(|kind| kind.weight > 0)
+        .collect();
+    kinds.sort_by(|left, right| right.weight.cmp(&left.weight).then(left.kind.cmp(&right.kind)));
+    kinds
 }
 
 /// The annotations for the hottest functions and source lines under
@@ -287,14 +302,8 @@ fn inlined_note(statistics: &FunctionStatistics) -> String {
 
 /// The kinds of code a function's inclusive time ran in, heaviest first.
 fn ran_as(statistics: &FunctionStatistics) -> String {
-    let mut kinds: Vec<(FrameKind, u64)> = statistics
-        .by_kind
-        .iter()
-        .map(|(kind, weights)| (*kind, weights.inclusive_weight))
-        .filter(|(_, weight)| *weight > 0)
-        .collect();
-    kinds.sort_by(|left, right| right.1.cmp(&left.1).then(left.0.cmp(&right.0)));
-    kinds.iter().map(|(kind, _)| kind.name()).collect::<Vec<_>>().join(", ")
+    let kinds = kinds_by_weight(&statistics.by_kind, |weights| weights.inclusive_weight);
+    kinds.iter().map(|kind| kind.kind.name()).collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]
