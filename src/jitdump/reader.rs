@@ -77,7 +77,8 @@ fn read_stream_through<R: Read>(
     options: &ReadOptions,
     window_bytes: usize,
 ) -> io::Result<Result<JitDump, JitDumpError>> {
-    let mut window = Vec::with_capacity(window_bytes);
+    // Grown by reading, not reserved: a small jitdump needs a small window.
+    let mut window = Vec::new();
     let mut at_end = fill(&mut input, &mut window, window_bytes)?;
     // The header and the records before the window ends; a header longer
     // than the window is read whole first.
