@@ -22,6 +22,7 @@ use crate::collapse::{ExpandedFrames, FrameContext, FrameExpander};
 use crate::inline_map::{CodeId, InlineMap, SourceFrame};
 use crate::inline_stack::{FrameFunction, InlineFrame, PositionRule};
 use crate::profile::Profiles;
+use crate::sample::{AddressKind, ModuleKind, SampleTime};
 
 /// How frames are expanded.
 #[derive(Debug, Clone, Copy, Default)]
@@ -77,24 +78,16 @@ enum JitFrame {
     Raw { pid: Option<u32>, address: u64 },
 }
 
-/// Classifies a stack line by its module.
+/// Where a frame points, if it may be V8 JIT code.
 fn classify(frame: &FrameContext<'_>) -> Option<JitFrame> {
-    let module = frame.module;
-    // Every frame comes here: the suffix test spares most the path split.
-    let file_name = if module.ends_with(".so") { module.rsplit('/').next().unwrap_or(module) } else { "" };
-    if let Some(rest) = file_name.strip_prefix("jitted-").and_then(|rest| rest.strip_suffix(".so")) {
-        let (pid, code_index) = rest.split_once('-')?;
-        let offset = frame
-            .symbol
-            .rfind("+0x")
-            .and_then(|plus| u64::from_str_radix(&frame.symbol[plus + 3..], 16).ok())
-            .unwrap_or(0);
-        return Some(JitFrame::Injected { pid: pid.parse().ok(), code_index: code_index.parse().ok()?, offset });
+    match frame.module_kind() {
+        ModuleKind::JitImage { pid, code_index } => {
+            Some(JitFrame::Injected { pid, code_index: code_index?, offset: frame.frame.symbol_offset.unwrap_or(0) })
+        }
+        ModuleKind::PerfMap { pid } => Some(JitFrame::Raw { pid, address: frame.frame.address }),
+        ModuleKind::Unknown => Some(JitFrame::Raw { pid: None, address: frame.frame.address }),
+        ModuleKind::Kernel | ModuleKind::NoCode | ModuleKind::File => None,
     }
-    if let Some(pid) = module.strip_prefix("/tmp/perf-").and_then(|rest| rest.strip_suffix(".map")) {
-        return Some(JitFrame::Raw { pid: pid.parse().ok(), address: frame.address });
-    }
-    (module == "[unknown]").then_some(JitFrame::Raw { pid: None, address: frame.address })
 }
 
 /// One expansion, cached per (process, code object, offset, rule).
@@ -179,7 +172,8 @@ impl V8Expander {
     /// in the module name, else the thread id (equal to the pid on the main
     /// thread); a lone loaded process takes every sample.
     fn process_for(&mut self, frame: &FrameContext<'_>, module_pid: Option<u32>) -> Option<usize> {
-        self.profiles.process_for_pid(frame.pid.or(module_pid).unwrap_or(frame.tid))
+        let sample = frame.sample;
+        self.profiles.process_for_pid(sample.pid.or(module_pid).or(sample.tid).unwrap_or(0))
     }
 
     fn code_for_index(&mut self, process: usize, code_index: u64) -> Option<CodeId> {
@@ -283,7 +277,7 @@ impl FrameExpander for V8Expander {
             JitFrame::Raw { address, .. } => {
                 // perf prints times truncated to its resolution: take the end
                 // of that interval so code loaded within it still counts.
-                let time = frame.time.map(|time| time.nanoseconds + time.resolution_nanoseconds.saturating_sub(1));
+                let time = frame.sample.time.map(SampleTime::latest);
                 let map = &self.profiles.maps()[process];
                 let Some(found) = map.find(address, time) else {
                     // `[unknown] ([unknown])` is only JIT code if a jitdump says so.
@@ -300,7 +294,7 @@ impl FrameExpander for V8Expander {
         };
         let map = &self.profiles.maps()[process];
         let has_positions = map.log_object(code).is_some_and(|object| object.source_info.is_some());
-        let rule = if self.options.exact_pc && frame.is_exact_pc {
+        let rule = if self.options.exact_pc && frame.frame.address_kind == AddressKind::InstructionPointer {
             PositionRule::AtOrBefore
         } else {
             PositionRule::StrictlyBefore

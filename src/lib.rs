@@ -26,6 +26,7 @@ pub mod output;
 pub mod perf_data;
 pub mod profile;
 pub mod record;
+pub mod sample;
 pub mod samples;
 pub mod source;
 pub mod symbols;

@@ -29,7 +29,7 @@ use std::io::{Read, Seek};
 use std::path::Path;
 
 use fxhash::{FxHashMap, FxHashSet};
-use linux_perf_data::linux_perf_event_reader::constants::PERF_CONTEXT_MAX;
+use linux_perf_data::linux_perf_event_reader::constants::{PERF_CONTEXT_KERNEL, PERF_CONTEXT_MAX, PERF_CONTEXT_USER};
 use linux_perf_data::linux_perf_event_reader::{CommOrExecRecord, EventRecord, RawData, SampleRecord};
 use linux_perf_data::{PerfFileReader, PerfFileRecord};
 
@@ -37,14 +37,44 @@ use crate::collapse::{CollapseOptions, CollapseSummary, Folder};
 use crate::expand::{ExpandOptions, ExpansionStats, V8Expander};
 use crate::input::read_file;
 use crate::profile::{ProfileOptions, Profiles};
-use crate::samples::{SampleBuilder, SampleTime};
+use crate::sample::{
+    AddressKind, Frame, KERNEL_ADDRESS_START, ModuleId, ModuleKind, Sample, SampleInterner, SampleTime, StringId,
+};
 use crate::symbols::{MappedFile, SymbolCache};
 
 /// `PROT_EXEC` of `mmap(2)`.
 const PROT_EXEC: u32 = 4;
 
-/// The lowest kernel address on x86-64 and AArch64.
-const KERNEL_ADDRESS_START: u64 = 0xffff_0000_0000_0000;
+/// Whose code an address of a callchain is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Mode {
+    Kernel,
+    User,
+}
+
+impl Mode {
+    /// The mode of an address without a context marker before it.
+    fn of_address(address: u64) -> Mode {
+        if address >= KERNEL_ADDRESS_START { Mode::Kernel } else { Mode::User }
+    }
+}
+
+/// What a frame's name depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct FrameKey {
+    pid: i32,
+    address: u64,
+    mode: Mode,
+}
+
+/// A thread's texts, interned.
+#[derive(Debug, Clone, Copy)]
+struct ThreadTexts {
+    comm: StringId,
+    pid_text: StringId,
+    tid_text: StringId,
+    event: StringId,
+}
 
 /// How perf.data is folded.
 #[derive(Debug, Clone, Default)]
@@ -342,7 +372,14 @@ fn gnu_build_id(notes: &[u8]) -> Option<Vec<u8>> {
 struct Folding {
     folder: Folder,
     expander: V8Expander,
-    builder: SampleBuilder,
+    /// The texts of the samples.
+    interner: SampleInterner,
+    /// The sample being built.
+    sample: Sample,
+    /// Frames named before (cleared when a mapping changes).
+    frames: FxHashMap<FrameKey, Frame>,
+    /// Interned thread texts by (pid, tid).
+    thread_texts: FxHashMap<(i32, i32), ThreadTexts>,
     symbols: SymbolCache,
     kernel: Option<KernelSymbols>,
     /// Address spaces by pid.
@@ -360,8 +397,6 @@ struct Folding {
     samples_read: u64,
     samples_filtered_out: u64,
     notes: Vec<String>,
-    /// Reused symbol text.
-    symbol_text: String,
 }
 
 impl Folding {
@@ -373,7 +408,10 @@ impl Folding {
         Folding {
             folder,
             expander: V8Expander::new(profiles, options.expand),
-            builder: SampleBuilder::new(),
+            interner: SampleInterner::new(),
+            sample: Sample::default(),
+            frames: FxHashMap::default(),
+            thread_texts: FxHashMap::default(),
             symbols: SymbolCache::new(),
             kernel: None,
             processes: FxHashMap::default(),
@@ -385,7 +423,6 @@ impl Folding {
             samples_read: 0,
             samples_filtered_out: 0,
             notes: Vec::new(),
-            symbol_text: String::new(),
         }
     }
 
@@ -434,10 +471,12 @@ impl Folding {
                     if fork.pid != fork.ppid {
                         let parent = self.processes.get(&fork.ppid).cloned().unwrap_or_default();
                         self.processes.insert(fork.pid, parent);
+                        self.frames.clear();
                     }
                     if let Some(name) = self.thread_names.get(&fork.ptid).cloned() {
                         self.thread_names.entry(fork.tid).or_insert(name);
                     }
+                    self.thread_texts.retain(|&(_, tid), _| tid != fork.tid);
                 }
                 _ => {}
             }
@@ -453,6 +492,7 @@ impl Folding {
         let mapping =
             MappedFile { start: address, end: address.saturating_add(length), file_offset: page_offset, path };
         self.processes.entry(pid).or_default().insert(mapping);
+        self.frames.clear();
     }
 
     fn comm(&mut self, comm: &CommOrExecRecord<'_>) {
@@ -460,87 +500,140 @@ impl Folding {
         if comm.is_execve && comm.pid == comm.tid {
             // A new program: the old address space is gone.
             self.processes.insert(comm.pid, AddressSpace::default());
+            self.frames.clear();
         }
         self.thread_names.insert(comm.tid, name);
+        self.thread_texts.retain(|&(_, tid), _| tid != comm.tid);
     }
 
-    fn sample(&mut self, sample: &SampleRecord<'_>, event: &str) {
+    fn sample(&mut self, record: &SampleRecord<'_>, event: &str) {
         self.samples_read += 1;
         let selected = self.selected_event.get_or_insert_with(|| event.to_string());
         if selected != event {
             self.samples_filtered_out += 1;
             return;
         }
-        let pid = sample.pid.unwrap_or(-1);
-        let tid = sample.tid.unwrap_or(pid);
-        let comm = self.thread_names.get(&tid).map_or(":-1", String::as_str);
-        let time = sample.timestamp.map(|nanoseconds| SampleTime { nanoseconds, resolution_nanoseconds: 1 });
-        self.builder.start(comm, pid as u32, tid as u32, time);
-        self.builder.set_event(event);
-        match &sample.callchain {
+        let pid = record.pid.unwrap_or(-1);
+        let tid = record.tid.unwrap_or(pid);
+        let thread = self.thread_texts(pid, tid, event);
+        let mut sample = std::mem::take(&mut self.sample);
+        sample.clear();
+        sample.pid = Some(pid as u32);
+        sample.tid = Some(tid as u32);
+        sample.comm = Some(thread.comm);
+        sample.pid_text = Some(thread.pid_text);
+        sample.tid_text = Some(thread.tid_text);
+        sample.event = Some(thread.event);
+        sample.cpu = record.cpu;
+        sample.time = record.timestamp.map(SampleTime::exact);
+        sample.period = record.period;
+        sample.input_position = self.samples_read;
+        match &record.callchain {
             Some(callchain) => {
+                // perf_callchain_store's context markers say whose addresses
+                // follow; the first address after each is the instruction
+                // pointer of that mode (the user one saved at kernel entry).
+                let mut mode = Mode::of_address(record.ip.unwrap_or(0));
+                let mut next_kind = AddressKind::InstructionPointer;
                 for index in 0..callchain.len() {
                     let Some(address) = callchain.get(index) else { break };
-                    // PERF_CONTEXT_KERNEL / _USER markers separate kernel from user frames.
                     if address >= PERF_CONTEXT_MAX {
+                        match address {
+                            PERF_CONTEXT_KERNEL => mode = Mode::Kernel,
+                            PERF_CONTEXT_USER => mode = Mode::User,
+                            _ => {}
+                        }
+                        if address == PERF_CONTEXT_USER || sample.frames.is_empty() {
+                            next_kind = AddressKind::InstructionPointer;
+                        }
                         continue;
                     }
-                    self.push_frame(pid, address);
+                    let frame = self.frame(pid, address, mode, next_kind);
+                    sample.frames.push(frame);
+                    next_kind = AddressKind::ReturnAddress;
                 }
             }
             None => {
-                if let Some(address) = sample.ip {
-                    self.push_frame(pid, address);
+                if let Some(address) = record.ip {
+                    let frame = self.frame(pid, address, Mode::of_address(address), AddressKind::InstructionPointer);
+                    sample.frames.push(frame);
                 }
             }
         }
-        let sample = self.builder.sample(sample.period);
-        self.folder.add_sample(&sample, &mut self.expander);
+        self.folder.add_sample(&sample, &self.interner, &mut self.expander);
+        self.sample = sample;
+    }
+
+    /// The interned thread texts of a sample.
+    fn thread_texts(&mut self, pid: i32, tid: i32, event: &str) -> ThreadTexts {
+        if let Some(texts) = self.thread_texts.get(&(pid, tid)) {
+            return *texts;
+        }
+        let comm = self.thread_names.get(&tid).map_or(":-1", String::as_str);
+        let texts = ThreadTexts {
+            comm: self.interner.intern(comm),
+            pid_text: self.interner.intern(&(pid as u32).to_string()),
+            tid_text: self.interner.intern(&(tid as u32).to_string()),
+            event: self.interner.intern(event),
+        };
+        self.thread_texts.insert((pid, tid), texts);
+        texts
+    }
+
+    /// One frame, named as perf script names it.
+    fn frame(&mut self, pid: i32, address: u64, mode: Mode, address_kind: AddressKind) -> Frame {
+        let key = FrameKey { pid, address, mode };
+        if let Some(frame) = self.frames.get(&key) {
+            return Frame { address_kind, ..*frame };
+        }
+        let frame = Frame { address_kind, ..self.name_frame(pid, address, mode) };
+        self.frames.insert(key, frame);
+        frame
     }
 
     /// Names one frame as perf script would print it.
-    fn push_frame(&mut self, pid: i32, address: u64) {
-        use std::fmt::Write;
-        self.symbol_text.clear();
-        if address >= KERNEL_ADDRESS_START {
+    fn name_frame(&mut self, pid: i32, address: u64, mode: Mode) -> Frame {
+        let frame = |module: ModuleId, symbol: &str, symbol_offset: Option<u64>, interner: &mut SampleInterner| Frame {
+            address,
+            address_kind: AddressKind::ReturnAddress,
+            module,
+            symbol: Some(interner.intern(symbol)),
+            symbol_offset,
+            address_text: None,
+        };
+        if mode == Mode::Kernel {
             if self.kernel.is_none() {
                 self.kernel = Some(self.load_kernel_symbols());
             }
-            let Some(kernel) = &self.kernel else { return };
-            match kernel.lookup(address) {
-                Some((name, offset)) => {
-                    let _ = write!(self.symbol_text, "{name}+0x{offset:x}");
-                }
-                None => self.symbol_text.push_str("[unknown]"),
-            }
-            self.builder.push_frame(address, &self.symbol_text, KERNEL_DSO);
-            return;
+            let module = self.interner.module(KERNEL_DSO, ModuleKind::Kernel);
+            let hit = self.kernel.as_ref().and_then(|kernel| kernel.lookup(address));
+            return match hit {
+                Some((name, offset)) => frame(module, name, Some(offset), &mut self.interner),
+                None => frame(module, "[unknown]", None, &mut self.interner),
+            };
         }
         let Some(mapping) = self.processes.get(&pid).and_then(|space| space.find(address)) else {
             // V8's code pages: made executable by mprotect, unseen by perf.
-            self.builder.push_frame(address, "[unknown]", "[unknown]");
-            return;
+            let module = self.interner.module("[unknown]", ModuleKind::Unknown);
+            return frame(module, "[unknown]", None, &mut self.interner);
         };
         if !mapping.has_symbols() {
-            if mapping.path.starts_with("//anon") || mapping.path.starts_with("[anon") {
-                let module = format!("/tmp/perf-{pid}.map");
-                self.builder.push_frame(address, "[unknown]", &module);
+            let module = if mapping.path.starts_with("//anon") || mapping.path.starts_with("[anon") {
+                // perf's name for anonymous executable memory (map__new).
+                self.interner.module(&format!("/tmp/perf-{pid}.map"), ModuleKind::PerfMap { pid: Some(pid as u32) })
             } else {
-                self.builder.push_frame(address, "[unknown]", &mapping.path);
-            }
-            return;
+                self.interner.module_at_path(&mapping.path)
+            };
+            return frame(module, "[unknown]", None, &mut self.interner);
         }
         let mapping = mapping.clone();
+        let module = self.interner.module_at_path(&mapping.path);
         if !self.build_id_matches(&mapping.path) {
-            self.builder.push_frame(address, "[unknown]", &mapping.path);
-            return;
+            return frame(module, "[unknown]", None, &mut self.interner);
         }
         match self.symbols.symbolize(&mapping, address) {
-            Some(hit) => {
-                let _ = write!(self.symbol_text, "{}+0x{:x}", hit.name, hit.offset);
-                self.builder.push_frame(address, &self.symbol_text, &mapping.path);
-            }
-            None => self.builder.push_frame(address, "[unknown]", &mapping.path),
+            Some(hit) => frame(module, &hit.name, Some(hit.offset), &mut self.interner),
+            None => frame(module, "[unknown]", None, &mut self.interner),
         }
     }
 

@@ -39,7 +39,7 @@ use fxhash::FxHashMap;
 use crate::inline_map::{InlineMap, JitCode, SourceOptions};
 use crate::input::{InputError, read_file};
 use crate::profile::{Profiles, pid_in_file_name};
-use crate::samples::{SampleBuilder, SampleTime};
+use crate::sample::{AddressKind, Frame, ModuleKind, Sample, SampleInterner, SampleTime};
 use crate::symbols::{MappedFile, SymbolCache};
 use crate::v8log::{CodeLog, CodeObjectId, Tick};
 
@@ -119,7 +119,8 @@ pub fn fold_ticks(path: &Path, options: &TickOptions) -> Result<TickReport, Tick
     if options.record_details {
         folder.record_details();
     }
-    let mut builder = SampleBuilder::new();
+    let mut interner = SampleInterner::new();
+    let mut sample = Sample::default();
     let mut symbols = SymbolCache::new();
     let mut native = NativeFrameStats::default();
     for tick in &ticks {
@@ -129,9 +130,10 @@ pub fn fold_ticks(path: &Path, options: &TickOptions) -> Result<TickReport, Tick
             profiles: expander.profiles(),
             log_line: tick.log_line,
             native: &mut native,
+            interner: &mut interner,
         };
-        build_sample(tick, pid, &mut context, &mut builder);
-        folder.add_sample(&builder.sample(None), &mut expander);
+        build_sample(tick, pid, &mut context, &mut sample);
+        folder.add_sample(&sample, &interner, &mut expander);
     }
     let mut summary = folder.summary();
     summary.samples_read = ticks.len() as u64;
@@ -210,25 +212,36 @@ struct TickContext<'context> {
     log_line: u64,
     /// Counters.
     native: &'context mut NativeFrameStats,
+    /// The texts of the samples.
+    interner: &'context mut SampleInterner,
 }
 
-/// Fills `builder` with the frames of one tick.
-fn build_sample(tick: &Tick, pid: u32, context: &mut TickContext<'_>, builder: &mut SampleBuilder) {
-    builder.start(COMMAND_NAME, pid, pid, Some(SampleTime { nanoseconds: tick.log_line, resolution_nanoseconds: 1 }));
+/// Fills `sample` with one tick.
+fn build_sample(tick: &Tick, pid: u32, context: &mut TickContext<'_>, sample: &mut Sample) {
+    sample.clear();
+    let pid_text = context.interner.intern(&pid.to_string());
+    sample.pid = Some(pid);
+    sample.tid = Some(pid);
+    sample.comm = Some(context.interner.intern(COMMAND_NAME));
+    sample.pid_text = Some(pid_text);
+    sample.tid_text = Some(pid_text);
+    // Log order is V8's time order: the log line stands for the time.
+    sample.time = Some(SampleTime::exact(tick.log_line));
+    sample.input_position = tick.log_line;
     // tickprocessor.mjs `processTick`: in an external callback the PC may
     // point into the callback, which would look like a self-call.
     let program_counter = if tick.external_callback { tick.top_of_stack_or_callback } else { tick.pc };
-    push_frame(program_counter, FrameKind::ProgramCounter, context, builder);
+    sample.frames.push(tick_frame(program_counter, FrameKind::ProgramCounter, context));
     let top_of_stack = tick.top_of_stack_or_callback;
     if !tick.external_callback
         && top_of_stack != 0
         && is_javascript_code(context.profiles, top_of_stack, tick.log_line)
         && !context.libraries.iter().any(|library| library.contains(top_of_stack))
     {
-        push_frame(top_of_stack, FrameKind::ReturnAddress, context, builder);
+        sample.frames.push(tick_frame(top_of_stack, FrameKind::ReturnAddress, context));
     }
     for &address in &tick.frames {
-        push_frame(address, FrameKind::ReturnAddressOrCFunction, context, builder);
+        sample.frames.push(tick_frame(address, FrameKind::ReturnAddressOrCFunction, context));
     }
 }
 
@@ -262,19 +275,31 @@ enum FrameKind {
     ReturnAddress,
 }
 
-/// Pushes one frame: a library's symbol, or a raw address for the expander.
-fn push_frame(address: u64, kind: FrameKind, context: &mut TickContext<'_>, builder: &mut SampleBuilder) {
-    let TickContext { libraries, symbols, profiles, log_line, native } = context;
+/// One frame: a library's symbol, or a raw address for the expander.
+fn tick_frame(address: u64, kind: FrameKind, context: &mut TickContext<'_>) -> Frame {
+    let TickContext { libraries, symbols, profiles, log_line, native, interner } = context;
+    let address_kind =
+        if kind == FrameKind::ProgramCounter { AddressKind::InstructionPointer } else { AddressKind::ReturnAddress };
+    let unknown = interner.intern("[unknown]");
+    let mut frame = Frame {
+        address,
+        address_kind,
+        module: interner.module("[unknown]", ModuleKind::Unknown),
+        symbol: Some(unknown),
+        symbol_offset: None,
+        address_text: None,
+    };
     // The newest library record covering the address wins.
     let Some(library) = libraries.iter().rev().find(|library| library.contains(address)) else {
         native.outside_libraries += 1;
-        // The expander resolves `[unknown]` frames; code created only after
-        // the tick is not there yet (the tick processor says unknown), and
-        // the module `unknown` is named `[unknown]` too but not resolved.
-        let module = if is_live_code(profiles, address, *log_line) { "[unknown]" } else { "unknown" };
-        builder.push_frame(address, "[unknown]", module);
-        return;
+        // The expander resolves unknown frames; code created only after the
+        // tick is not there yet (the tick processor says unknown).
+        if !is_live_code(profiles, address, *log_line) {
+            frame.module = interner.module("[unknown]", ModuleKind::NoCode);
+        }
+        return frame;
     };
+    frame.module = interner.module_at_path(&library.path);
     // A return address points after its call, possibly past the caller's end.
     let is_function_entry = kind == FrameKind::ReturnAddressOrCFunction
         && symbols.symbolize(library, address).is_some_and(|hit| hit.offset == 0);
@@ -283,15 +308,12 @@ fn push_frame(address: u64, kind: FrameKind, context: &mut TickContext<'_>, buil
     match symbols.symbolize(library, lookup_address) {
         Some(hit) => {
             native.symbolized += 1;
-            let offset = hit.offset + (address - lookup_address);
-            let symbol = format!("{}+0x{offset:x}", hit.name);
-            builder.push_frame(address, &symbol, &library.path);
+            frame.symbol = Some(interner.intern(&hit.name));
+            frame.symbol_offset = Some(hit.offset + (address - lookup_address));
         }
-        None => {
-            native.in_library_without_symbol += 1;
-            builder.push_frame(address, "[unknown]", &library.path);
-        }
+        None => native.in_library_without_symbol += 1,
     }
+    frame
 }
 
 #[cfg(test)]

@@ -8,7 +8,8 @@ use inferno::collapse::Collapse;
 use v8inline::collapse::{
     CollapseOptions, CollapseSummary, ExpandedFrames, FrameContext, FrameExpander, NoExpansion, collapse,
 };
-use v8inline::samples::{PerfScriptReader, SampleTime};
+use v8inline::sample::{AddressKind, SampleTime};
+use v8inline::samples::PerfScriptReader;
 
 /// inferno's folded output for `input` with the same options, single-threaded.
 fn inferno_output(input: &[u8], options: &CollapseOptions) -> Vec<u8> {
@@ -441,12 +442,12 @@ struct JitDoublerLibcDropper;
 
 impl FrameExpander for JitDoublerLibcDropper {
     fn expand(&mut self, frame: &FrameContext<'_>, frames: &mut ExpandedFrames) -> bool {
-        if frame.module.contains("libc") {
+        if frame.module_path().contains("libc") {
             return true;
         }
-        if frame.module.contains("jitted-") || frame.module.starts_with("/tmp/perf-") {
-            frames.push_formatted(format_args!("inlined@{:x}", frame.address), true);
-            frames.push(frame.symbol, false);
+        if frame.module_kind().is_jit() {
+            frames.push_formatted(format_args!("inlined@{:x}", frame.frame.address), true);
+            frames.push(frame.symbol(), false);
             return true;
         }
         false
@@ -462,19 +463,22 @@ struct HotExpander {
 
 impl FrameExpander for HotExpander {
     fn expand(&mut self, frame: &FrameContext<'_>, frames: &mut ExpandedFrames) -> bool {
+        let sample = frame.sample;
         self.seen.push(format!(
-            "{} {:?} {} {:?} leaf={} exact={} {:x} {} {}",
-            frame.comm,
-            frame.pid,
-            frame.tid,
-            frame.time.map(|time| time.nanoseconds),
-            frame.is_leaf,
-            frame.is_exact_pc,
-            frame.address,
-            frame.symbol,
-            frame.module
+            "{} {:?} {:?} {:?} leaf={} exact={} {:x} {}+{:?} {} {:?}",
+            frame.comm(),
+            sample.pid,
+            sample.tid,
+            sample.time.map(|time| time.nanoseconds),
+            frame.index == 0,
+            frame.frame.address_kind == AddressKind::InstructionPointer,
+            frame.frame.address,
+            frame.symbol(),
+            frame.frame.symbol_offset,
+            frame.module_path(),
+            frame.module_kind(),
         ));
-        if !frame.symbol.starts_with("JS:*hot ") {
+        if !frame.symbol().starts_with("JS:*hot ") {
             frames.push("ignored because false is returned", false);
             return false;
         }
@@ -517,12 +521,12 @@ fn expander_replaces_a_frame_by_three() {
     assert_eq!(
         seen,
         vec![
-            "node Some(40) 41 Some(5000000001) leaf=true exact=true ffffffff81000c82 asm_exc_page_fault+0x22 [kernel.kallsyms]",
-            "node Some(40) 41 Some(5000000001) leaf=false exact=true 7f0010 JS:*hot /app/deep.js:12:3+0x10 /tmp/perf-40.map",
-            "node Some(40) 41 Some(5000000001) leaf=false exact=false 7f0020 JS:~main /app/deep.js:1:1+0x20 /tmp/perf-40.map",
-            "node Some(40) 41 Some(5000000001) leaf=false exact=false 55aa node::Start+0x5 /usr/bin/node",
-            "node Some(40) 41 Some(5000001000) leaf=true exact=true 7f0010 JS:*hot /app/deep.js:12:3+0x14 /tmp/perf-40.map",
-            "node Some(40) 41 Some(5000001000) leaf=false exact=false 55aa node::Start+0x5 /usr/bin/node",
+            "node Some(40) Some(41) Some(5000000001) leaf=true exact=true ffffffff81000c82 asm_exc_page_fault+Some(34) [kernel.kallsyms] Kernel",
+            "node Some(40) Some(41) Some(5000000001) leaf=false exact=true 7f0010 JS:*hot /app/deep.js:12:3+Some(16) /tmp/perf-40.map PerfMap { pid: Some(40) }",
+            "node Some(40) Some(41) Some(5000000001) leaf=false exact=false 7f0020 JS:~main /app/deep.js:1:1+Some(32) /tmp/perf-40.map PerfMap { pid: Some(40) }",
+            "node Some(40) Some(41) Some(5000000001) leaf=false exact=false 55aa node::Start+Some(5) /usr/bin/node File",
+            "node Some(40) Some(41) Some(5000001000) leaf=true exact=true 7f0010 JS:*hot /app/deep.js:12:3+Some(20) /tmp/perf-40.map PerfMap { pid: Some(40) }",
+            "node Some(40) Some(41) Some(5000001000) leaf=false exact=false 55aa node::Start+Some(5) /usr/bin/node File",
         ]
     );
 }

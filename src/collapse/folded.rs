@@ -6,17 +6,14 @@ use fxhash::{FxBuildHasher, FxHashMap};
 use indexmap::IndexSet;
 
 use super::naming::{
-    fix_partially_demangled_rust_symbol, is_jit_module, is_kernel_module, push_function_or_module, push_marker_once,
-    push_root_frame, tidy_generic, tidy_java,
+    fix_partially_demangled_rust_symbol, push_function_or_module, push_marker_once, push_root_frame, tidy_generic,
+    tidy_java,
 };
 use super::{CollapseOptions, CollapseSummary, ExpandedFrames, FrameContext, FrameExpander};
-use crate::samples::{Sample, StackLine, strip_symbol_offset};
+use crate::sample::{ModuleId, Sample, SampleInterner, StringId};
 
 /// The size of the buffer output is written through.
 const OUTPUT_BUFFER_BYTES: usize = 64 * 1024;
-
-/// Addresses from here up are kernel addresses (x86-64 and AArch64 Linux).
-const KERNEL_ADDRESS_START: u64 = 0xffff_8000_0000_0000;
 
 /// The number of an interned frame name in a [`Folder`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -207,8 +204,8 @@ pub struct Folder {
     stack: Vec<FrameId>,
     /// The frames of one stack line, outermost first.
     line_frames: Vec<FrameId>,
-    /// Passed-through stack lines already named, by address.
-    line_names: FxHashMap<u64, NamedLine>,
+    /// Passed-through frames already named.
+    line_names: FxHashMap<LineKey, NamedLine>,
     /// The frames of `line_names`, outermost first per line.
     line_name_frames: Vec<FrameId>,
     /// The named frames of expanded lines, by the expander's location id.
@@ -229,21 +226,29 @@ pub struct Folder {
 /// with their keys); then the cache starts over.
 const LINE_NAME_FRAMES_LIMIT: usize = 1 << 20;
 
-/// A passed-through stack line as named before, and what it was named from.
-struct NamedLine {
-    /// The symbol as printed.
-    symbol: Box<str>,
-    /// The module as printed.
-    module: Box<str>,
-    /// The address as printed, when names include it (else empty).
-    address_text: Box<str>,
-    /// Whether the sample was a Java one (names are tidied differently).
+/// What a passed-through frame's name depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct LineKey {
+    /// The symbol.
+    symbol: Option<StringId>,
+    /// The module.
+    module: ModuleId,
+    /// The address, when names include it (else 0).
+    address: u64,
+    /// The address as printed, when names include it and it was not
+    /// printed as `{:x}`.
+    address_text: Option<StringId>,
+    /// Whether the sample is a Java one (names are tidied differently).
     is_java: bool,
+}
+
+/// A passed-through frame as named before.
+struct NamedLine {
     /// Its frames in `Folder::line_name_frames`.
     frames_start: u32,
     /// The end of its frames there.
     frames_end: u32,
-    /// Whether `skip_after` cuts the stack at this line.
+    /// Whether `skip_after` cuts the stack at this frame.
     cut: bool,
 }
 
@@ -325,39 +330,23 @@ impl Folder {
 
     /// Names the frames of `sample` and counts its stack with the sample's
     /// weight (period or 1). A sample left without frames is not counted.
-    pub fn add_sample(&mut self, sample: &Sample<'_>, expander: &mut dyn FrameExpander) {
-        let is_java = sample.comm.starts_with("java");
+    /// The sample's ids are those of `interner`, which must be the same for
+    /// every sample of one folder.
+    pub fn add_sample(&mut self, sample: &Sample, interner: &SampleInterner, expander: &mut dyn FrameExpander) {
+        let comm = interner.string_or_empty(sample.comm);
+        let is_java = comm.starts_with("java");
         self.stack.clear();
         if let Some(details) = &mut self.details {
             details.stack.clear();
         }
         let mut cut = false;
-        let mut in_kernel_prefix = true;
-        for (index, line) in sample.frames().enumerate() {
-            let mut is_exact_pc = index == 0;
-            if in_kernel_prefix {
-                let is_kernel = line.address >= KERNEL_ADDRESS_START || is_kernel_module(line.module);
-                if !is_kernel {
-                    in_kernel_prefix = false;
-                    is_exact_pc = true;
-                }
-            }
-            let context = FrameContext {
-                comm: sample.comm,
-                pid: sample.pid,
-                tid: sample.tid,
-                time: sample.time,
-                is_leaf: index == 0,
-                is_exact_pc,
-                address: line.address,
-                symbol: line.symbol,
-                module: line.module,
-            };
+        for (index, frame) in sample.frames.iter().enumerate() {
+            let context = FrameContext { sample, frame, index, interner };
             self.expanded.clear();
             let previous_length = self.stack.len();
             cut = if expander.expand(&context, &mut self.expanded) {
                 self.counters.stack_lines_expanded += 1;
-                let cut = self.push_expanded_frames(&line, is_java);
+                let cut = self.push_expanded_frames(&context, is_java);
                 let location = self.expanded.location();
                 self.record_origins(previous_length, |index| match location {
                     Some(location) => {
@@ -368,10 +357,11 @@ impl Folder {
                 cut
             } else {
                 self.counters.stack_lines_passed_through += 1;
-                let cut = self.push_passed_through_frames(&line, is_java);
-                let kind = if is_kernel_module(line.module) {
+                let cut = self.push_passed_through_frames(&context, is_java);
+                let module_kind = interner.module_kind(frame.module);
+                let kind = if module_kind.is_kernel() {
                     PassedThroughKind::Kernel
-                } else if is_jit_module(line.module) {
+                } else if module_kind.is_jit() {
                     PassedThroughKind::Jit
                 } else {
                     PassedThroughKind::Native
@@ -391,9 +381,9 @@ impl Folder {
             self.name.clear();
             push_root_frame(
                 &mut self.name,
-                sample.comm,
-                sample.pid_text,
-                sample.tid_text,
+                comm,
+                interner.string_or_empty(sample.pid_text),
+                interner.string_or_empty(sample.tid_text),
                 self.include_pid,
                 self.include_tid,
             );
@@ -420,25 +410,28 @@ impl Folder {
         self.counters.total_count = self.counters.total_count.wrapping_add(weight);
     }
 
-    /// Names a stack line as inferno does and pushes its frames. Returns
-    /// whether `skip_after` cuts the stack here.
+    /// Names a frame as inferno does and pushes its frames. Returns whether
+    /// `skip_after` cuts the stack here.
     ///
-    /// Lines seen before at the same address, with the same symbol, module
-    /// (and address text, when it is part of names) in a sample of the same
-    /// kind (Java or not), reuse their names: naming and interning is a third
-    /// of the folding time, and most stack lines repeat.
-    fn push_passed_through_frames(&mut self, line: &StackLine<'_>, is_java: bool) -> bool {
-        if let Some(named) = self.line_names.get(&line.address)
-            && named.is_java == is_java
-            && *named.symbol == *line.symbol
-            && *named.module == *line.module
-            && (!self.include_addrs || *named.address_text == *line.address_text)
-        {
+    /// Frames named before (same symbol and module, and address when names
+    /// include it, in a sample of the same kind, Java or not) reuse their
+    /// names: naming and interning is a third of the folding time, and most
+    /// frames repeat.
+    fn push_passed_through_frames(&mut self, context: &FrameContext<'_>, is_java: bool) -> bool {
+        let frame = context.frame;
+        let key = LineKey {
+            symbol: frame.symbol,
+            module: frame.module,
+            address: if self.include_addrs { frame.address } else { 0 },
+            address_text: if self.include_addrs { frame.address_text } else { None },
+            is_java,
+        };
+        if let Some(named) = self.line_names.get(&key) {
             let frames = &self.line_name_frames[named.frames_start as usize..named.frames_end as usize];
             self.stack.extend(frames.iter().rev());
             return named.cut;
         }
-        let cut = self.name_passed_through_line(line, is_java);
+        let cut = self.name_passed_through_line(context, is_java);
         self.stack.extend(self.line_frames.iter().rev());
         if self.line_name_frames.len() >= LINE_NAME_FRAMES_LIMIT {
             // Bounds the memory on inputs with ever new addresses.
@@ -447,66 +440,65 @@ impl Folder {
         }
         let frames_start = self.line_name_frames.len() as u32;
         self.line_name_frames.extend_from_slice(&self.line_frames);
-        self.line_names.insert(
-            line.address,
-            NamedLine {
-                symbol: line.symbol.into(),
-                module: line.module.into(),
-                address_text: if self.include_addrs { line.address_text.into() } else { Box::default() },
-                is_java,
-                frames_start,
-                frames_end: self.line_name_frames.len() as u32,
-                cut,
-            },
-        );
+        self.line_names.insert(key, NamedLine { frames_start, frames_end: self.line_name_frames.len() as u32, cut });
         cut
     }
 
-    /// Names a stack line as inferno does into `line_frames` (outermost
-    /// first). Returns whether `skip_after` cuts the stack here.
-    fn name_passed_through_line(&mut self, line: &StackLine<'_>, is_java: bool) -> bool {
+    /// Names a frame as inferno does into `line_frames` (outermost first).
+    /// Returns whether `skip_after` cuts the stack here.
+    fn name_passed_through_line(&mut self, context: &FrameContext<'_>, is_java: bool) -> bool {
         self.line_frames.clear();
-        let function = inferno_function(line);
+        let function = inferno_function(context);
         // inferno skips these ("process names"), without checking skip_after.
         if function.starts_with('(') {
             return false;
         }
         let function = fix_partially_demangled_rust_symbol(function);
         if !contains_arrow(&function) {
-            let id = self.name_piece(&function, 0, line, is_java);
+            let id = self.name_piece(&function, 0, context, is_java);
             self.line_frames.push(id);
         } else {
             // Java inlining: `a->b->c` is a calling b calling c, b and c inlined.
             for (piece_index, piece) in function.split("->").enumerate() {
-                let id = self.name_piece(piece, piece_index, line, is_java);
+                let id = self.name_piece(piece, piece_index, context, is_java);
                 self.line_frames.push(id);
             }
         }
         !self.skip_after.is_empty() && self.skip_after.iter().any(|name| *name == *function)
     }
 
-    /// Names one `->`-separated piece of a passed-through stack line as
-    /// inferno does and interns the name.
-    fn name_piece(&mut self, piece: &str, piece_index: usize, line: &StackLine<'_>, is_java: bool) -> FrameId {
+    /// Names one `->`-separated piece of a passed-through frame as inferno
+    /// does and interns the name.
+    fn name_piece(&mut self, piece: &str, piece_index: usize, context: &FrameContext<'_>, is_java: bool) -> FrameId {
         self.name.clear();
-        push_function_or_module(&mut self.name, piece, line.module, line.address_text, self.include_addrs);
+        let module = context.interner.module_info(context.frame.module);
+        let module_path = context.interner.string(module.path);
+        if self.include_addrs {
+            let address_text = match context.frame.address_text {
+                Some(text) => context.interner.string(text).to_owned(),
+                None => format!("{:x}", context.frame.address),
+            };
+            push_function_or_module(&mut self.name, piece, module_path, &address_text, true);
+        } else {
+            push_function_or_module(&mut self.name, piece, module_path, "", false);
+        }
         tidy_generic(&mut self.name);
         if is_java {
             tidy_java(&mut self.name);
         }
         if piece_index > 0 {
             push_marker_once(&mut self.name, "_[i]");
-        } else if self.annotate_kernel && is_kernel_module(line.module) {
+        } else if self.annotate_kernel && module.kind.is_kernel() {
             self.name.push_str("_[k]");
-        } else if self.annotate_jit && is_jit_module(line.module) {
+        } else if self.annotate_jit && module.kind.is_jit() {
             push_marker_once(&mut self.name, "_[j]");
         }
         intern(&mut self.frame_names, &self.name)
     }
 
-    /// Pushes the frames an expander produced for `line`. Returns whether
+    /// Pushes the frames an expander produced for a frame. Returns whether
     /// `skip_after` cuts the stack here.
-    fn push_expanded_frames(&mut self, line: &StackLine<'_>, is_java: bool) -> bool {
+    fn push_expanded_frames(&mut self, context: &FrameContext<'_>, is_java: bool) -> bool {
         // A location's frames are named the same every time (without
         // skip_after, which also looks at the line): reuse them.
         let location = self.expanded.location().filter(|_| self.skip_after.is_empty());
@@ -520,7 +512,7 @@ impl Folder {
             return false;
         }
         let stack_length = self.stack.len();
-        let cut = self.name_expanded_frames(line, is_java);
+        let cut = self.name_expanded_frames(context, is_java);
         if let Some(location) = location {
             let frames_start = self.location_name_frames.len() as u32;
             self.location_name_frames.extend_from_slice(&self.stack[stack_length..]);
@@ -536,7 +528,7 @@ impl Folder {
 
     /// Names the frames an expander produced and pushes them. Returns whether
     /// `skip_after` cuts the stack here.
-    fn name_expanded_frames(&mut self, line: &StackLine<'_>, is_java: bool) -> bool {
+    fn name_expanded_frames(&mut self, context: &FrameContext<'_>, is_java: bool) -> bool {
         let mut cut = false;
         for frame in self.expanded.iter() {
             self.counters.expanded_frames += 1;
@@ -561,7 +553,7 @@ impl Folder {
         if cut || self.skip_after.is_empty() {
             return cut;
         }
-        let function = fix_partially_demangled_rust_symbol(inferno_function(line));
+        let function = fix_partially_demangled_rust_symbol(inferno_function(context));
         self.skip_after.iter().any(|name| *name == *function)
     }
 
@@ -645,10 +637,13 @@ fn contains_arrow(text: &str) -> bool {
     memchr::memchr_iter(b'-', bytes).any(|dash| bytes.get(dash + 1) == Some(&b'>'))
 }
 
-/// The function of a stack line as inferno sees it: the symbol without its
+/// The function of a frame as inferno sees it: the symbol without its
 /// `+0x` offset, `" "` when perf printed no symbol.
-fn inferno_function<'a>(line: &StackLine<'a>) -> &'a str {
-    if line.symbol.is_empty() { " " } else { strip_symbol_offset(line.symbol) }
+fn inferno_function<'a>(context: &FrameContext<'a>) -> &'a str {
+    match context.frame.symbol {
+        Some(symbol) => context.interner.string(symbol),
+        None => " ",
+    }
 }
 
 /// The id of `name` in `frame_names`, adding it if new.

@@ -18,7 +18,8 @@ pub mod parallel;
 use std::fmt;
 use std::io::{self, BufRead, Write};
 
-use crate::samples::{EventSelection, PerfScriptReader, ReaderWarnings, SampleTime};
+use crate::sample::{Frame, ModuleKind, Sample, SampleInterner};
+use crate::samples::{EventSelection, PerfScriptSource, ReaderWarnings};
 
 pub use folded::{
     DetailedFrame, DetailedStack, FoldedLine, FoldedStack, Folder, FrameId, FrameOrigin, PassedThroughKind,
@@ -72,31 +73,39 @@ impl CollapseOptions {
     }
 }
 
-/// What the collapser asks about each stack line of a sample.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What the collapser asks an expander about each frame of a sample.
+#[derive(Debug, Clone, Copy)]
 pub struct FrameContext<'a> {
+    /// The sample.
+    pub sample: &'a Sample,
+    /// The frame.
+    pub frame: &'a Frame,
+    /// The frame's index in the sample, 0 = the sampled instruction.
+    pub index: usize,
+    /// The texts the sample's ids stand for.
+    pub interner: &'a SampleInterner,
+}
+
+impl<'a> FrameContext<'a> {
     /// The sample's command (thread) name.
-    pub comm: &'a str,
-    /// The process id, when perf printed `pid/tid`.
-    pub pid: Option<u32>,
-    /// The thread id (perf's default output prints only this; for a
-    /// process's main thread it equals the pid).
-    pub tid: u32,
-    /// The sample's timestamp.
-    pub time: Option<SampleTime>,
-    /// Whether this is the sample's first stack line, the sampled PC; the
-    /// others are return addresses.
-    pub is_leaf: bool,
-    /// Whether `address` is an exact instruction address rather than a return
-    /// address: the leaf, or the first user-space frame after kernel frames
-    /// (the user PC saved at kernel entry, e.g. a page fault in JIT code).
-    pub is_exact_pc: bool,
-    /// The address perf printed.
-    pub address: u64,
-    /// The symbol as printed, with its `+0x` offset.
-    pub symbol: &'a str,
-    /// The module (DSO) as printed, without parentheses.
-    pub module: &'a str,
+    pub fn comm(&self) -> &'a str {
+        self.interner.string_or_empty(self.sample.comm)
+    }
+
+    /// The frame's symbol without offset (empty when there is none).
+    pub fn symbol(&self) -> &'a str {
+        self.interner.string_or_empty(self.frame.symbol)
+    }
+
+    /// The frame's module path.
+    pub fn module_path(&self) -> &'a str {
+        self.interner.module_path(self.frame.module)
+    }
+
+    /// The frame's module kind.
+    pub fn module_kind(&self) -> ModuleKind {
+        self.interner.module_kind(self.frame.module)
+    }
 }
 
 /// One frame produced by an expansion, as stored in [`ExpandedFrames`].
@@ -203,7 +212,7 @@ impl ExpandedFrames {
 /// Replaces stack lines by the frames they stand for (e.g. a V8 code object
 /// by the JavaScript functions inlined into it).
 pub trait FrameExpander {
-    /// Called for each stack line of each kept sample, leaf first, with
+    /// Called for each frame of each kept sample, leaf first, with
     /// `frames` empty. Returns `true` to replace the line by the frames pushed
     /// to `frames` (innermost first, the last being the code object's own
     /// function; none drops the line), or `false` to pass the line through
@@ -290,9 +299,11 @@ pub fn fold_samples<R: BufRead>(
     expander: &mut dyn FrameExpander,
     folder: &mut Folder,
 ) -> io::Result<CollapseSummary> {
-    let mut reader = PerfScriptReader::new(input).with_event_selection(options.event_selection());
-    while let Some(sample) = reader.next_sample()? {
-        folder.add_sample(&sample, expander);
+    let mut reader = PerfScriptSource::new(input, options.event_selection());
+    let mut interner = SampleInterner::new();
+    let mut sample = Sample::default();
+    while reader.next_sample(&mut interner, &mut sample)? {
+        folder.add_sample(&sample, &interner, expander);
     }
     let mut summary = folder.summary();
     let statistics = reader.statistics();

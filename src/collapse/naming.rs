@@ -168,35 +168,6 @@ pub fn tidy_java(name: &mut String) {
     }
 }
 
-/// Whether `module` ends in `vmlinux` and a version (inferno's `is_vmlinux`).
-fn is_vmlinux(module: &str) -> bool {
-    // Called for every frame: a byte search rejects most modules before the
-    // substring search is set up.
-    if memchr::memchr(b'v', module.as_bytes()).is_none() {
-        return false;
-    }
-    match module.rfind("vmlinux") {
-        Some(start) => module[start..]
-            .chars()
-            .all(|character| character.is_ascii_alphanumeric() || matches!(character, '-' | '.' | '_')),
-        None => false,
-    }
-}
-
-/// Whether `module` is kernel code (inferno's `is_kernel`): `[...]` modules
-/// other than `[unknown]`, `*.ko`, `vmlinux*`.
-pub fn is_kernel_module(module: &str) -> bool {
-    (module.starts_with('[') || module.ends_with(".ko") || is_vmlinux(module)) && module != "[unknown]"
-}
-
-/// Whether `module` is JIT code as inferno detects it: `/tmp/perf-PID.map`
-/// or a `perf inject -j` image `.../jitted-PID-N.so`.
-pub fn is_jit_module(module: &str) -> bool {
-    // The suffix first: it rejects most modules without a substring search.
-    (module.ends_with(".map") && module.starts_with("/tmp/perf-"))
-        || (module.ends_with(".so") && module.contains("/jitted-"))
-}
-
 /// Appends inferno's root frame name: the comm with spaces as `_`, then
 /// `-PID/TID` with `include_tid` or `-PID` with `include_pid`.
 pub fn push_root_frame(
@@ -280,16 +251,6 @@ mod tests {
         );
         assert_eq!(fixed("x$zz::h0123456789abcdef"), "x$zz");
         assert_eq!(fixed("ééééééééééééééééé"), "ééééééééééééééééé");
-    }
-
-    #[test]
-    fn detects_kernel_modules() {
-        assert!(is_kernel_module("[kernel.kallsyms]"));
-        assert!(is_kernel_module("/usr/lib/debug/boot/vmlinux-5.4.14-cloudflare-2020.1.11"));
-        assert!(is_kernel_module("module.ko"));
-        assert!(!is_kernel_module("[unknown]"));
-        assert!(!is_kernel_module("vmlinux-5.4.14)"));
-        assert!(!is_kernel_module("/usr/bin/node"));
     }
 
     #[test]

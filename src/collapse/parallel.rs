@@ -17,7 +17,8 @@ use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, Sender, channel, sync_channel};
 
 use super::{CollapseOptions, CollapseSummary, Folder, FrameExpander};
-use crate::samples::{EventSelection, PerfScriptReader, ReaderStatistics, ReaderWarnings, WarningTally};
+use crate::sample::{Sample, SampleInterner};
+use crate::samples::{EventSelection, PerfScriptSource, ReaderStatistics, ReaderWarnings, WarningTally};
 
 /// The size chunks are read in; a chunk ends at the last blank line in it.
 pub const CHUNK_BYTES: usize = 1 << 20;
@@ -53,15 +54,19 @@ struct ChunkReport {
 /// A worker's state: a folder, an expander, and what its chunks reported.
 struct Worker<Expander> {
     folder: Folder,
+    /// The texts of the worker's samples (its folder's ids refer to them).
+    interner: SampleInterner,
+    /// The sample being folded.
+    sample: Sample,
     expander: Expander,
     reports: Vec<ChunkReport>,
 }
 
 impl<Expander: FrameExpander> Worker<Expander> {
     fn fold(&mut self, chunk: &Chunk, selection: &EventSelection) -> io::Result<Option<String>> {
-        let mut reader = PerfScriptReader::new(chunk.bytes.as_slice()).with_event_selection(selection.clone());
-        while let Some(sample) = reader.next_sample()? {
-            self.folder.add_sample(&sample, &mut self.expander);
+        let mut reader = PerfScriptSource::new(chunk.bytes.as_slice(), selection.clone());
+        while reader.next_sample(&mut self.interner, &mut self.sample)? {
+            self.folder.add_sample(&self.sample, &self.interner, &mut self.expander);
         }
         self.reports.push(ChunkReport {
             index: chunk.index,
@@ -148,7 +153,13 @@ fn collapse_in_chunks<Input: Read, Output: Write, Expander: FrameExpander + Send
 ) -> io::Result<ParallelOutcome<Expander>> {
     let mut workers: Vec<Worker<Expander>> = expanders
         .into_iter()
-        .map(|expander| Worker { folder: Folder::new(options), expander, reports: Vec::new() })
+        .map(|expander| Worker {
+            folder: Folder::new(options),
+            interner: SampleInterner::new(),
+            sample: Sample::default(),
+            expander,
+            reports: Vec::new(),
+        })
         .collect();
     let Some(first_worker) = workers.first_mut() else {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "collapse_parallel needs at least one expander"));

@@ -13,6 +13,6 @@
 mod perf_script;
 
 pub use perf_script::{
-    EventSelection, PerfScriptReader, ReaderStatistics, ReaderWarnings, Sample, SampleBuilder, SampleTime, StackLine,
-    StackLines, WarningExample, WarningTally, strip_symbol_offset,
+    EventSelection, PerfScriptReader, PerfScriptSource, ReaderStatistics, ReaderWarnings, ScriptSample, StackLine,
+    StackLines, WarningExample, WarningTally, parse_sample_time, strip_symbol_offset,
 };

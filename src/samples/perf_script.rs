@@ -39,59 +39,49 @@ use std::borrow::Cow;
 use std::fmt;
 use std::io::{self, BufRead};
 
-mod builder;
-pub use builder::SampleBuilder;
+use crate::sample::SampleTime;
+
+mod source;
+pub use source::PerfScriptSource;
 
 /// The longest line text a [`WarningExample`] keeps, in bytes.
 const WARNING_EXAMPLE_MAX_BYTES: usize = 512;
 
-/// A sample's timestamp as `perf script` prints it, e.g. `102.105295:`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SampleTime {
-    /// The time in nanoseconds since the origin of perf's clock (the digits
-    /// perf did not print count as zeros).
-    pub nanoseconds: u64,
-    /// The value of one unit in the last printed digit, in nanoseconds: 1000
-    /// for perf's usual six decimals, 1 when nine or more were printed.
-    pub resolution_nanoseconds: u64,
-}
-
-impl SampleTime {
-    /// Parses `seconds[.fraction]` with any number of decimal digits exactly
-    /// (digits beyond nanoseconds are dropped). Returns `None` for anything
-    /// else or when the value does not fit in `u64` nanoseconds.
-    pub fn parse(text: &str) -> Option<SampleTime> {
-        const NANOSECONDS_PER_SECOND: u64 = 1_000_000_000;
-        let (seconds_text, fraction_text) = match text.split_once('.') {
-            Some((seconds, fraction)) => (seconds, fraction),
-            None => (text, ""),
-        };
-        let has_point = seconds_text.len() != text.len();
-        if seconds_text.is_empty()
-            || !seconds_text.bytes().all(|byte| byte.is_ascii_digit())
-            || !fraction_text.bytes().all(|byte| byte.is_ascii_digit())
-        {
-            return None;
-        }
-        let mut seconds: u64 = 0;
-        for digit in seconds_text.bytes() {
-            seconds = seconds.checked_mul(10)?.checked_add(u64::from(digit - b'0'))?;
-        }
-        let mut fraction_nanoseconds: u64 = 0;
-        let mut resolution_nanoseconds = NANOSECONDS_PER_SECOND;
-        for position in 0..9 {
-            let digit = fraction_text.as_bytes().get(position).map_or(0, |byte| byte - b'0');
-            fraction_nanoseconds = fraction_nanoseconds * 10 + u64::from(digit);
-            if position < fraction_text.len() {
-                resolution_nanoseconds /= 10;
-            }
-        }
-        if !has_point {
-            resolution_nanoseconds = NANOSECONDS_PER_SECOND;
-        }
-        let nanoseconds = seconds.checked_mul(NANOSECONDS_PER_SECOND)?.checked_add(fraction_nanoseconds)?;
-        Some(SampleTime { nanoseconds, resolution_nanoseconds })
+/// Parses a time as `perf script` prints it (`seconds[.fraction]`, e.g.
+/// `102.105295`), with any number of decimal digits exactly (digits beyond
+/// nanoseconds are dropped). Returns `None` for anything else or when the
+/// value does not fit in `u64` nanoseconds.
+pub fn parse_sample_time(text: &str) -> Option<SampleTime> {
+    const NANOSECONDS_PER_SECOND: u64 = 1_000_000_000;
+    let (seconds_text, fraction_text) = match text.split_once('.') {
+        Some((seconds, fraction)) => (seconds, fraction),
+        None => (text, ""),
+    };
+    let has_point = seconds_text.len() != text.len();
+    if seconds_text.is_empty()
+        || !seconds_text.bytes().all(|byte| byte.is_ascii_digit())
+        || !fraction_text.bytes().all(|byte| byte.is_ascii_digit())
+    {
+        return None;
     }
+    let mut seconds: u64 = 0;
+    for digit in seconds_text.bytes() {
+        seconds = seconds.checked_mul(10)?.checked_add(u64::from(digit - b'0'))?;
+    }
+    let mut fraction_nanoseconds: u64 = 0;
+    let mut resolution_nanoseconds = NANOSECONDS_PER_SECOND;
+    for position in 0..9 {
+        let digit = fraction_text.as_bytes().get(position).map_or(0, |byte| byte - b'0');
+        fraction_nanoseconds = fraction_nanoseconds * 10 + u64::from(digit);
+        if position < fraction_text.len() {
+            resolution_nanoseconds /= 10;
+        }
+    }
+    if !has_point {
+        resolution_nanoseconds = NANOSECONDS_PER_SECOND;
+    }
+    let nanoseconds = seconds.checked_mul(NANOSECONDS_PER_SECOND)?.checked_add(fraction_nanoseconds)?;
+    Some(SampleTime { nanoseconds, resolution_nanoseconds })
 }
 
 /// Which event type a [`PerfScriptReader`] yields samples of.
@@ -309,7 +299,7 @@ impl StackLineParts {
     }
 }
 
-/// The stack lines of a [`Sample`], leaf (the sampled instruction) first.
+/// The stack lines of a [`ScriptSample`], leaf (the sampled instruction) first.
 #[derive(Debug, Clone)]
 pub struct StackLines<'a> {
     /// The text the ranges point into.
@@ -343,7 +333,7 @@ impl ExactSizeIterator for StackLines<'_> {}
 /// Borrows the reader's buffers; it is valid until the next call of
 /// [`PerfScriptReader::next_sample`].
 #[derive(Debug, Clone, Copy)]
-pub struct Sample<'a> {
+pub struct ScriptSample<'a> {
     /// The command name (thread name) as printed, trimmed; may contain spaces.
     pub comm: &'a str,
     /// The process id, when perf printed `pid/tid` and it fits `u32`.
@@ -374,7 +364,7 @@ pub struct Sample<'a> {
     stack: &'a [StackLineParts],
 }
 
-impl<'a> Sample<'a> {
+impl<'a> ScriptSample<'a> {
     /// The stack lines, leaf (the sampled instruction) first.
     pub fn frames(&self) -> StackLines<'a> {
         StackLines { text: self.text, parts: self.stack.iter() }
@@ -515,7 +505,7 @@ enum LineOutcome {
     Yield,
 }
 
-/// A streaming reader of `perf script` output, yielding one [`Sample`] at a
+/// A streaming reader of `perf script` output, yielding one [`ScriptSample`] at a
 /// time from reused buffers (memory does not grow with the number of
 /// samples).
 ///
@@ -612,7 +602,7 @@ impl<R: BufRead> PerfScriptReader<R> {
     /// Reads up to the end of the next sample of the selected event type and
     /// returns it, or `None` at the end of the input. Only I/O errors are
     /// errors; unparsable lines are skipped (see [`Self::warnings`]).
-    pub fn next_sample(&mut self) -> io::Result<Option<Sample<'_>>> {
+    pub fn next_sample(&mut self) -> io::Result<Option<ScriptSample<'_>>> {
         loop {
             let mut line_bytes = std::mem::take(&mut self.line_bytes);
             line_bytes.clear();
@@ -742,13 +732,13 @@ impl<R: BufRead> PerfScriptReader<R> {
     }
 
     /// The completed sample, if any, as borrowed from the buffers.
-    fn take_sample(&mut self) -> Option<Sample<'_>> {
+    fn take_sample(&mut self) -> Option<ScriptSample<'_>> {
         let pending = self.pending.take()?;
         self.statistics.samples += 1;
         let text = self.text.as_str();
         let pid_text = pending.pid_text.map_or("?", |span| span.of(text));
         let tid_text = pending.tid_text.of(text);
-        Some(Sample {
+        Some(ScriptSample {
             comm: pending.comm.of(text),
             pid: pid_text.parse().ok(),
             tid: tid_text.parse().unwrap_or(0),
@@ -850,7 +840,7 @@ impl EventLineRest {
                 result.cpu = cpu.parse().ok();
             }
         }
-        result.time = time_part.split_ascii_whitespace().next_back().and_then(SampleTime::parse);
+        result.time = time_part.split_ascii_whitespace().next_back().and_then(parse_sample_time);
         let after_first = &rest[first_colon + 1..];
         let (event_part, after_event) = match memchr::memchr(b':', after_first.as_bytes()) {
             Some(second_colon) => (&after_first[..second_colon], Some(&after_first[second_colon + 1..])),
@@ -917,24 +907,24 @@ mod tests {
     #[test]
     fn parses_times() {
         assert_eq!(
-            SampleTime::parse("102.105295"),
+            parse_sample_time("102.105295"),
             Some(SampleTime { nanoseconds: 102_105_295_000, resolution_nanoseconds: 1000 })
         );
         assert_eq!(
-            SampleTime::parse("7"),
+            parse_sample_time("7"),
             Some(SampleTime { nanoseconds: 7_000_000_000, resolution_nanoseconds: 1_000_000_000 })
         );
         assert_eq!(
-            SampleTime::parse("1.1234567891"),
+            parse_sample_time("1.1234567891"),
             Some(SampleTime { nanoseconds: 1_123_456_789, resolution_nanoseconds: 1 })
         );
         assert_eq!(
-            SampleTime::parse("0.5"),
+            parse_sample_time("0.5"),
             Some(SampleTime { nanoseconds: 500_000_000, resolution_nanoseconds: 100_000_000 })
         );
-        assert_eq!(SampleTime::parse("x.5"), None);
-        assert_eq!(SampleTime::parse(".5"), None);
-        assert_eq!(SampleTime::parse("99999999999999999999.5"), None);
+        assert_eq!(parse_sample_time("x.5"), None);
+        assert_eq!(parse_sample_time(".5"), None);
+        assert_eq!(parse_sample_time("99999999999999999999.5"), None);
     }
 
     #[test]

@@ -1,0 +1,331 @@
+//! The typed sample: what every source produces and every sink consumes.
+//!
+//! A [`Sample`] has its process and thread, time, weight and event, and its
+//! [`Frame`]s innermost first. A frame carries its address, how that address
+//! was taken ([`AddressKind`]), its module as a type ([`ModuleKind`]) and its
+//! symbol. Text (symbols, module paths, thread names) is interned once in a
+//! [`SampleInterner`] and travels as ids: sources do not render samples as
+//! `perf script` text, and nothing downstream parses a module name to learn
+//! what it is.
+//!
+//! ```text
+//! perf script text ─┐
+//! perf.data ────────┼─► Sample (+ SampleInterner) ─► expansion ─► sinks
+//! V8 tick records ──┘
+//! ```
+
+use fxhash::FxBuildHasher;
+use indexmap::IndexSet;
+
+/// Addresses from here up are kernel addresses: the kernel half of the
+/// address space of x86-64 (`0xffff_8000_0000_0000` and up) and of AArch64
+/// with 48-bit addresses (`0xffff_0000_0000_0000` and up). User space ends
+/// far below on both.
+pub const KERNEL_ADDRESS_START: u64 = 0xffff_0000_0000_0000;
+
+/// A sample's timestamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SampleTime {
+    /// The time in nanoseconds since the origin of the source's clock
+    /// (CLOCK_MONOTONIC for `perf record -k mono`); digits a text source did
+    /// not print count as zeros.
+    pub nanoseconds: u64,
+    /// The value of one unit in the last digit the source gave, in
+    /// nanoseconds: 1000 for perf script's usual six decimals, 1 for exact
+    /// binary times.
+    pub resolution_nanoseconds: u64,
+}
+
+impl SampleTime {
+    /// An exact time, as binary sources give it.
+    pub fn exact(nanoseconds: u64) -> SampleTime {
+        SampleTime { nanoseconds, resolution_nanoseconds: 1 }
+    }
+
+    /// The latest time this one may stand for: a time printed to
+    /// microseconds covers the whole microsecond.
+    pub fn latest(self) -> u64 {
+        self.nanoseconds.saturating_add(self.resolution_nanoseconds.saturating_sub(1))
+    }
+}
+
+/// The number of an interned string in a [`SampleInterner`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StringId(u32);
+
+/// The number of an interned module in a [`SampleInterner`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ModuleId(u32);
+
+/// How a frame's address was taken (samply's `Frame` variants).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AddressKind {
+    /// The address of the instruction that was running: the sampled PC, or
+    /// the user-space PC saved when the thread entered the kernel.
+    InstructionPointer,
+    /// A return address as found on the stack: it points after the call.
+    ReturnAddress,
+    /// A return address already moved back into its call instruction
+    /// (`address - 1`), as V8's tick processor looks native ones up.
+    AdjustedReturnAddress,
+}
+
+/// What kind of code a module is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ModuleKind {
+    /// Kernel code: `[kernel.kallsyms]` and other `[...]` modules, `*.ko`,
+    /// `vmlinux*` (inferno's `is_kernel`).
+    Kernel,
+    /// A V8 code object written as an ELF image by `perf inject -j`:
+    /// `.../jitted-PID-N.so`, where N is the jitdump's code index.
+    JitImage {
+        /// The process, from the file name.
+        pid: Option<u32>,
+        /// The jitdump code index, from the file name.
+        code_index: Option<u64>,
+    },
+    /// Anonymous executable memory of a process that JIT compilers describe
+    /// in a perf map (`/tmp/perf-PID.map`, perf's name for such memory).
+    PerfMap {
+        /// The process, from the file name.
+        pid: Option<u32>,
+    },
+    /// Memory the source knows no mapping for (`[unknown]`): V8's code pages
+    /// are made executable by `mprotect`, which perf does not see, so this
+    /// may still be JIT code of the sample's process.
+    Unknown,
+    /// An address the source knows is in no code it can name (a V8 tick in
+    /// no library and no live code object). Named like [`ModuleKind::Unknown`]
+    /// but never resolved.
+    NoCode,
+    /// A file: an executable or shared library.
+    File,
+}
+
+impl ModuleKind {
+    /// The kind of a module as perf script prints it, by inferno's rules
+    /// (so that its `_[k]` and `_[j]` annotations stay the same).
+    pub fn of_path(path: &str) -> ModuleKind {
+        if path == "[unknown]" {
+            return ModuleKind::Unknown;
+        }
+        if path.starts_with('[') || path.ends_with(".ko") || is_vmlinux(path) {
+            return ModuleKind::Kernel;
+        }
+        // The suffix first: it rejects most modules without a substring search.
+        if path.ends_with(".map")
+            && let Some(pid) = path.strip_prefix("/tmp/perf-")
+        {
+            return ModuleKind::PerfMap { pid: pid.strip_suffix(".map").and_then(|pid| pid.parse().ok()) };
+        }
+        if path.ends_with(".so") && path.contains("/jitted-") {
+            let file_name = path.rsplit('/').next().unwrap_or(path);
+            let numbers = file_name.strip_prefix("jitted-").and_then(|rest| rest.strip_suffix(".so"));
+            let (pid, code_index) = match numbers.and_then(|numbers| numbers.split_once('-')) {
+                Some((pid, code_index)) => (pid.parse().ok(), code_index.parse().ok()),
+                None => (None, None),
+            };
+            return ModuleKind::JitImage { pid, code_index };
+        }
+        ModuleKind::File
+    }
+
+    /// Whether this is kernel code.
+    pub fn is_kernel(self) -> bool {
+        self == ModuleKind::Kernel
+    }
+
+    /// Whether inferno counts this as JIT code (`_[j]`): a perf map or a
+    /// `perf inject -j` image.
+    pub fn is_jit(self) -> bool {
+        matches!(self, ModuleKind::JitImage { .. } | ModuleKind::PerfMap { .. })
+    }
+}
+
+/// Whether `module` ends in `vmlinux` and a version (inferno's `is_vmlinux`).
+fn is_vmlinux(module: &str) -> bool {
+    // A byte search rejects most modules before the substring search.
+    if memchr::memchr(b'v', module.as_bytes()).is_none() {
+        return false;
+    }
+    match module.rfind("vmlinux") {
+        Some(start) => module[start..]
+            .chars()
+            .all(|character| character.is_ascii_alphanumeric() || matches!(character, '-' | '.' | '_')),
+        None => false,
+    }
+}
+
+/// A module: its path as the source names it, and its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Module {
+    /// The path (`/usr/bin/node`, `[kernel.kallsyms]`, `[unknown]`).
+    pub path: StringId,
+    /// What it is.
+    pub kind: ModuleKind,
+}
+
+/// One frame of a sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Frame {
+    /// The address.
+    pub address: u64,
+    /// How it was taken.
+    pub address_kind: AddressKind,
+    /// The code it lies in.
+    pub module: ModuleId,
+    /// The function's name without offset: `None` when the source printed
+    /// no symbol at all (inferno names such a frame `" "`), `[unknown]` when
+    /// it could not name the function.
+    pub symbol: Option<StringId>,
+    /// The offset of the address into the symbol, when the source gave one.
+    pub symbol_offset: Option<u64>,
+    /// The address as a text source printed it, when that differs from
+    /// `{address:x}` (names with addresses keep it).
+    pub address_text: Option<StringId>,
+}
+
+/// One sample: where and when it was taken, what it weighs, and its frames.
+#[derive(Debug, Clone, Default)]
+pub struct Sample {
+    /// The process id, when the source knows it.
+    pub pid: Option<u32>,
+    /// The thread id (perf's default script output prints only this one).
+    pub tid: Option<u32>,
+    /// The thread's command name.
+    pub comm: Option<StringId>,
+    /// The process id as inferno prints it in root frames: the source's
+    /// digits, `?` when unknown.
+    pub pid_text: Option<StringId>,
+    /// The thread id as the source printed it.
+    pub tid_text: Option<StringId>,
+    /// The CPU it ran on, when known.
+    pub cpu: Option<u32>,
+    /// When it was taken.
+    pub time: Option<SampleTime>,
+    /// The sample period (nanoseconds of `cpu-clock`, events of a counter),
+    /// when the source gives one.
+    pub period: Option<u64>,
+    /// The event, e.g. `cpu-clock`.
+    pub event: Option<StringId>,
+    /// The frames, innermost (the sampled instruction) first.
+    pub frames: Vec<Frame>,
+    /// Where the sample starts in its input: a line number of a text input,
+    /// a record index or byte offset of a binary one.
+    pub input_position: u64,
+}
+
+impl Sample {
+    /// Empties the sample for reuse, keeping the frames' memory.
+    pub fn clear(&mut self) {
+        let mut frames = std::mem::take(&mut self.frames);
+        frames.clear();
+        *self = Sample { frames, ..Sample::default() };
+    }
+
+    /// How much this sample weighs in folded output: its period, or 1.
+    pub fn weight(&self) -> u64 {
+        self.period.unwrap_or(1)
+    }
+}
+
+/// The strings and modules that samples refer to by id.
+#[derive(Debug, Clone, Default)]
+pub struct SampleInterner {
+    strings: IndexSet<Box<str>, FxBuildHasher>,
+    modules: IndexSet<Module, FxBuildHasher>,
+}
+
+impl SampleInterner {
+    /// An empty interner.
+    pub fn new() -> SampleInterner {
+        SampleInterner::default()
+    }
+
+    /// The id of `text`, added if new.
+    pub fn intern(&mut self, text: &str) -> StringId {
+        let index = match self.strings.get_index_of(text) {
+            Some(index) => index,
+            None => self.strings.insert_full(text.into()).0,
+        };
+        StringId(u32::try_from(index).unwrap_or(u32::MAX))
+    }
+
+    /// The text of an id (empty for an id of another interner).
+    pub fn string(&self, id: StringId) -> &str {
+        self.strings.get_index(id.0 as usize).map_or("", |text| text)
+    }
+
+    /// The text of an optional id (empty for none).
+    pub fn string_or_empty(&self, id: Option<StringId>) -> &str {
+        id.map_or("", |id| self.string(id))
+    }
+
+    /// The id of the module at `path` of `kind`, added if new.
+    pub fn module(&mut self, path: &str, kind: ModuleKind) -> ModuleId {
+        let module = Module { path: self.intern(path), kind };
+        let index = match self.modules.get_index_of(&module) {
+            Some(index) => index,
+            None => self.modules.insert_full(module).0,
+        };
+        ModuleId(u32::try_from(index).unwrap_or(u32::MAX))
+    }
+
+    /// The id of the module at `path`, its kind by [`ModuleKind::of_path`].
+    pub fn module_at_path(&mut self, path: &str) -> ModuleId {
+        self.module(path, ModuleKind::of_path(path))
+    }
+
+    /// A module by id (an unknown module for an id of another interner).
+    pub fn module_info(&self, id: ModuleId) -> Module {
+        self.modules
+            .get_index(id.0 as usize)
+            .copied()
+            .unwrap_or(Module { path: StringId(0), kind: ModuleKind::Unknown })
+    }
+
+    /// The path of a module.
+    pub fn module_path(&self, id: ModuleId) -> &str {
+        self.string(self.module_info(id).path)
+    }
+
+    /// The kind of a module.
+    pub fn module_kind(&self, id: ModuleId) -> ModuleKind {
+        self.module_info(id).kind
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn module_kinds_follow_inferno() {
+        assert_eq!(ModuleKind::of_path("[kernel.kallsyms]"), ModuleKind::Kernel);
+        assert_eq!(ModuleKind::of_path("/usr/lib/debug/boot/vmlinux-5.4.14-cloudflare-2020.1.11"), ModuleKind::Kernel);
+        assert_eq!(ModuleKind::of_path("module.ko"), ModuleKind::Kernel);
+        assert_eq!(ModuleKind::of_path("[unknown]"), ModuleKind::Unknown);
+        assert_eq!(ModuleKind::of_path("vmlinux-5.4.14)"), ModuleKind::File);
+        assert_eq!(ModuleKind::of_path("/usr/bin/node"), ModuleKind::File);
+        assert_eq!(ModuleKind::of_path("/tmp/perf-2020.map"), ModuleKind::PerfMap { pid: Some(2020) });
+        assert_eq!(ModuleKind::of_path("/tmp/perf-x.map"), ModuleKind::PerfMap { pid: None });
+        assert_eq!(
+            ModuleKind::of_path("/tmp/exp/jitted-2020-2338.so"),
+            ModuleKind::JitImage { pid: Some(2020), code_index: Some(2338) }
+        );
+        assert_eq!(ModuleKind::of_path("/x/jitted-a.so"), ModuleKind::JitImage { pid: None, code_index: None });
+        assert_eq!(ModuleKind::of_path("jitted-1-2.so"), ModuleKind::File);
+    }
+
+    #[test]
+    fn interns_strings_and_modules_once() {
+        let mut interner = SampleInterner::new();
+        let node = interner.module_at_path("/usr/bin/node");
+        assert_eq!(interner.module_at_path("/usr/bin/node"), node);
+        let unknown = interner.module("[unknown]", ModuleKind::Unknown);
+        let no_code = interner.module("[unknown]", ModuleKind::NoCode);
+        assert_ne!(unknown, no_code);
+        assert_eq!(interner.module_path(no_code), "[unknown]");
+        assert_eq!(interner.module_kind(node), ModuleKind::File);
+    }
+}

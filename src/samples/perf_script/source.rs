@@ -1,0 +1,231 @@
+//! `perf script` text as typed [`Sample`]s.
+
+use std::io::{self, BufRead};
+
+use fxhash::FxHashMap;
+
+use super::{EventSelection, PerfScriptReader, ReaderStatistics, ReaderWarnings, StackLine, strip_symbol_offset};
+use crate::sample::{AddressKind, Frame, KERNEL_ADDRESS_START, ModuleId, ModuleKind, Sample, SampleInterner, StringId};
+
+/// At most this many stack lines are remembered by address; then the
+/// memory starts over (inputs with ever new addresses).
+const REMEMBERED_LINES_LIMIT: usize = 1 << 20;
+
+/// A stack line interned before: the texts it was interned from, and its ids.
+struct InternedLine {
+    /// The symbol as printed, with its offset.
+    symbol_text: Box<str>,
+    /// The module as printed.
+    module_text: Box<str>,
+    /// The frame it became (its address kind is set per sample).
+    frame: Frame,
+}
+
+/// Reads `perf script` text into typed samples: each stack line's symbol
+/// and module are interned, the module classified once
+/// ([`ModuleKind::of_path`]), and each frame's [`AddressKind`] set: the first
+/// frame and the first user-space frame below kernel frames (the user PC
+/// saved at kernel entry) are instruction pointers, the others return
+/// addresses.
+pub struct PerfScriptSource<R> {
+    reader: PerfScriptReader<R>,
+    /// Stack lines seen before, by address: most lines repeat, and comparing
+    /// two texts is cheaper than hashing them.
+    lines: FxHashMap<u64, InternedLine>,
+    /// The last texts interned for the thread fields.
+    last_thread: Option<ThreadTexts>,
+}
+
+/// The thread fields of the last sample, interned.
+struct ThreadTexts {
+    comm: Box<str>,
+    pid_text: Box<str>,
+    tid_text: Box<str>,
+    event: Box<str>,
+    ids: [StringId; 4],
+}
+
+impl<R: BufRead> PerfScriptSource<R> {
+    /// A source over `input` yielding the samples `selection` picks.
+    pub fn new(input: R, selection: EventSelection) -> PerfScriptSource<R> {
+        PerfScriptSource {
+            reader: PerfScriptReader::new(input).with_event_selection(selection),
+            lines: FxHashMap::default(),
+            last_thread: None,
+        }
+    }
+
+    /// Reads the next sample into `sample`, interning its texts in
+    /// `interner` (always the same one for one source). Returns `false` at
+    /// the end of the input. Only I/O errors are errors.
+    pub fn next_sample(&mut self, interner: &mut SampleInterner, sample: &mut Sample) -> io::Result<bool> {
+        let Some(record) = self.reader.next_sample()? else { return Ok(false) };
+        sample.clear();
+        let texts = [record.comm, record.pid_text, record.tid_text, record.event];
+        let ids = match &self.last_thread {
+            Some(last)
+                if *last.comm == *texts[0]
+                    && *last.pid_text == *texts[1]
+                    && *last.tid_text == *texts[2]
+                    && *last.event == *texts[3] =>
+            {
+                last.ids
+            }
+            _ => {
+                let ids = texts.map(|text| interner.intern(text));
+                self.last_thread = Some(ThreadTexts {
+                    comm: texts[0].into(),
+                    pid_text: texts[1].into(),
+                    tid_text: texts[2].into(),
+                    event: texts[3].into(),
+                    ids,
+                });
+                ids
+            }
+        };
+        let [comm, pid_text, tid_text, event] = ids;
+        sample.comm = Some(comm);
+        sample.pid = record.pid;
+        sample.tid = record.tid_text.parse().ok();
+        sample.pid_text = Some(pid_text);
+        sample.tid_text = Some(tid_text);
+        sample.event = (!record.event.is_empty()).then_some(event);
+        sample.cpu = record.cpu;
+        sample.time = record.time;
+        sample.period = record.period;
+        sample.input_position = record.line_number;
+        let mut in_kernel_prefix = true;
+        for (index, line) in record.frames().enumerate() {
+            let mut frame = intern_line(&mut self.lines, &line, interner);
+            let mut address_kind =
+                if index == 0 { AddressKind::InstructionPointer } else { AddressKind::ReturnAddress };
+            if in_kernel_prefix {
+                let is_kernel =
+                    line.address >= KERNEL_ADDRESS_START || interner.module_kind(frame.module) == ModuleKind::Kernel;
+                if !is_kernel {
+                    in_kernel_prefix = false;
+                    address_kind = AddressKind::InstructionPointer;
+                }
+            }
+            frame.address_kind = address_kind;
+            sample.frames.push(frame);
+        }
+        Ok(true)
+    }
+
+    /// The event type samples are filtered by (see
+    /// [`PerfScriptReader::selected_event`]).
+    pub fn selected_event(&self) -> Option<&str> {
+        self.reader.selected_event()
+    }
+
+    /// Counters of what was read so far.
+    pub fn statistics(&self) -> ReaderStatistics {
+        self.reader.statistics()
+    }
+
+    /// The lines skipped so far.
+    pub fn warnings(&self) -> &ReaderWarnings {
+        self.reader.warnings()
+    }
+}
+
+/// The frame of one stack line.
+fn intern_line(lines: &mut FxHashMap<u64, InternedLine>, line: &StackLine<'_>, interner: &mut SampleInterner) -> Frame {
+    if let Some(known) = lines.get(&line.address)
+        && *known.symbol_text == *line.symbol
+        && *known.module_text == *line.module
+        && known.frame.address_text.is_none_or(|text| interner.string(text) == line.address_text)
+        && (known.frame.address_text.is_some() || is_canonical_address(line.address_text))
+    {
+        return known.frame;
+    }
+    let module: ModuleId = interner.module_at_path(line.module);
+    let function = strip_symbol_offset(line.symbol);
+    let symbol = (!line.symbol.is_empty()).then(|| interner.intern(function));
+    let symbol_offset =
+        line.symbol[function.len()..].strip_prefix("+0x").and_then(|digits| u64::from_str_radix(digits, 16).ok());
+    let address_text = (!is_canonical_address(line.address_text)).then(|| interner.intern(line.address_text));
+    let frame = Frame {
+        address: line.address,
+        address_kind: AddressKind::ReturnAddress,
+        module,
+        symbol,
+        symbol_offset,
+        address_text,
+    };
+    if lines.len() >= REMEMBERED_LINES_LIMIT {
+        lines.clear();
+    }
+    lines
+        .insert(line.address, InternedLine { symbol_text: line.symbol.into(), module_text: line.module.into(), frame });
+    frame
+}
+
+/// Whether `text` is how `{:x}` prints its value: lowercase hex digits with
+/// no leading zero, at most 16 of them.
+fn is_canonical_address(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 16
+        && (bytes[0] != b'0' || bytes.len() == 1)
+        && bytes.iter().all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_addresses() {
+        assert!(is_canonical_address("7f3e9a7e64da"));
+        assert!(is_canonical_address("0"));
+        assert!(!is_canonical_address("07f"));
+        assert!(!is_canonical_address("7F"));
+        assert!(!is_canonical_address(""));
+        assert!(!is_canonical_address("zz"));
+        assert!(!is_canonical_address("11111111111111111"));
+    }
+
+    #[test]
+    fn types_frames() {
+        let text = "node 40/41 5.000000001: 1000 cpu-clock:\n\
+            \tffffffff81000c82 asm_exc_page_fault+0x22 ([kernel.kallsyms])\n\
+            \t7f0010 JS:*hot /app/deep.js:12:3+0x10 (/tmp/perf-40.map)\n\
+            \t0055aa node::Start+0x (/usr/bin/node)\n\
+            \t15c JS:~f a.js:1:1+0x15c (/tmp/jitted-40-7.so)\n\
+            \n";
+        let mut source = PerfScriptSource::new(text.as_bytes(), EventSelection::FirstSeen);
+        let mut interner = SampleInterner::new();
+        let mut sample = Sample::default();
+        assert!(source.next_sample(&mut interner, &mut sample).unwrap());
+        assert_eq!((sample.pid, sample.tid, sample.period), (Some(40), Some(41), Some(1000)));
+        assert_eq!(interner.string_or_empty(sample.comm), "node");
+        let kinds: Vec<_> = sample.frames.iter().map(|frame| frame.address_kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                AddressKind::InstructionPointer,
+                AddressKind::InstructionPointer,
+                AddressKind::ReturnAddress,
+                AddressKind::ReturnAddress
+            ]
+        );
+        let modules: Vec<_> = sample.frames.iter().map(|frame| interner.module_kind(frame.module)).collect();
+        assert_eq!(
+            modules,
+            [
+                ModuleKind::Kernel,
+                ModuleKind::PerfMap { pid: Some(40) },
+                ModuleKind::File,
+                ModuleKind::JitImage { pid: Some(40), code_index: Some(7) }
+            ]
+        );
+        assert_eq!(interner.string_or_empty(sample.frames[1].symbol), "JS:*hot /app/deep.js:12:3");
+        assert_eq!(sample.frames[1].symbol_offset, Some(0x10));
+        assert_eq!(sample.frames[2].symbol_offset, None);
+        assert_eq!(sample.frames[2].address_text.map(|text| interner.string(text)), Some("0055aa"));
+        assert_eq!(sample.frames[3].symbol_offset, Some(0x15c));
+        assert!(!source.next_sample(&mut interner, &mut sample).unwrap());
+    }
+}
