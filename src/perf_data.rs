@@ -632,7 +632,7 @@ impl Folding {
             return frame(module, "[unknown]", None, &mut self.interner);
         }
         match self.symbols.symbolize(&mapping, address) {
-            Some(hit) => frame(module, &hit.name, Some(hit.offset), &mut self.interner),
+            Some(hit) => frame(module, hit.name, Some(hit.offset), &mut self.interner),
             None => frame(module, "[unknown]", None, &mut self.interner),
         }
     }

@@ -308,7 +308,7 @@ fn tick_frame(address: u64, kind: FrameKind, context: &mut TickContext<'_>) -> F
     match symbols.symbolize(library, lookup_address) {
         Some(hit) => {
             native.symbolized += 1;
-            frame.symbol = Some(interner.intern(&hit.name));
+            frame.symbol = Some(interner.intern(hit.name));
             frame.symbol_offset = Some(hit.offset + (address - lookup_address));
         }
         None => native.in_library_without_symbol += 1,
