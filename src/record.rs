@@ -331,7 +331,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
 fn render(folder: &crate::collapse::Folder) -> Vec<u8> {
     let mut folded = Vec::new();
     // Writing into a Vec cannot fail.
-    let _ = folder.render().write_to(&mut folded);
+    let _ = folder.write_folded(&mut folded);
     folded
 }
 

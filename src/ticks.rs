@@ -330,7 +330,7 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         let report = report.unwrap();
         let mut folded = Vec::new();
-        report.folder.render().write_to(&mut folded).unwrap();
+        report.folder.write_folded(&mut folded).unwrap();
         (String::from_utf8(folded).unwrap(), report.notes)
     }
 

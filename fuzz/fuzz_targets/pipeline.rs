@@ -61,7 +61,7 @@ fuzz_target!(|bytes: &[u8]| {
     }
     let summary = fold_samples(script, &options, &mut expander, &mut folder).expect("reading memory cannot fail");
     let mut folded = Vec::new();
-    folder.render().write_to(&mut folded).expect("writing to memory cannot fail");
+    folder.write_folded(&mut folded).expect("writing to memory cannot fail");
     if detailed {
         // The outputs built on the detailed stacks: pprof and the JSON report.
         let profile = StackProfile::from_folder(&folder, &expander, summary.event.clone());

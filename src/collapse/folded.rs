@@ -98,69 +98,6 @@ pub struct DetailedStack<'a> {
     pub count: u64,
 }
 
-/// One line of folded output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FoldedLine<'a> {
-    /// The frames from the root, joined with `;`.
-    pub stack: &'a str,
-    /// The stack's count.
-    pub count: u64,
-}
-
-/// A line of [`RenderedStacks`] as a range of its text.
-#[derive(Debug, Clone, Copy)]
-struct RenderedLine {
-    /// Start of the stack text.
-    start: usize,
-    /// End of the stack text.
-    end: usize,
-    /// The count.
-    count: u64,
-}
-
-/// All stacks of a [`Folder`] rendered as folded lines, sorted by stack
-/// text (byte order) as inferno sorts them.
-#[derive(Debug, Clone, Default)]
-pub struct RenderedStacks {
-    /// All stack texts, concatenated.
-    text: String,
-    /// The lines, sorted.
-    lines: Vec<RenderedLine>,
-}
-
-impl RenderedStacks {
-    /// The number of lines.
-    pub fn len(&self) -> usize {
-        self.lines.len()
-    }
-
-    /// Whether there is no line.
-    pub fn is_empty(&self) -> bool {
-        self.lines.is_empty()
-    }
-
-    /// The lines in order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = FoldedLine<'_>> + '_ {
-        self.lines.iter().map(|line| FoldedLine { stack: &self.text[line.start..line.end], count: line.count })
-    }
-
-    /// Writes `stack count\n` per line, then flushes `output`.
-    pub fn write_to<W: Write>(&self, mut output: W) -> io::Result<()> {
-        let mut buffer = Vec::with_capacity(OUTPUT_BUFFER_BYTES + 1024);
-        for line in self.iter() {
-            buffer.extend_from_slice(line.stack.as_bytes());
-            // Writing into a Vec cannot fail.
-            let _ = writeln!(buffer, " {}", line.count);
-            if buffer.len() >= OUTPUT_BUFFER_BYTES {
-                output.write_all(&buffer)?;
-                buffer.clear();
-            }
-        }
-        output.write_all(&buffer)?;
-        output.flush()
-    }
-}
-
 /// Counters a [`Folder`] keeps.
 #[derive(Debug, Clone, Copy, Default)]
 struct FolderCounters {
@@ -582,37 +519,96 @@ impl Folder {
         self.stack_counts.iter().map(|(frames, &count)| FoldedStack { frames, count })
     }
 
-    /// Renders every stack as `root;...;leaf`, sorted like inferno's output.
-    /// Stacks rendering to the same text (possible only through a comm
-    /// containing `;`) are merged, as inferno's string keys merge them.
-    pub fn render(&self) -> RenderedStacks {
-        let mut text = String::with_capacity(self.stack_counts.len() * 64);
-        let mut lines = Vec::with_capacity(self.stack_counts.len());
-        for (frames, &count) in &self.stack_counts {
-            let start = text.len();
-            for (position, &id) in frames.iter().rev().enumerate() {
-                if position > 0 {
-                    text.push(';');
-                }
-                text.push_str(self.frame_name(id));
-            }
-            lines.push(RenderedLine { start, end: text.len(), count });
-        }
-        lines.sort_unstable_by(|left, right| text[left.start..left.end].cmp(&text[right.start..right.end]));
-        lines.dedup_by(|later, earlier| {
-            let same = text[later.start..later.end] == text[earlier.start..earlier.end];
+    /// The stacks in the order of their folded text (byte order, as inferno
+    /// sorts its lines), with the stacks that render to the same text
+    /// (possible only through a comm containing `;`) merged, as inferno's
+    /// string keys merge them. Nothing is rendered: stacks compare by frame
+    /// id until they differ, and by text from there.
+    fn sorted_stacks(&self) -> Vec<FoldedStack<'_>> {
+        let mut stacks: Vec<FoldedStack<'_>> = self.stacks().collect();
+        stacks.sort_unstable_by(|left, right| self.compare_texts(left.frames, right.frames));
+        stacks.dedup_by(|later, earlier| {
+            let same = self.compare_texts(later.frames, earlier.frames).is_eq();
             if same {
                 earlier.count = earlier.count.wrapping_add(later.count);
             }
             same
         });
-        RenderedStacks { text, lines }
+        stacks
     }
 
-    /// Writes the folded stacks (`stack count\n`, sorted) to `output`, then
-    /// flushes it.
-    pub fn write_folded<W: Write>(&self, output: W) -> io::Result<()> {
-        self.render().write_to(output)
+    /// Compares the folded texts of two stacks (frames leaf first, written
+    /// root first).
+    fn compare_texts(&self, left: &[FrameId], right: &[FrameId]) -> std::cmp::Ordering {
+        let common = left.iter().rev().zip(right.iter().rev()).take_while(|(left, right)| left == right).count();
+        // Equal frames render to equal text, separators included.
+        self.text_after(left, common).cmp(self.text_after(right, common))
+    }
+
+    /// The bytes of a stack's folded text after its `common` root frames.
+    fn text_after<'folder>(
+        &'folder self,
+        frames: &'folder [FrameId],
+        common: usize,
+    ) -> impl Iterator<Item = u8> + 'folder {
+        let rest = &frames[..frames.len() - common];
+        rest.iter().rev().enumerate().flat_map(move |(position, &id)| {
+            let separator: &[u8] = if position > 0 || common > 0 { b";" } else { b"" };
+            separator.iter().chain(self.frame_name(id).as_bytes()).copied()
+        })
+    }
+
+    /// Writes the folded stacks (`root;...;leaf count\n`, sorted as inferno
+    /// sorts them) to `output`, one line at a time, then flushes it. Returns
+    /// the number of lines.
+    pub fn write_folded<W: Write>(&self, mut output: W) -> io::Result<u64> {
+        let stacks = self.sorted_stacks();
+        let mut buffer = Vec::with_capacity(OUTPUT_BUFFER_BYTES + 1024);
+        for stack in &stacks {
+            for (position, &id) in stack.frames.iter().rev().enumerate() {
+                if position > 0 {
+                    buffer.push(b';');
+                }
+                buffer.extend_from_slice(self.frame_name(id).as_bytes());
+            }
+            // Writing into a Vec cannot fail.
+            let _ = writeln!(buffer, " {}", stack.count);
+            if buffer.len() >= OUTPUT_BUFFER_BYTES {
+                output.write_all(&buffer)?;
+                buffer.clear();
+            }
+        }
+        output.write_all(&buffer)?;
+        output.flush()?;
+        Ok(stacks.len() as u64)
+    }
+
+    /// Adds the stacks and counters of `other`, a folder with the same
+    /// options (another thread's), re-interning its frame names. Detailed
+    /// stacks are not merged.
+    pub fn merge(&mut self, other: &Folder) {
+        let ids: Vec<FrameId> = (0..other.frame_names.len())
+            .map(|index| intern(&mut self.frame_names, other.frame_name(FrameId(index as u32))))
+            .collect();
+        let mut stack = Vec::new();
+        for (frames, &count) in &other.stack_counts {
+            stack.clear();
+            stack.extend(frames.iter().map(|id| ids[id.index()]));
+            match self.stack_counts.get_mut(stack.as_slice()) {
+                Some(total) => *total = total.wrapping_add(count),
+                None => {
+                    self.stack_counts.insert(stack.as_slice().into(), count);
+                }
+            }
+        }
+        let counters = &mut self.counters;
+        let others = &other.counters;
+        counters.samples_kept += others.samples_kept;
+        counters.samples_without_frames += others.samples_without_frames;
+        counters.total_count = counters.total_count.wrapping_add(others.total_count);
+        counters.stack_lines_expanded += others.stack_lines_expanded;
+        counters.stack_lines_passed_through += others.stack_lines_passed_through;
+        counters.expanded_frames += others.expanded_frames;
     }
 
     /// The folder's counters as a summary (the reader's fields left empty).

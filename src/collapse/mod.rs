@@ -21,10 +21,7 @@ use std::io::{self, BufRead, Write};
 use crate::sample::{Frame, ModuleKind, Sample, SampleInterner};
 use crate::samples::{EventSelection, PerfScriptSource, ReaderWarnings};
 
-pub use folded::{
-    DetailedFrame, DetailedStack, FoldedLine, FoldedStack, Folder, FrameId, FrameOrigin, PassedThroughKind,
-    RenderedStacks,
-};
+pub use folded::{DetailedFrame, DetailedStack, FoldedStack, Folder, FrameId, FrameOrigin, PassedThroughKind};
 
 /// Options of the collapser, with inferno's meanings and defaults.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -283,9 +280,7 @@ pub fn collapse<R: BufRead, W: Write>(
 ) -> io::Result<CollapseSummary> {
     let mut folder = Folder::new(options);
     let mut summary = fold_samples(input, options, expander, &mut folder)?;
-    let rendered = folder.render();
-    rendered.write_to(output)?;
-    summary.distinct_stacks = rendered.len() as u64;
+    summary.distinct_stacks = folder.write_folded(output)?;
     Ok(summary)
 }
 

@@ -184,8 +184,11 @@ fn collapse_in_chunks<Input: Read, Output: Write, Expander: FrameExpander + Send
     }
     let mut summary = merged_summary(&mut workers);
     summary.event = event;
-    let folders: Vec<&Folder> = workers.iter().map(|worker| &worker.folder).collect();
-    summary.distinct_stacks = write_merged(&folders, output)?;
+    let (first, others) = workers.split_first_mut().expect("one worker at least");
+    for worker in others.iter() {
+        first.folder.merge(&worker.folder);
+    }
+    summary.distinct_stacks = first.folder.write_folded(output)?;
     Ok(ParallelOutcome { summary, expanders: workers.into_iter().map(|worker| worker.expander).collect() })
 }
 
@@ -281,36 +284,6 @@ fn merge_tally(total: &mut WarningTally, chunk: &WarningTally, lines_before: u64
         example.line_number += lines_before;
         total.first_example = Some(example);
     }
-}
-
-/// Writes the stacks of all folders merged by text and sorted, as
-/// [`RenderedStacks::write_to`](super::RenderedStacks::write_to) writes one
-/// folder's; returns the number of lines.
-fn write_merged<Output: Write>(folders: &[&Folder], mut output: Output) -> io::Result<u64> {
-    let rendered: Vec<_> = folders.iter().map(|folder| folder.render()).collect();
-    let mut lines: Vec<(&str, u64)> =
-        rendered.iter().flat_map(|stacks| stacks.iter().map(|line| (line.stack, line.count))).collect();
-    lines.sort_unstable_by(|left, right| left.0.cmp(right.0));
-    lines.dedup_by(|later, earlier| {
-        let same = later.0 == earlier.0;
-        if same {
-            earlier.1 = earlier.1.wrapping_add(later.1);
-        }
-        same
-    });
-    let mut buffer = Vec::with_capacity(64 * 1024 + 1024);
-    for (stack, count) in &lines {
-        buffer.extend_from_slice(stack.as_bytes());
-        // Writing into a Vec cannot fail.
-        let _ = writeln!(buffer, " {count}");
-        if buffer.len() >= 64 * 1024 {
-            output.write_all(&buffer)?;
-            buffer.clear();
-        }
-    }
-    output.write_all(&buffer)?;
-    output.flush()?;
-    Ok(lines.len() as u64)
 }
 
 #[cfg(test)]

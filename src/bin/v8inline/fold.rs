@@ -95,10 +95,8 @@ pub(crate) fn fold_source(args: &FoldArgs, options: CollapseOptions) -> Result<F
     let print_notes = |notes: &[String]| notes.iter().for_each(|note| eprintln!("v8inline: {note}"));
     // The one-threaded sources hand back a folder to render.
     let rendered = |folder: Folder, expander: V8Expander, mut summary: CollapseSummary, input_name: String| {
-        let rendered = folder.render();
-        summary.distinct_stacks = rendered.len() as u64;
         let mut folded = Vec::new();
-        rendered.write_to(&mut folded)?;
+        summary.distinct_stacks = folder.write_folded(&mut folded)?;
         let diagnostics = expander.profiles().diagnostics.clone();
         Ok::<_, Failure>(FoldedSamples { folded, folder, expanders: vec![expander], summary, input_name, diagnostics })
     };
