@@ -19,7 +19,7 @@ use fxhash::FxHashMap;
 use indexmap::IndexSet;
 
 use crate::collapse::{ExpandedFrames, FrameContext, FrameExpander};
-use crate::inline_map::{CodeId, InlineMap, SourceFrame};
+use crate::inline_map::{CodeId, InlineMap, SourceFrame, TimeRange};
 use crate::inline_stack::{FrameFunction, InlineFrame, PositionRule};
 use crate::profile::Profiles;
 use crate::sample::{AddressKind, ModuleKind, SampleTime};
@@ -115,7 +115,33 @@ struct CachedLocation {
     frames: Vec<CachedFrame>,
     /// The inline stack they were named from.
     inline_frames: Vec<InlineFrame>,
+    /// Whether the code object has source positions.
+    has_positions: bool,
 }
+
+/// A raw address looked up before, per process and position rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct AddressKey {
+    process: usize,
+    address: u64,
+    rule: PositionRule,
+    /// Whether the sample had a time.
+    timed: bool,
+}
+
+/// What a raw address resolved to, and for which sample times.
+#[derive(Debug, Clone, Copy)]
+struct AddressHit {
+    /// The location id.
+    location: u32,
+    /// The sample times with the same answer.
+    same_answer: TimeRange,
+    /// Whether the code was loaded only after the sample time.
+    clock_mismatch: bool,
+}
+
+/// At most this many raw addresses are remembered; then the cache starts over.
+const ADDRESS_CACHE_LIMIT: usize = 1 << 20;
 
 /// An expanded code location described for detailed outputs.
 #[derive(Debug, Clone)]
@@ -143,6 +169,8 @@ pub struct V8Expander {
     /// Location id per key; the id indexes `locations`.
     cache: FxHashMap<ExpansionKey, u32>,
     locations: Vec<CachedLocation>,
+    /// Raw addresses resolved before.
+    address_cache: FxHashMap<AddressKey, AddressHit>,
     code_by_index: FxHashMap<(usize, u64), CodeId>,
     /// How many processes `code_by_index` covers.
     indexed_processes: usize,
@@ -158,6 +186,7 @@ impl V8Expander {
             names: IndexSet::default(),
             cache: FxHashMap::default(),
             locations: Vec::new(),
+            address_cache: FxHashMap::default(),
             code_by_index: FxHashMap::default(),
             indexed_processes: 0,
         }
@@ -212,10 +241,11 @@ impl V8Expander {
                 (map.frame_name(key.code, frame.function).into_owned(), inlined)
             })
             .collect();
+        let has_positions = map.log_object(key.code).is_some_and(|object| object.source_info.is_some());
         let frames =
             names.iter().map(|(name, inlined)| CachedFrame { name: self.intern(name), inlined: *inlined }).collect();
         let location = u32::try_from(self.locations.len()).unwrap_or(u32::MAX);
-        self.locations.push(CachedLocation { key, frames, inline_frames });
+        self.locations.push(CachedLocation { key, frames, inline_frames, has_positions });
         self.cache.insert(key, location);
         location
     }
@@ -266,9 +296,14 @@ impl FrameExpander for V8Expander {
             }
             return false;
         };
-        let (code, offset) = match jit_frame {
+        let rule = if self.options.exact_pc && frame.frame.address_kind == AddressKind::InstructionPointer {
+            PositionRule::AtOrBefore
+        } else {
+            PositionRule::StrictlyBefore
+        };
+        let location = match jit_frame {
             JitFrame::Injected { code_index, offset, .. } => match self.code_for_index(process, code_index) {
-                Some(code) => (code, offset),
+                Some(code) => self.cached_location(ExpansionKey { process, code, offset, rule }),
                 None => {
                     self.stats.unresolved_unknown_code_index += 1;
                     return false;
@@ -278,35 +313,47 @@ impl FrameExpander for V8Expander {
                 // perf prints times truncated to its resolution: take the end
                 // of that interval so code loaded within it still counts.
                 let time = frame.sample.time.map(SampleTime::latest);
-                let map = &self.profiles.maps()[process];
-                let Some(found) = map.find(address, time) else {
-                    // `[unknown] ([unknown])` is only JIT code if a jitdump says so.
-                    if module_pid.is_some() {
-                        self.stats.unresolved_unknown_address += 1;
-                    } else {
-                        self.stats.not_jit += 1;
+                let key = AddressKey { process, address, rule, timed: time.is_some() };
+                match self.address_cache.get(&key).filter(|hit| hit.same_answer.contains(time.unwrap_or(0))) {
+                    Some(hit) => {
+                        self.stats.clock_mismatches += u64::from(hit.clock_mismatch);
+                        hit.location
                     }
-                    return false;
-                };
-                self.stats.clock_mismatches += u64::from(!found.time_matched);
-                (found.code, found.offset)
+                    None => {
+                        let map = &self.profiles.maps()[process];
+                        let Some(found) = map.find(address, time) else {
+                            // `[unknown] ([unknown])` is only JIT code if a jitdump says so.
+                            if module_pid.is_some() {
+                                self.stats.unresolved_unknown_address += 1;
+                            } else {
+                                self.stats.not_jit += 1;
+                            }
+                            return false;
+                        };
+                        let clock_mismatch = !found.time_matched;
+                        self.stats.clock_mismatches += u64::from(clock_mismatch);
+                        let location = self.cached_location(ExpansionKey {
+                            process,
+                            code: found.code,
+                            offset: found.offset,
+                            rule,
+                        });
+                        if self.address_cache.len() >= ADDRESS_CACHE_LIMIT {
+                            self.address_cache.clear();
+                        }
+                        let same_answer = found.same_answer;
+                        self.address_cache.insert(key, AddressHit { location, same_answer, clock_mismatch });
+                        location
+                    }
+                }
             }
         };
-        let map = &self.profiles.maps()[process];
-        let has_positions = map.log_object(code).is_some_and(|object| object.source_info.is_some());
-        let rule = if self.options.exact_pc && frame.frame.address_kind == AddressKind::InstructionPointer {
-            PositionRule::AtOrBefore
-        } else {
-            PositionRule::StrictlyBefore
-        };
-        let key = ExpansionKey { process, code, offset, rule };
-        let location = self.cached_location(key);
-        let cached = &self.locations[location as usize].frames;
-        for cached_frame in cached {
+        let cached = &self.locations[location as usize];
+        for cached_frame in &cached.frames {
             frames.push(&self.names[cached_frame.name as usize], cached_frame.inlined);
         }
         frames.set_location(location);
-        match (has_positions, cached.len()) {
+        match (cached.has_positions, cached.frames.len()) {
             (false, _) => self.stats.resolved_without_positions += 1,
             (true, 1) => self.stats.resolved_without_inlining += 1,
             (true, _) => self.stats.expanded += 1,

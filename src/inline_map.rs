@@ -95,6 +95,26 @@ pub struct AddressMatch {
     /// False when a time was given but no object covering the address had
     /// been loaded by then (a clock mismatch): the oldest one was taken.
     pub time_matched: bool,
+    /// The times for which the same address gives the same answer: from
+    /// this object's load to the next load covering the address
+    /// (`u64::MAX` for the newest). Callers cache by it.
+    pub same_answer: TimeRange,
+}
+
+/// Times from `start` up to, not including, `end` (jitdump clock, ns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeRange {
+    /// The first time in the range.
+    pub start: u64,
+    /// The first time after it.
+    pub end: u64,
+}
+
+impl TimeRange {
+    /// Whether `time` lies in the range.
+    pub fn contains(self, time: u64) -> bool {
+        self.start <= time && time < self.end
+    }
 }
 
 /// How V8 formats JS code names in this process's jitdump.
@@ -193,20 +213,31 @@ impl InlineMap {
     /// the newest one loaded at or before `time`; without a time, the newest.
     pub fn find(&self, address: u64, time: Option<u64>) -> Option<AddressMatch> {
         let candidates = self.index.covering(address);
-        let newest = |candidates: &[u32]| candidates.last().copied();
-        let (code, time_matched) = match time {
-            None => (newest(candidates)?, true),
+        let load_time =
+            |index: usize| candidates.get(index).map(|&code| self.codes[code as usize].load_time.unwrap_or(0));
+        // The answer is the newest candidate loaded by `time` (the oldest
+        // when none was): `chosen`, valid until the next one's load.
+        let (chosen, time_matched) = match time {
+            None => (candidates.len().checked_sub(1)?, true),
             Some(time) => {
                 let loaded =
                     candidates.partition_point(|&code| self.codes[code as usize].load_time.unwrap_or(0) <= time);
                 match loaded {
-                    0 => (*candidates.first()?, false),
-                    count => (candidates[count - 1], true),
+                    0 if candidates.is_empty() => return None,
+                    0 => (0, false),
+                    count => (count - 1, true),
                 }
             }
         };
-        let code = CodeId(code);
-        Some(AddressMatch { code, offset: address - self.code(code).address, time_matched })
+        let same_answer = match time {
+            None => TimeRange { start: 0, end: u64::MAX },
+            Some(_) if !time_matched => TimeRange { start: 0, end: load_time(0).unwrap_or(u64::MAX) },
+            Some(_) => {
+                TimeRange { start: load_time(chosen).unwrap_or(0), end: load_time(chosen + 1).unwrap_or(u64::MAX) }
+            }
+        };
+        let code = CodeId(candidates[chosen]);
+        Some(AddressMatch { code, offset: address - self.code(code).address, time_matched, same_answer })
     }
 
     /// The inline stack of `offset` in `code`, innermost first. A code object
