@@ -33,7 +33,7 @@ use linux_perf_data::linux_perf_event_reader::constants::{PERF_CONTEXT_KERNEL, P
 use linux_perf_data::linux_perf_event_reader::{CommOrExecRecord, EventRecord, RawData, SampleRecord};
 use linux_perf_data::{PerfFileReader, PerfFileRecord};
 
-use crate::collapse::{CollapseOptions, CollapseSummary, Folder};
+use crate::collapse::{CollapseOptions, CollapseSummary, ExpandedSample, Folder};
 use crate::expand::{ExpandOptions, ExpansionStats, V8Expander};
 use crate::input::read_file;
 use crate::profile::{ProfileOptions, Profiles};
@@ -376,6 +376,8 @@ struct Folding {
     interner: SampleInterner,
     /// The sample being built.
     sample: Sample,
+    /// Its expansion.
+    expanded: ExpandedSample,
     /// Frames named before (cleared when a mapping changes).
     frames: FxHashMap<FrameKey, Frame>,
     /// Interned thread texts by (pid, tid).
@@ -410,6 +412,7 @@ impl Folding {
             expander: V8Expander::new(profiles, options.expand),
             interner: SampleInterner::new(),
             sample: Sample::default(),
+            expanded: ExpandedSample::new(),
             frames: FxHashMap::default(),
             thread_texts: FxHashMap::default(),
             symbols: SymbolCache::new(),
@@ -560,7 +563,8 @@ impl Folding {
                 }
             }
         }
-        self.folder.add_sample(&sample, &self.interner, &mut self.expander);
+        self.expanded.expand(&sample, &self.interner, &mut self.expander);
+        self.folder.add_sample(&sample, &self.interner, &self.expanded);
         self.sample = sample;
     }
 

@@ -32,7 +32,7 @@
 
 use std::path::Path;
 
-use crate::collapse::{CollapseOptions, CollapseSummary, Folder};
+use crate::collapse::{CollapseOptions, CollapseSummary, ExpandedSample, Folder};
 use crate::expand::{ExpandOptions, ExpansionStats, V8Expander};
 use fxhash::FxHashMap;
 
@@ -121,6 +121,7 @@ pub fn fold_ticks(path: &Path, options: &TickOptions) -> Result<TickReport, Tick
     }
     let mut interner = SampleInterner::new();
     let mut sample = Sample::default();
+    let mut expanded = ExpandedSample::new();
     let mut symbols = SymbolCache::new();
     let mut native = NativeFrameStats::default();
     for tick in &ticks {
@@ -133,7 +134,8 @@ pub fn fold_ticks(path: &Path, options: &TickOptions) -> Result<TickReport, Tick
             interner: &mut interner,
         };
         build_sample(tick, pid, &mut context, &mut sample);
-        folder.add_sample(&sample, &interner, &mut expander);
+        expanded.expand(&sample, &interner, &mut expander);
+        folder.add_sample(&sample, &interner, &expanded);
     }
     let mut summary = folder.summary();
     summary.samples_read = ticks.len() as u64;

@@ -9,7 +9,7 @@ use super::naming::{
     fix_partially_demangled_rust_symbol, push_function_or_module, push_marker_once, push_root_frame, tidy_generic,
     tidy_java,
 };
-use super::{CollapseOptions, CollapseSummary, ExpandedFrames, FrameContext, FrameExpander};
+use super::{CollapseOptions, CollapseSummary, ExpandedFrames, ExpandedSample, FrameContext};
 use crate::sample::{ModuleId, Sample, SampleInterner, StringId};
 
 /// The size of the buffer output is written through.
@@ -151,8 +151,6 @@ pub struct Folder {
     location_name_frames: Vec<FrameId>,
     /// The frame name being built.
     name: String,
-    /// The frames an expander returns.
-    expanded: ExpandedFrames,
     /// Counters.
     counters: FolderCounters,
     /// Detailed stacks, when recorded (see [`Folder::record_details`]).
@@ -230,7 +228,6 @@ impl Folder {
             location_names: Vec::new(),
             location_name_frames: Vec::new(),
             name: String::with_capacity(256),
-            expanded: ExpandedFrames::new(),
             counters: FolderCounters::default(),
             details: None,
         }
@@ -269,7 +266,7 @@ impl Folder {
     /// weight (period or 1). A sample left without frames is not counted.
     /// The sample's ids are those of `interner`, which must be the same for
     /// every sample of one folder.
-    pub fn add_sample(&mut self, sample: &Sample, interner: &SampleInterner, expander: &mut dyn FrameExpander) {
+    pub fn add_sample(&mut self, sample: &Sample, interner: &SampleInterner, expanded: &ExpandedSample) {
         let comm = interner.string_or_empty(sample.comm);
         let is_java = comm.starts_with("java");
         self.stack.clear();
@@ -279,12 +276,11 @@ impl Folder {
         let mut cut = false;
         for (index, frame) in sample.frames.iter().enumerate() {
             let context = FrameContext { sample, frame, index, interner };
-            self.expanded.clear();
             let previous_length = self.stack.len();
-            cut = if expander.expand(&context, &mut self.expanded) {
+            cut = if let Some(replacement) = expanded.replacement(index) {
                 self.counters.stack_lines_expanded += 1;
-                let cut = self.push_expanded_frames(&context, is_java);
-                let location = self.expanded.location();
+                let cut = self.push_expanded_frames(&context, replacement, is_java);
+                let location = replacement.location();
                 self.record_origins(previous_length, |index| match location {
                     Some(location) => {
                         FrameOrigin::Expanded { location, inline_depth: u16::try_from(index).unwrap_or(u16::MAX) }
@@ -435,10 +431,15 @@ impl Folder {
 
     /// Pushes the frames an expander produced for a frame. Returns whether
     /// `skip_after` cuts the stack here.
-    fn push_expanded_frames(&mut self, context: &FrameContext<'_>, is_java: bool) -> bool {
+    fn push_expanded_frames(
+        &mut self,
+        context: &FrameContext<'_>,
+        replacement: &ExpandedFrames,
+        is_java: bool,
+    ) -> bool {
         // A location's frames are named the same every time (without
         // skip_after, which also looks at the line): reuse them.
-        let location = self.expanded.location().filter(|_| self.skip_after.is_empty());
+        let location = replacement.location().filter(|_| self.skip_after.is_empty());
         if let Some(location) = location
             && let Some(Some(named)) = self.location_names.get(location as usize)
             && named.is_java == is_java
@@ -449,7 +450,7 @@ impl Folder {
             return false;
         }
         let stack_length = self.stack.len();
-        let cut = self.name_expanded_frames(context, is_java);
+        let cut = self.name_expanded_frames(context, replacement, is_java);
         if let Some(location) = location {
             let frames_start = self.location_name_frames.len() as u32;
             self.location_name_frames.extend_from_slice(&self.stack[stack_length..]);
@@ -465,9 +466,14 @@ impl Folder {
 
     /// Names the frames an expander produced and pushes them. Returns whether
     /// `skip_after` cuts the stack here.
-    fn name_expanded_frames(&mut self, context: &FrameContext<'_>, is_java: bool) -> bool {
+    fn name_expanded_frames(
+        &mut self,
+        context: &FrameContext<'_>,
+        replacement: &ExpandedFrames,
+        is_java: bool,
+    ) -> bool {
         let mut cut = false;
-        for frame in self.expanded.iter() {
+        for frame in replacement.iter() {
             self.counters.expanded_frames += 1;
             self.name.clear();
             self.name.push_str(frame.name);

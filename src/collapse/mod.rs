@@ -206,6 +206,48 @@ impl ExpandedFrames {
     }
 }
 
+/// What an expander made of each frame of one sample: the stage between
+/// sources and sinks. Reused from sample to sample (no allocation once its
+/// buffers have grown).
+#[derive(Debug, Clone, Default)]
+pub struct ExpandedSample {
+    /// Per frame of the sample, the frames that replace it.
+    replacements: Vec<ExpandedFrames>,
+    /// Per frame of the sample, whether it is replaced.
+    replaced: Vec<bool>,
+    /// The number of frames of the sample.
+    frame_count: usize,
+}
+
+impl ExpandedSample {
+    /// An empty expansion.
+    pub fn new() -> ExpandedSample {
+        ExpandedSample::default()
+    }
+
+    /// Asks `expander` about every frame of `sample`, leaf first.
+    pub fn expand(&mut self, sample: &Sample, interner: &SampleInterner, expander: &mut dyn FrameExpander) {
+        let frame_count = sample.frames.len();
+        if self.replacements.len() < frame_count {
+            self.replacements.resize_with(frame_count, ExpandedFrames::new);
+            self.replaced.resize(frame_count, false);
+        }
+        self.frame_count = frame_count;
+        for (index, frame) in sample.frames.iter().enumerate() {
+            let frames = &mut self.replacements[index];
+            frames.clear();
+            let context = FrameContext { sample, frame, index, interner };
+            self.replaced[index] = expander.expand(&context, frames);
+        }
+    }
+
+    /// The frames that replace frame `index` of the sample (innermost first,
+    /// possibly none), or `None` when it passes through as it is.
+    pub fn replacement(&self, index: usize) -> Option<&ExpandedFrames> {
+        (index < self.frame_count && self.replaced[index]).then(|| &self.replacements[index])
+    }
+}
+
 /// Replaces stack lines by the frames they stand for (e.g. a V8 code object
 /// by the JavaScript functions inlined into it).
 pub trait FrameExpander {
@@ -297,8 +339,10 @@ pub fn fold_samples<R: BufRead>(
     let mut reader = PerfScriptSource::new(input, options.event_selection());
     let mut interner = SampleInterner::new();
     let mut sample = Sample::default();
+    let mut expanded = ExpandedSample::new();
     while reader.next_sample(&mut interner, &mut sample)? {
-        folder.add_sample(&sample, &interner, expander);
+        expanded.expand(&sample, &interner, expander);
+        folder.add_sample(&sample, &interner, &expanded);
     }
     let mut summary = folder.summary();
     let statistics = reader.statistics();

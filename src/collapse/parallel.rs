@@ -16,7 +16,7 @@ use std::io::{self, Read, Write};
 use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, Sender, channel, sync_channel};
 
-use super::{CollapseOptions, CollapseSummary, Folder, FrameExpander};
+use super::{CollapseOptions, CollapseSummary, ExpandedSample, Folder, FrameExpander};
 use crate::sample::{Sample, SampleInterner};
 use crate::samples::{EventSelection, PerfScriptSource, ReaderStatistics, ReaderWarnings, WarningTally};
 
@@ -58,6 +58,8 @@ struct Worker<Expander> {
     interner: SampleInterner,
     /// The sample being folded.
     sample: Sample,
+    /// Its expansion.
+    expanded: ExpandedSample,
     expander: Expander,
     reports: Vec<ChunkReport>,
 }
@@ -66,7 +68,8 @@ impl<Expander: FrameExpander> Worker<Expander> {
     fn fold(&mut self, chunk: &Chunk, selection: &EventSelection) -> io::Result<Option<String>> {
         let mut reader = PerfScriptSource::new(chunk.bytes.as_slice(), selection.clone());
         while reader.next_sample(&mut self.interner, &mut self.sample)? {
-            self.folder.add_sample(&self.sample, &self.interner, &mut self.expander);
+            self.expanded.expand(&self.sample, &self.interner, &mut self.expander);
+            self.folder.add_sample(&self.sample, &self.interner, &self.expanded);
         }
         self.reports.push(ChunkReport {
             index: chunk.index,
@@ -157,6 +160,7 @@ fn collapse_in_chunks<Input: Read, Output: Write, Expander: FrameExpander + Send
             folder: Folder::new(options),
             interner: SampleInterner::new(),
             sample: Sample::default(),
+            expanded: ExpandedSample::new(),
             expander,
             reports: Vec::new(),
         })
