@@ -21,12 +21,12 @@
 //! Differences from `perf script` output: perf also reads `/tmp/perf-PID.map`
 //! files and `~/.debug` copies of binaries, which this reader does not; a
 //! file whose build id differs from the one perf recorded is not symbolized
-//! (its frames are named by the file, and a note says so); kernel module
+//! (its frames are named by the file, and a warning says so); kernel module
 //! functions are reported under `[kernel.kallsyms]`.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Seek};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use fxhash::{FxHashMap, FxHashSet};
 use linux_perf_data::linux_perf_event_reader::constants::PERF_CONTEXT_MAX;
@@ -34,8 +34,9 @@ use linux_perf_data::linux_perf_event_reader::{CommOrExecRecord, EventRecord, Ra
 use linux_perf_data::{PerfFileReader, PerfFileRecord};
 
 use crate::collapse::{CollapseOptions, CollapseSummary, Folder};
+use crate::diagnostics::{Diagnostics, WarningKind};
 use crate::expand::{ExpandOptions, ExpansionStats, V8Expander};
-use crate::input::read_file;
+use crate::input::read_file_allowing_cut;
 use crate::profile::{ProfileOptions, Profiles};
 use crate::samples::{SampleBuilder, SampleTime};
 use crate::symbols::{MappedFile, SymbolCache};
@@ -72,8 +73,12 @@ pub struct PerfDataReport {
     pub summary: CollapseSummary,
     /// What happened to JIT frames.
     pub expansion: ExpansionStats,
-    /// Messages for the user.
+    /// Messages for the user that are not about damaged inputs.
     pub notes: Vec<String>,
+    /// What was wrong with the inputs: the perf.data's own damage, native
+    /// files and kernel symbols that could not name frames, and the code logs'
+    /// and jitdumps' warnings.
+    pub diagnostics: Diagnostics,
 }
 
 /// A perf.data that cannot be read at all.
@@ -98,11 +103,14 @@ pub fn fold_perf_data(path: &Path, options: &PerfDataOptions) -> Result<PerfData
     let profiles = Profiles::load(profile_options).map_err(|problem| error(problem.to_string()))?;
     let mut folding = Folding::new(options, profiles);
     if path.extension().is_some_and(|extension| extension == "gz") {
-        let bytes = read_file(path).map_err(|problem| error(problem.source.to_string()))?;
-        folding.read(std::io::Cursor::new(bytes)).map_err(error)?;
+        let (bytes, cut_short) = read_file_allowing_cut(path).map_err(|problem| error(problem.source.to_string()))?;
+        if cut_short {
+            folding.diagnostics.add_compressed_cut(path, &format!("{} decompressed bytes", bytes.len()));
+        }
+        folding.read(std::io::Cursor::new(bytes), path).map_err(error)?;
     } else {
         let file = std::fs::File::open(path).map_err(|problem| error(problem.to_string()))?;
-        folding.read(std::io::BufReader::with_capacity(1 << 20, file)).map_err(error)?;
+        folding.read(std::io::BufReader::with_capacity(1 << 20, file), path).map_err(error)?;
     }
     Ok(folding.finish())
 }
@@ -234,6 +242,11 @@ fn read_at<R: Read + Seek>(input: &mut R, offset: u64, length: u64, file_length:
     Ok(bytes)
 }
 
+/// Lowercase hex, as perf prints build ids.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
 /// The memory mappings of one process, by start address, not overlapping.
 #[derive(Debug, Clone, Default)]
 struct AddressSpace {
@@ -287,9 +300,10 @@ struct KernelSymbols {
 }
 
 impl KernelSymbols {
-    /// Reads `/proc/kallsyms`; empty when unreadable or hidden (all zeros).
-    fn load() -> KernelSymbols {
-        let Ok(text) = std::fs::read_to_string("/proc/kallsyms") else { return KernelSymbols::default() };
+    /// Reads `/proc/kallsyms`; why not when it is unreadable or hidden (all
+    /// zeros).
+    fn load() -> Result<KernelSymbols, String> {
+        let text = std::fs::read_to_string(KALLSYMS).map_err(|error| format!("{KALLSYMS}: {error}"))?;
         let mut symbols: Vec<(u64, Box<str>)> = text
             .lines()
             .filter_map(|line| {
@@ -300,8 +314,13 @@ impl KernelSymbols {
                 (address != 0 && matches!(kind, "t" | "T" | "w" | "W")).then(|| (address, name.into()))
             })
             .collect();
+        if symbols.is_empty() {
+            return Err(format!(
+                "{KALLSYMS}: expected function symbols with their addresses, found none (addresses hidden: kernel.kptr_restrict)"
+            ));
+        }
         symbols.sort_by_key(|(address, _)| *address);
-        KernelSymbols { symbols }
+        Ok(KernelSymbols { symbols })
     }
 
     /// The function at `address` and the offset into it.
@@ -314,6 +333,12 @@ impl KernelSymbols {
 
 /// The name perf gives the kernel in build ids and frames.
 const KERNEL_DSO: &str = "[kernel.kallsyms]";
+
+/// The running kernel's symbols.
+const KALLSYMS: &str = "/proc/kallsyms";
+
+/// The running kernel's notes, with its build id.
+const KERNEL_NOTES: &str = "/sys/kernel/notes";
 
 /// The `NT_GNU_BUILD_ID` note in an ELF note section's bytes (native byte
 /// order, as `/sys/kernel/notes`): `namesz, descsz, type`, then the name and
@@ -359,7 +384,10 @@ struct Folding {
     selected_event: Option<String>,
     samples_read: u64,
     samples_filtered_out: u64,
-    notes: Vec<String>,
+    /// What was wrong with the perf.data and the files it names.
+    diagnostics: Diagnostics,
+    /// The perf.data, for warnings.
+    path: PathBuf,
     /// Reused symbol text.
     symbol_text: String,
 }
@@ -384,13 +412,15 @@ impl Folding {
             selected_event: options.collapse.event_filter.clone(),
             samples_read: 0,
             samples_filtered_out: 0,
-            notes: Vec::new(),
+            diagnostics: Diagnostics::new(),
+            path: PathBuf::new(),
             symbol_text: String::new(),
         }
     }
 
-    /// Reads every record of the file.
-    fn read<R: Read + Seek>(&mut self, mut input: R) -> Result<(), String> {
+    /// Reads every record of the file at `path`, warning about damage.
+    fn read<R: Read + Seek>(&mut self, mut input: R, path: &Path) -> Result<(), String> {
+        self.path = path.to_owned();
         check_header(&mut input)?;
         let PerfFileReader { mut perf_file, mut record_iter } =
             PerfFileReader::parse_file(input).map_err(|error| error.to_string())?;
@@ -403,19 +433,32 @@ impl Folding {
         let event_names: Vec<String> =
             perf_file.event_attributes().iter().map(|attribute| attribute.name().unwrap_or("").to_string()).collect();
         let mut bad_records = 0u64;
+        let mut first_error = String::new();
         loop {
             let record = match record_iter.next_record(&mut perf_file) {
                 Ok(Some(record)) => record,
                 Ok(None) => break,
                 Err(error) => {
-                    self.notes.push(format!("stopped reading at a broken record: {error}"));
+                    self.diagnostics.warn(WarningKind::PerfDataBrokenRecord, || {
+                        format!("{}: expected a whole record, {error}", path.display())
+                    });
                     break;
                 }
             };
             let PerfFileRecord::EventRecord { attr_index, record } = record else { continue };
-            let Ok(parsed) = record.parse() else {
-                bad_records += 1;
-                continue;
+            let parsed = match record.parse() {
+                Ok(parsed) => parsed,
+                Err(error) => {
+                    bad_records += 1;
+                    if bad_records == 1 {
+                        first_error = format!(
+                            "{}: {:?} record: expected the fields its event's sample format declares, {error}",
+                            path.display(),
+                            record.record_type
+                        );
+                    }
+                    continue;
+                }
             };
             match parsed {
                 EventRecord::Sample(sample) => {
@@ -442,9 +485,7 @@ impl Folding {
                 _ => {}
             }
         }
-        if bad_records > 0 {
-            self.notes.push(format!("skipped {bad_records} records that could not be parsed"));
-        }
+        self.diagnostics.add(WarningKind::PerfDataUnparsableRecord, bad_records, [first_error]);
         Ok(())
     }
 
@@ -548,22 +589,24 @@ impl Folding {
     /// (its build id differs from `/sys/kernel/notes`).
     fn load_kernel_symbols(&mut self) -> KernelSymbols {
         let recorded = self.recorded_build_ids.get(KERNEL_DSO);
-        let running = std::fs::read("/sys/kernel/notes").ok().and_then(|notes| gnu_build_id(&notes));
+        let running = std::fs::read(KERNEL_NOTES).ok().and_then(|notes| gnu_build_id(&notes));
         if let (Some(recorded), Some(running)) = (recorded, running)
             && !recorded.starts_with(&running)
         {
-            self.notes.push(format!(
-                "{KERNEL_DSO}: the recording is of another kernel (build id differs): kernel frames are not symbolized"
-            ));
+            self.diagnostics.warn(WarningKind::OtherKernel, || {
+                format!(
+                    "{}: {KERNEL_DSO}: build id {} in the recording, {} running ({KERNEL_NOTES})",
+                    self.path.display(),
+                    hex(&recorded[..running.len().min(recorded.len())]),
+                    hex(&running)
+                )
+            });
             return KernelSymbols::default();
         }
-        let symbols = KernelSymbols::load();
-        if symbols.symbols.is_empty() {
-            self.notes.push(format!(
-                "{KERNEL_DSO}: no kernel symbols (/proc/kallsyms unreadable or hidden): kernel frames are not symbolized"
-            ));
-        }
-        symbols
+        KernelSymbols::load().unwrap_or_else(|problem| {
+            self.diagnostics.warn(WarningKind::NoKernelSymbols, || format!("{KERNEL_DSO}: {problem}"));
+            KernelSymbols::default()
+        })
     }
 
     /// Whether the file on disk is the one perf saw (when perf recorded its
@@ -578,9 +621,13 @@ impl Folding {
             if let (Some(recorded), Some(on_disk)) = (recorded, on_disk) {
                 // perf pads build ids to 20 bytes.
                 if !recorded.starts_with(&on_disk) {
-                    self.notes.push(format!(
-                        "{path}: build id differs from the one perf recorded: its frames are not symbolized"
-                    ));
+                    self.diagnostics.warn(WarningKind::BuildIdMismatch, || {
+                        format!(
+                            "{path}: build id {} in the recording, {} on disk",
+                            hex(&recorded[..on_disk.len().min(recorded.len())]),
+                            hex(&on_disk)
+                        )
+                    });
                     self.mismatched_files.insert(path.into());
                     return false;
                 }
@@ -594,10 +641,18 @@ impl Folding {
         summary.samples_read = self.samples_read;
         summary.samples_filtered_out = self.samples_filtered_out;
         summary.event = self.selected_event.clone();
-        self.notes.extend(self.symbols.notes.iter().cloned());
-        self.notes.extend(self.expander.profiles().notes.iter().cloned());
+        self.diagnostics.merge(&self.symbols.diagnostics);
+        self.diagnostics.merge(&self.expander.profiles().diagnostics);
+        let notes = self.expander.profiles().notes.clone();
         let expansion = self.expander.stats.clone();
-        PerfDataReport { folder: self.folder, expander: self.expander, summary, expansion, notes: self.notes }
+        PerfDataReport {
+            folder: self.folder,
+            expander: self.expander,
+            summary,
+            expansion,
+            notes,
+            diagnostics: self.diagnostics,
+        }
     }
 }
 
