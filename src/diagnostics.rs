@@ -59,6 +59,21 @@ pub enum WarningKind {
     PerfScriptEventLine,
     /// Perf-script lines inside a sample that are not stack lines.
     PerfScriptStackLine,
+    /// perf.data files whose data section goes past the end of the file.
+    PerfDataCutShort,
+    /// perf.data files with a record the reader could not frame (reading
+    /// stopped there).
+    PerfDataBrokenRecord,
+    /// perf.data records whose body does not hold what their type requires.
+    PerfDataUnparsableRecord,
+    /// Native files whose function symbols could not be read.
+    NoSymbols,
+    /// Native files that changed since perf recorded them.
+    BuildIdMismatch,
+    /// perf.data files recorded on another kernel than the running one.
+    OtherKernel,
+    /// Kernel frames with no kernel symbols to name them.
+    NoKernelSymbols,
 }
 
 impl WarningKind {
@@ -82,6 +97,23 @@ impl WarningKind {
             WarningKind::PerfScriptEventLine => "perf-script line(s) skipped: not an event line `comm pid ...:`",
             WarningKind::PerfScriptStackLine => {
                 "perf-script line(s) skipped: not a stack line `address symbol (module)`"
+            }
+            WarningKind::PerfDataCutShort => "perf.data file(s) cut short: the whole records before the cut were used",
+            WarningKind::PerfDataBrokenRecord => "perf.data file(s) with a broken record: reading stopped there",
+            WarningKind::PerfDataUnparsableRecord => {
+                "perf.data record(s) skipped: body not as the record type requires"
+            }
+            WarningKind::NoSymbols => {
+                "native file(s) with no symbols (missing, unreadable or not ELF): their frames are not symbolized"
+            }
+            WarningKind::BuildIdMismatch => {
+                "native file(s) whose build id differs from the one perf recorded: their frames are not symbolized"
+            }
+            WarningKind::OtherKernel => {
+                "recording(s) of another kernel (build id differs): kernel frames are not symbolized"
+            }
+            WarningKind::NoKernelSymbols => {
+                "no kernel symbols (/proc/kallsyms unreadable or hidden): kernel frames are not symbolized"
             }
         }
     }

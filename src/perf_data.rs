@@ -21,21 +21,29 @@
 //! Differences from `perf script` output: perf also reads `/tmp/perf-PID.map`
 //! files and `~/.debug` copies of binaries, which this reader does not; a
 //! file whose build id differs from the one perf recorded is not symbolized
-//! (its frames are named by the file, and a note says so); kernel module
+//! (its frames are named by the file, and a warning says so); kernel module
 //! functions are reported under `[kernel.kallsyms]`.
+//!
+//! A damaged perf.data is read as far as it goes: a file cut short up to its
+//! last whole record, a record that does not parse is skipped, a record the
+//! reader cannot frame ends the reading; each is a warning in
+//! [`PerfDataReport::diagnostics`] naming the byte offset.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::io::{Read, Seek};
-use std::path::Path;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use fxhash::{FxHashMap, FxHashSet};
 use linux_perf_data::linux_perf_event_reader::constants::{PERF_CONTEXT_KERNEL, PERF_CONTEXT_MAX, PERF_CONTEXT_USER};
-use linux_perf_data::linux_perf_event_reader::{CommOrExecRecord, EventRecord, RawData, SampleRecord};
-use linux_perf_data::{PerfFileReader, PerfFileRecord};
+use linux_perf_data::linux_perf_event_reader::{CommOrExecRecord, EventRecord, RawData, RecordType, SampleRecord};
+use linux_perf_data::{PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
 
 use crate::collapse::{CollapseOptions, CollapseSummary, ExpandedSample, Folder};
+use crate::diagnostics::{Diagnostics, EXAMPLES_PER_KIND, WarningKind};
 use crate::expand::{ExpandOptions, ExpansionStats, V8Expander};
-use crate::input::read_file;
+use crate::input::read_file_allowing_cut;
 use crate::profile::{ProfileOptions, Profiles};
 use crate::sample::{
     AddressKind, Frame, KERNEL_ADDRESS_START, ModuleId, ModuleKind, Sample, SampleInterner, SampleTime, StringId,
@@ -102,8 +110,12 @@ pub struct PerfDataReport {
     pub summary: CollapseSummary,
     /// What happened to JIT frames.
     pub expansion: ExpansionStats,
-    /// Messages for the user.
+    /// Messages for the user that are not about damaged inputs.
     pub notes: Vec<String>,
+    /// What was wrong with the inputs: the perf.data's own damage, native
+    /// files and kernel symbols that could not name frames, and the code logs'
+    /// and jitdumps' warnings.
+    pub diagnostics: Diagnostics,
 }
 
 /// A perf.data that cannot be read at all.
@@ -128,11 +140,14 @@ pub fn fold_perf_data(path: &Path, options: &PerfDataOptions) -> Result<PerfData
     let profiles = Profiles::load(profile_options).map_err(|problem| error(problem.to_string()))?;
     let mut folding = Folding::new(options, profiles);
     if path.extension().is_some_and(|extension| extension == "gz") {
-        let bytes = read_file(path).map_err(|problem| error(problem.source.to_string()))?;
-        folding.read(std::io::Cursor::new(bytes)).map_err(error)?;
+        let (bytes, cut_short) = read_file_allowing_cut(path).map_err(|problem| error(problem.source.to_string()))?;
+        if cut_short {
+            folding.diagnostics.add_compressed_cut(path, &format!("{} decompressed bytes", bytes.len()));
+        }
+        folding.read(std::io::Cursor::new(bytes), path).map_err(error)?;
     } else {
         let file = std::fs::File::open(path).map_err(|problem| error(problem.to_string()))?;
-        folding.read(std::io::BufReader::with_capacity(1 << 20, file)).map_err(error)?;
+        folding.read(std::io::BufReader::with_capacity(1 << 20, file), path).map_err(error)?;
     }
     Ok(folding.finish())
 }
@@ -145,18 +160,56 @@ const FILE_HEADER_SIZE: u64 = 104;
 /// `struct perf_file_section`: offset and size.
 const SECTION_SIZE: u64 = 16;
 
+/// What [`check_header`] read of a perf.data's header.
+#[derive(Debug, Clone)]
+struct FileHeader {
+    /// The header's bytes (`struct perf_file_header`).
+    bytes: Vec<u8>,
+    little_endian: bool,
+    /// The data section, as the header declares it.
+    data: FileSection,
+    /// The file's length.
+    file_length: u64,
+}
+
+impl FileHeader {
+    /// Whether the data section goes past the end of the file: the file was
+    /// cut short (the feature sections after it are lost).
+    fn is_cut(&self) -> bool {
+        self.data.offset.checked_add(self.data.size).is_none_or(|end| end > self.file_length)
+    }
+
+    /// Where the data section ends, or the file if sooner.
+    fn data_end(&self) -> u64 {
+        self.data.offset.saturating_add(self.data.size).min(self.file_length)
+    }
+
+    /// The header with the data section ending at `data_end` and no feature
+    /// sections: what `linux-perf-data` reads of a cut file.
+    fn cut_at(&self, data_end: u64) -> Vec<u8> {
+        let mut bytes = self.bytes.clone();
+        let size = data_end.saturating_sub(self.data.offset);
+        let size = if self.little_endian { size.to_le_bytes() } else { size.to_be_bytes() };
+        bytes[48..56].copy_from_slice(&size);
+        bytes[72..104].fill(0);
+        bytes
+    }
+}
+
 /// Checks that every size in the header and section tables of a perf.data
 /// stays inside the file, before `linux-perf-data` allocates buffers of those
 /// sizes (a damaged size would abort the process for lack of memory).
 /// Mirrors `struct perf_file_header` and `perf_header__read_build_ids`'s
-/// neighbours in the kernel's `tools/perf/util/header.c`.
-fn check_header<R: Read + Seek>(input: &mut R) -> Result<(), String> {
+/// neighbours in the kernel's `tools/perf/util/header.c`. A data section
+/// past the end of the file is a cut file, not an error (the feature sections
+/// after it are then not checked: they are lost). `None`: not perf's format.
+fn check_header<R: Read + Seek>(input: &mut R) -> Result<Option<FileHeader>, String> {
     let file_length = input.seek(std::io::SeekFrom::End(0)).map_err(|error| error.to_string())?;
     let header = read_at(input, 0, FILE_HEADER_SIZE, file_length)?;
     let little_endian = match &header[..8] {
         b"PERFILE2" => true,
         b"2ELIFREP" => false,
-        _ => return Ok(()), // not perf's format: the reader says so
+        _ => return Ok(None), // not perf's format: the reader says so
     };
     let word = |bytes: &[u8], offset: usize| -> u64 {
         let mut value = [0; 8];
@@ -171,7 +224,8 @@ fn check_header<R: Read + Seek>(input: &mut R) -> Result<(), String> {
         return Err(format!("byte offset 16: implausible attribute size {attribute_size}"));
     }
     let data = section(&header, 40);
-    for (name, field_offset) in [("attrs", 24), ("data", 40), ("event_types", 56)] {
+    let file_header = FileHeader { bytes: header.clone(), little_endian, data, file_length };
+    for (name, field_offset) in [("attrs", 24), ("event_types", 56)] {
         section(&header, field_offset).check(name, file_length)?;
     }
     let event_types = section(&header, 56);
@@ -182,6 +236,10 @@ fn check_header<R: Read + Seek>(input: &mut R) -> Result<(), String> {
         for entry in entries.chunks_exact(entry_size) {
             section(entry, entry_size - SECTION_SIZE as usize).check("event ids", file_length)?;
         }
+    }
+    if file_header.is_cut() {
+        input.seek(std::io::SeekFrom::Start(0)).map_err(|error| error.to_string())?;
+        return Ok(Some(file_header));
     }
     let features: Vec<usize> = (0..256)
         .filter(|&bit| {
@@ -201,7 +259,7 @@ fn check_header<R: Read + Seek>(input: &mut R) -> Result<(), String> {
         }
     }
     input.seek(std::io::SeekFrom::Start(0)).map_err(|error| error.to_string())?;
-    Ok(())
+    Ok(Some(file_header))
 }
 
 /// A `perf_file_section`.
@@ -264,6 +322,146 @@ fn read_at<R: Read + Seek>(input: &mut R, offset: u64, length: u64, file_length:
     Ok(bytes)
 }
 
+/// A reader of the records of `input` from its start, its first bytes
+/// replaced by `header` (see [`SharedInput`]).
+fn open_records<R: Read + Seek>(
+    input: &Rc<RefCell<R>>,
+    header: Option<Vec<u8>>,
+) -> Result<(PerfFile, PerfRecordIter<SharedInput<R>>), String> {
+    input.borrow_mut().seek(SeekFrom::Start(0)).map_err(|error| error.to_string())?;
+    let shared = SharedInput { inner: Rc::clone(input), header, position: 0 };
+    let PerfFileReader { perf_file, record_iter } =
+        PerfFileReader::parse_file(shared).map_err(|error| error.to_string())?;
+    Ok((perf_file, record_iter))
+}
+
+/// `struct perf_event_header`: type, misc, size.
+const RECORD_HEADER_SIZE: u64 = 8;
+
+/// Walks the records of the data section from byte `start` to `end`, in
+/// file order, calling `visit(offset, type, body)` for each whole one until
+/// it returns `false`. Returns where the walk stopped: the end of the data, or
+/// the first record that is smaller than its header or reaches past `end`
+/// (where a cut or a damaged size breaks the chain of records).
+fn walk_records<R: Read + Seek>(
+    input: &mut R,
+    start: u64,
+    end: u64,
+    little_endian: bool,
+    mut visit: impl FnMut(u64, u32, &[u8]) -> bool,
+) -> std::io::Result<u64> {
+    input.seek(SeekFrom::Start(start))?;
+    let mut offset = start;
+    let mut body = Vec::new();
+    while offset.saturating_add(RECORD_HEADER_SIZE) <= end {
+        let mut header = [0; RECORD_HEADER_SIZE as usize];
+        input.read_exact(&mut header)?;
+        let (record_type, size) = if little_endian {
+            (
+                u32::from_le_bytes([header[0], header[1], header[2], header[3]]),
+                u16::from_le_bytes([header[6], header[7]]),
+            )
+        } else {
+            (
+                u32::from_be_bytes([header[0], header[1], header[2], header[3]]),
+                u16::from_be_bytes([header[6], header[7]]),
+            )
+        };
+        let size = u64::from(size);
+        if size < RECORD_HEADER_SIZE || offset + size > end {
+            break;
+        }
+        body.resize((size - RECORD_HEADER_SIZE) as usize, 0);
+        input.read_exact(&mut body)?;
+        let go_on = visit(offset, record_type, &body);
+        offset += size;
+        if !go_on {
+            break;
+        }
+    }
+    Ok(offset)
+}
+
+/// Where the records of the data section stop being whole before `end`:
+/// the first one smaller than its header or reaching past `end`, else `end`.
+fn whole_records_end<R: Read + Seek>(input: &mut R, header: &FileHeader, end: u64) -> std::io::Result<u64> {
+    walk_records(input, header.data.offset, end, header.little_endian, |_, _, _| true)
+}
+
+/// The perf.data as `linux-perf-data` reads it: shared with [`Folding::read`],
+/// which locates the records the crate could not parse afterwards, and with
+/// the first bytes replaced (the header of a cut file, see
+/// [`FileHeader::cut_at`]).
+struct SharedInput<R> {
+    inner: Rc<RefCell<R>>,
+    /// What the first bytes of the file read as instead.
+    header: Option<Vec<u8>>,
+    /// Where the next read starts.
+    position: u64,
+}
+
+impl<R: Read> Read for SharedInput<R> {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        let count = self.inner.borrow_mut().read(buffer)?;
+        if let Some(header) = &self.header
+            && let Some(replaced) = header.get(self.position as usize..)
+        {
+            let overlap = count.min(replaced.len());
+            buffer[..overlap].copy_from_slice(&replaced[..overlap]);
+        }
+        self.position += count as u64;
+        Ok(count)
+    }
+}
+
+impl<R: Seek> Seek for SharedInput<R> {
+    fn seek(&mut self, position: SeekFrom) -> std::io::Result<u64> {
+        self.position = self.inner.borrow_mut().seek(position)?;
+        Ok(self.position)
+    }
+}
+
+/// A record `linux-perf-data` framed but could not parse, kept to be located
+/// in the file for the warning.
+struct UnparsableRecord {
+    record_type: u32,
+    body: Vec<u8>,
+    error: String,
+}
+
+/// The byte offsets of `records` in the data section: the first record of
+/// the same type and body not yet taken (`None` where none is, e.g. inside a
+/// compressed record).
+fn locate_records<R: Read + Seek>(
+    input: &mut R,
+    header: &FileHeader,
+    records: &[UnparsableRecord],
+) -> Vec<Option<u64>> {
+    let mut offsets = vec![None; records.len()];
+    let _ = walk_records(
+        input,
+        header.data.offset,
+        header.data_end(),
+        header.little_endian,
+        |offset, record_type, body| {
+            let wanted = records
+                .iter()
+                .zip(&mut offsets)
+                .find(|(record, found)| found.is_none() && record.record_type == record_type && record.body == body);
+            if let Some((_, found)) = wanted {
+                *found = Some(offset);
+            }
+            offsets.iter().any(Option::is_none)
+        },
+    );
+    offsets
+}
+
+/// Lowercase hex, as perf prints build ids.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
 /// The memory mappings of one process, by start address, not overlapping.
 #[derive(Debug, Clone, Default)]
 struct AddressSpace {
@@ -317,9 +515,10 @@ struct KernelSymbols {
 }
 
 impl KernelSymbols {
-    /// Reads `/proc/kallsyms`; empty when unreadable or hidden (all zeros).
-    fn load() -> KernelSymbols {
-        let Ok(text) = std::fs::read_to_string("/proc/kallsyms") else { return KernelSymbols::default() };
+    /// Reads `/proc/kallsyms`; why not when it is unreadable or hidden (all
+    /// zeros).
+    fn load() -> Result<KernelSymbols, String> {
+        let text = std::fs::read_to_string(KALLSYMS).map_err(|error| format!("{KALLSYMS}: {error}"))?;
         let mut symbols: Vec<(u64, Box<str>)> = text
             .lines()
             .filter_map(|line| {
@@ -330,8 +529,13 @@ impl KernelSymbols {
                 (address != 0 && matches!(kind, "t" | "T" | "w" | "W")).then(|| (address, name.into()))
             })
             .collect();
+        if symbols.is_empty() {
+            return Err(format!(
+                "{KALLSYMS}: expected function symbols with their addresses, found none (addresses hidden: kernel.kptr_restrict)"
+            ));
+        }
         symbols.sort_by_key(|(address, _)| *address);
-        KernelSymbols { symbols }
+        Ok(KernelSymbols { symbols })
     }
 
     /// The function at `address` and the offset into it.
@@ -344,6 +548,12 @@ impl KernelSymbols {
 
 /// The name perf gives the kernel in build ids and frames.
 const KERNEL_DSO: &str = "[kernel.kallsyms]";
+
+/// The running kernel's symbols.
+const KALLSYMS: &str = "/proc/kallsyms";
+
+/// The running kernel's notes, with its build id.
+const KERNEL_NOTES: &str = "/sys/kernel/notes";
 
 /// The `NT_GNU_BUILD_ID` note in an ELF note section's bytes (native byte
 /// order, as `/sys/kernel/notes`): `namesz, descsz, type`, then the name and
@@ -398,7 +608,10 @@ struct Folding {
     selected_event: Option<String>,
     samples_read: u64,
     samples_filtered_out: u64,
-    notes: Vec<String>,
+    /// What was wrong with the perf.data and the files it names.
+    diagnostics: Diagnostics,
+    /// The perf.data, for warnings.
+    path: PathBuf,
 }
 
 impl Folding {
@@ -425,15 +638,35 @@ impl Folding {
             selected_event: options.collapse.event_filter.clone(),
             samples_read: 0,
             samples_filtered_out: 0,
-            notes: Vec::new(),
+            diagnostics: Diagnostics::new(),
+            path: PathBuf::new(),
         }
     }
 
-    /// Reads every record of the file.
-    fn read<R: Read + Seek>(&mut self, mut input: R) -> Result<(), String> {
-        check_header(&mut input)?;
-        let PerfFileReader { mut perf_file, mut record_iter } =
-            PerfFileReader::parse_file(input).map_err(|error| error.to_string())?;
+    /// Reads every record of the file at `path`, warning about damage.
+    fn read<R: Read + Seek>(&mut self, mut input: R, path: &Path) -> Result<(), String> {
+        self.path = path.to_owned();
+        let header = check_header(&mut input)?;
+        let input = Rc::new(RefCell::new(input));
+        let mut replaced_header = None;
+        if let Some(header) = header.as_ref().filter(|header| header.is_cut()) {
+            // Up to the last whole record, which the crate then reads as the
+            // whole data section.
+            let data_end = whole_records_end(&mut *input.borrow_mut(), header, header.file_length)
+                .map_err(|error| error.to_string())?;
+            self.diagnostics.warn(WarningKind::PerfDataCutShort, || {
+                format!(
+                    "{}: byte offset {}: expected a data section of {} bytes, the file ends {} bytes into it (cut short); \
+                     the records up to byte offset {data_end} were used, the feature sections (build ids, event names) are lost",
+                    path.display(),
+                    header.data.offset,
+                    header.data.size,
+                    header.file_length.saturating_sub(header.data.offset)
+                )
+            });
+            replaced_header = Some(header.cut_at(data_end));
+        }
+        let (mut perf_file, mut record_iter) = open_records(&input, replaced_header)?;
         if let Ok(build_ids) = perf_file.build_ids() {
             for info in build_ids.into_values() {
                 let path: Box<str> = String::from_utf8_lossy(&info.path).into();
@@ -443,19 +676,57 @@ impl Folding {
         let event_names: Vec<String> =
             perf_file.event_attributes().iter().map(|attribute| attribute.name().unwrap_or("").to_string()).collect();
         let mut bad_records = 0u64;
+        let mut unparsable = Vec::new();
+        // Records read, and how many a second read up to a broken record
+        // skips (they were folded).
+        let (mut records_read, mut records_to_skip, mut read_again) = (0u64, 0u64, false);
         loop {
             let record = match record_iter.next_record(&mut perf_file) {
                 Ok(Some(record)) => record,
                 Ok(None) => break,
                 Err(error) => {
-                    self.notes.push(format!("stopped reading at a broken record: {error}"));
-                    break;
+                    let position = input.borrow_mut().stream_position().map_err(|error| error.to_string())?;
+                    // Where the chain of record sizes breaks, when it does.
+                    let broken = header.as_ref().filter(|_| !read_again).and_then(|header| {
+                        let end = whole_records_end(&mut *input.borrow_mut(), header, header.data_end()).ok()?;
+                        (end < header.data_end()).then_some((header, end))
+                    });
+                    self.diagnostics.warn(WarningKind::PerfDataBrokenRecord, || match broken {
+                        Some((_, offset)) => format!(
+                            "{}: byte offset {offset}: expected a whole record, {error}; the records before it were used",
+                            path.display()
+                        ),
+                        None => format!("{}: byte offset {position}: expected a whole record, {error}", path.display()),
+                    });
+                    let Some((header, offset)) = broken else { break };
+                    // The crate drops the records it read ahead of the broken
+                    // one (it sorts each round of records by time): read
+                    // again up to it, skipping what was folded.
+                    (perf_file, record_iter) = open_records(&input, Some(header.cut_at(offset)))?;
+                    (records_to_skip, read_again) = (records_read, true);
+                    continue;
                 }
             };
-            let PerfFileRecord::EventRecord { attr_index, record } = record else { continue };
-            let Ok(parsed) = record.parse() else {
-                bad_records += 1;
+            records_read += 1;
+            if records_to_skip > 0 {
+                records_to_skip -= 1;
                 continue;
+            }
+            let PerfFileRecord::EventRecord { attr_index, record } = record else { continue };
+            let parsed = match record.parse() {
+                Ok(parsed) => parsed,
+                Err(error) => {
+                    bad_records += 1;
+                    if unparsable.len() < EXAMPLES_PER_KIND {
+                        let body = record.data.as_slice().into_owned();
+                        unparsable.push(UnparsableRecord {
+                            record_type: record.record_type.0,
+                            body,
+                            error: error.to_string(),
+                        });
+                    }
+                    continue;
+                }
             };
             match parsed {
                 EventRecord::Sample(sample) => {
@@ -484,8 +755,23 @@ impl Folding {
                 _ => {}
             }
         }
+        drop(record_iter);
         if bad_records > 0 {
-            self.notes.push(format!("skipped {bad_records} records that could not be parsed"));
+            let offsets = match &header {
+                Some(header) => locate_records(&mut *input.borrow_mut(), header, &unparsable),
+                None => vec![None; unparsable.len()],
+            };
+            let examples = unparsable.iter().zip(offsets).map(|(record, offset)| {
+                let place = offset.map(|offset| format!(" byte offset {offset}:")).unwrap_or_default();
+                format!(
+                    "{}:{place} {:?} record of {} bytes: expected the fields its event's sample format declares, {}",
+                    path.display(),
+                    RecordType(record.record_type),
+                    RECORD_HEADER_SIZE + record.body.len() as u64,
+                    record.error
+                )
+            });
+            self.diagnostics.add(WarningKind::PerfDataUnparsableRecord, bad_records, examples);
         }
         Ok(())
     }
@@ -645,22 +931,24 @@ impl Folding {
     /// (its build id differs from `/sys/kernel/notes`).
     fn load_kernel_symbols(&mut self) -> KernelSymbols {
         let recorded = self.recorded_build_ids.get(KERNEL_DSO);
-        let running = std::fs::read("/sys/kernel/notes").ok().and_then(|notes| gnu_build_id(&notes));
+        let running = std::fs::read(KERNEL_NOTES).ok().and_then(|notes| gnu_build_id(&notes));
         if let (Some(recorded), Some(running)) = (recorded, running)
             && !recorded.starts_with(&running)
         {
-            self.notes.push(format!(
-                "{KERNEL_DSO}: the recording is of another kernel (build id differs): kernel frames are not symbolized"
-            ));
+            self.diagnostics.warn(WarningKind::OtherKernel, || {
+                format!(
+                    "{}: {KERNEL_DSO}: build id {} in the recording, {} running ({KERNEL_NOTES})",
+                    self.path.display(),
+                    hex(&recorded[..running.len().min(recorded.len())]),
+                    hex(&running)
+                )
+            });
             return KernelSymbols::default();
         }
-        let symbols = KernelSymbols::load();
-        if symbols.symbols.is_empty() {
-            self.notes.push(format!(
-                "{KERNEL_DSO}: no kernel symbols (/proc/kallsyms unreadable or hidden): kernel frames are not symbolized"
-            ));
-        }
-        symbols
+        KernelSymbols::load().unwrap_or_else(|problem| {
+            self.diagnostics.warn(WarningKind::NoKernelSymbols, || format!("{KERNEL_DSO}: {problem}"));
+            KernelSymbols::default()
+        })
     }
 
     /// Whether the file on disk is the one perf saw (when perf recorded its
@@ -675,9 +963,13 @@ impl Folding {
             if let (Some(recorded), Some(on_disk)) = (recorded, on_disk) {
                 // perf pads build ids to 20 bytes.
                 if !recorded.starts_with(&on_disk) {
-                    self.notes.push(format!(
-                        "{path}: build id differs from the one perf recorded: its frames are not symbolized"
-                    ));
+                    self.diagnostics.warn(WarningKind::BuildIdMismatch, || {
+                        format!(
+                            "{path}: build id {} in the recording, {} on disk",
+                            hex(&recorded[..on_disk.len().min(recorded.len())]),
+                            hex(&on_disk)
+                        )
+                    });
                     self.mismatched_files.insert(path.into());
                     return false;
                 }
@@ -691,10 +983,18 @@ impl Folding {
         summary.samples_read = self.samples_read;
         summary.samples_filtered_out = self.samples_filtered_out;
         summary.event = self.selected_event.clone();
-        self.notes.extend(self.symbols.notes.iter().cloned());
-        self.notes.extend(self.expander.profiles().notes.iter().cloned());
+        self.diagnostics.merge(&self.symbols.diagnostics);
+        self.diagnostics.merge(&self.expander.profiles().diagnostics);
+        let notes = self.expander.profiles().notes.clone();
         let expansion = self.expander.stats.clone();
-        PerfDataReport { folder: self.folder, expander: self.expander, summary, expansion, notes: self.notes }
+        PerfDataReport {
+            folder: self.folder,
+            expander: self.expander,
+            summary,
+            expansion,
+            notes,
+            diagnostics: self.diagnostics,
+        }
     }
 }
 

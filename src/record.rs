@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 
 use crate::collapse::{CollapseOptions, CollapseSummary};
+use crate::diagnostics::Diagnostics;
 use crate::expand::ExpandOptions;
 use crate::inline_map::SourceOptions;
 use crate::perf_data::{PerfDataOptions, fold_perf_data};
@@ -74,12 +75,16 @@ pub struct Recording {
     pub expanded_frames: u64,
     /// Node flags that were wanted but this node does not know.
     pub unsupported_flags: Vec<String>,
-    /// Messages for the user.
+    /// Messages for the user that are not about damaged inputs.
     pub notes: Vec<String>,
+    /// What was wrong with the inputs (the recording, the code logs and
+    /// jitdumps, the native files), as the main job reports it.
+    pub diagnostics: Diagnostics,
 }
 
 impl Recording {
-    /// What to tell the user, one `v8inline:` line each.
+    /// What to tell the user, one `v8inline:` line each; the warnings as
+    /// the main job's summary.
     pub fn report(&self) -> String {
         let mut lines = Vec::new();
         if let Sampler::V8Ticks { reason } = &self.sampler {
@@ -90,6 +95,8 @@ impl Recording {
             lines.push(format!("this node does not know --{}: not passed", self.unsupported_flags.join(", --")));
         }
         lines.extend(self.notes.iter().cloned());
+        let mut report: String = lines.drain(..).map(|line| format!("v8inline: {line}\n")).collect();
+        report.push_str(&self.diagnostics.to_string());
         if !self.exit_status.success() {
             lines.push(format!("the command exited with {}", self.exit_status));
         }
@@ -98,7 +105,8 @@ impl Recording {
             self.summary.samples_kept, self.expanded_frames
         ));
         lines.push(format!("wrote {} and {}", self.folded_path.display(), self.flamegraph_path.display()));
-        lines.iter().map(|line| format!("v8inline: {line}\n")).collect()
+        report.extend(lines.iter().map(|line| format!("v8inline: {line}\n")));
+        report
     }
 }
 
@@ -238,6 +246,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
     clear_previous_recording(&output_dir)?;
     let known = known_v8_flags(node)?;
     let mut notes = Vec::new();
+    let mut diagnostics = Diagnostics::new();
     let sampler = match perf_unavailable_reason(&options.perf) {
         None => Sampler::Perf,
         Some(reason) => {
@@ -287,6 +296,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
             let report =
                 fold_perf_data(&perf_data, &perf_data_options).map_err(|error| RecordError::Fold(error.to_string()))?;
             notes.extend(report.notes);
+            diagnostics.merge(&report.diagnostics);
             (exit_status, unsupported, render(&report.folder), report.summary, report.expansion.expanded)
         }
         Sampler::V8Ticks { .. } => {
@@ -302,6 +312,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
                 TickOptions { collapse, sources, expand: ExpandOptions::default(), record_details: false };
             let report = fold_ticks(&log, &tick_options).map_err(|error| RecordError::Fold(error.to_string()))?;
             notes.extend(report.notes);
+            diagnostics.merge(&report.diagnostics);
             (exit_status, unsupported, render(&report.folder), report.summary, report.expansion.expanded)
         }
     };
@@ -324,6 +335,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         expanded_frames,
         unsupported_flags,
         notes,
+        diagnostics,
     })
 }
 
@@ -414,6 +426,33 @@ fn display_command(command: &[OsString]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_report_carries_the_warning_summary() {
+        use std::os::unix::process::ExitStatusExt;
+        let mut diagnostics = Diagnostics::new();
+        diagnostics.warn(crate::diagnostics::WarningKind::NoSymbols, || "/usr/bin/node: not ELF".to_string());
+        let recording = Recording {
+            sampler: Sampler::Perf,
+            exit_status: ExitStatus::from_raw(0),
+            folded_path: "out/profile.folded".into(),
+            flamegraph_path: "out/flamegraph.svg".into(),
+            summary: CollapseSummary { samples_kept: 7, ..CollapseSummary::default() },
+            expanded_frames: 3,
+            unsupported_flags: Vec::new(),
+            notes: vec!["a note".to_string()],
+            diagnostics,
+        };
+        assert_eq!(
+            recording.report(),
+            "v8inline: a note\n\
+             v8inline: warning: 1 input problem(s); the rest of the input was used:\n\
+             v8inline:   1 native file(s) with no symbols (missing, unreadable or not ELF): their frames are not symbolized\n\
+             v8inline:     /usr/bin/node: not ELF\n\
+             v8inline: 7 samples, 3 JIT frames expanded into inlined functions\n\
+             v8inline: wrote out/profile.folded and out/flamegraph.svg\n"
+        );
+    }
 
     #[test]
     fn reads_flag_names_from_v8_options() {

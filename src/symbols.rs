@@ -24,6 +24,8 @@ use object::{Object, ObjectSegment, ObjectSymbol, SymbolFlags};
 
 use object::elf::{STB_GLOBAL, STB_WEAK, STT_FUNC, STT_GNU_IFUNC};
 
+use crate::diagnostics::{Diagnostics, WarningKind};
+
 /// A file's function symbols could not be read.
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {message}")]
@@ -328,8 +330,9 @@ fn binutils_thunk_name(raw_name: &str, demangled: &str) -> String {
 #[derive(Debug, Default)]
 pub struct SymbolCache {
     files: FxHashMap<PathBuf, Option<ElfSymbols>>,
-    /// Files that could not be read, for the user.
-    pub notes: Vec<String>,
+    /// Files that could not be read ([`WarningKind::NoSymbols`], once per
+    /// file).
+    pub diagnostics: Diagnostics,
 }
 
 impl SymbolCache {
@@ -338,15 +341,15 @@ impl SymbolCache {
         SymbolCache::default()
     }
 
-    /// The symbols of `path`, read on first use; `None` (noted once) when
-    /// the file cannot be read or is not ELF.
+    /// The symbols of `path`, read on first use; `None` (warned about once)
+    /// when the file cannot be read or is not ELF.
     pub fn get(&mut self, path: &Path) -> Option<&ElfSymbols> {
         if !self.files.contains_key(path) {
             let read = if path == Path::new(VDSO) { read_own_vdso() } else { ElfSymbols::read(path) };
             let symbols = match read {
                 Ok(symbols) => Some(symbols),
                 Err(error) => {
-                    self.notes.push(format!("no symbols: {error}"));
+                    self.diagnostics.warn(WarningKind::NoSymbols, || error.to_string());
                     None
                 }
             };

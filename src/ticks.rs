@@ -36,8 +36,9 @@ use crate::collapse::{CollapseOptions, CollapseSummary, ExpandedSample, Folder};
 use crate::expand::{ExpandOptions, ExpansionStats, V8Expander};
 use fxhash::FxHashMap;
 
+use crate::diagnostics::Diagnostics;
 use crate::inline_map::{InlineMap, JitCode, SourceOptions};
-use crate::input::{InputError, read_file};
+use crate::input::{InputError, read_file_allowing_cut};
 use crate::profile::{Profiles, pid_in_file_name};
 use crate::sample::{AddressKind, Frame, ModuleKind, Sample, SampleInterner, SampleTime};
 use crate::symbols::{MappedFile, SymbolCache};
@@ -74,8 +75,11 @@ pub struct TickReport {
     pub expansion: ExpansionStats,
     /// Counts of native and unknown frames.
     pub native: NativeFrameStats,
-    /// Messages for the user.
+    /// Messages for the user that are not about damaged inputs.
     pub notes: Vec<String>,
+    /// What was wrong with the inputs: the log's skipped lines, a `.gz` cut
+    /// short, libraries whose symbols could not be read.
+    pub diagnostics: Diagnostics,
 }
 
 /// How the non-JavaScript frames of ticks were named.
@@ -103,12 +107,18 @@ pub enum TickError {
 
 /// Reads the `--prof` log at `path` and folds its ticks.
 pub fn fold_ticks(path: &Path, options: &TickOptions) -> Result<TickReport, TickError> {
-    let mut log = CodeLog::parse(&read_file(path)?);
+    let (bytes, cut_short) = read_file_allowing_cut(path)?;
+    let mut log = CodeLog::parse(&bytes);
+    drop(bytes);
     log.path = path.to_owned();
     if log.ticks.is_empty() {
         return Err(TickError::NoTicks(path.display().to_string()));
     }
-    let mut notes: Vec<String> = log.warning_lines();
+    let mut diagnostics = Diagnostics::new();
+    if cut_short {
+        diagnostics.add_compressed_cut(path, &format!("{} lines", log.line_count));
+    }
+    diagnostics.add_code_log(&log);
     let ticks = std::mem::take(&mut log.ticks);
     let libraries = library_mappings(&log);
     let pid = pid_in_file_name(path).unwrap_or(0);
@@ -139,10 +149,11 @@ pub fn fold_ticks(path: &Path, options: &TickOptions) -> Result<TickReport, Tick
     }
     let mut summary = folder.summary();
     summary.samples_read = ticks.len() as u64;
-    notes.extend(symbols.notes);
-    notes.extend(expander.profiles().notes.iter().cloned());
+    diagnostics.merge(&symbols.diagnostics);
+    diagnostics.merge(&expander.profiles().diagnostics);
+    let notes = expander.profiles().notes.clone();
     let expansion = expander.stats.clone();
-    Ok(TickReport { folder, expander, summary, expansion, native, notes })
+    Ok(TickReport { folder, expander, summary, expansion, native, notes, diagnostics })
 }
 
 /// The log's `shared-library` records as mappings. V8 writes each library's
@@ -321,9 +332,10 @@ fn tick_frame(address: u64, kind: FrameKind, context: &mut TickContext<'_>) -> F
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnostics::WarningKind;
 
-    /// Folds a hand-written log; returns the folded text and the notes.
-    fn fold(log: &str) -> (String, Vec<String>) {
+    /// Folds a hand-written log; returns the folded text and the warnings.
+    fn fold(log: &str) -> (String, Diagnostics) {
         let directory = std::env::temp_dir().join(format!("v8inline-ticks-unit-{}", std::process::id()));
         std::fs::create_dir_all(&directory).unwrap();
         let path = directory.join(format!("prof-{}.log", log.len()));
@@ -333,7 +345,7 @@ mod tests {
         let report = report.unwrap();
         let mut folded = Vec::new();
         report.folder.write_folded(&mut folded).unwrap();
-        (String::from_utf8(folded).unwrap(), report.notes)
+        (String::from_utf8(folded).unwrap(), report.diagnostics)
     }
 
     #[test]
@@ -352,7 +364,7 @@ tick,0x8010,205,0,0x0,0
 tick,0x1800,206,0,0x0,0,0x6030
 tick,not an address
 ";
-        let (folded, notes) = fold(log);
+        let (folded, diagnostics) = fold(log);
         assert_eq!(
             folded,
             "\
@@ -368,8 +380,17 @@ node;[unknown] 1
         // a top of stack in JavaScript is the PC's caller (tick 1); an
         // address resolves to code created before the tick (tick 3, 4) and
         // follows code-moves (tick 5).
-        assert!(notes.iter().any(|note| note.ends_with(".log:12: tick: field 2: expected a pc")), "{notes:?}");
-        assert!(notes.iter().any(|note| note.contains("/nonexistent/libfake.so")), "{notes:?}");
+        let examples = |kind| diagnostics.tally(kind).map(|tally| tally.examples.clone()).unwrap_or_default();
+        let unparsable = examples(WarningKind::LogUnparsableLine);
+        assert!(
+            unparsable.len() == 1 && unparsable[0].ends_with(".log:12: tick: field 2: expected a pc"),
+            "{unparsable:?}"
+        );
+        assert_eq!(
+            examples(WarningKind::NoSymbols),
+            vec!["/nonexistent/libfake.so: No such file or directory (os error 2)".to_string()]
+        );
+        assert_eq!(diagnostics.total(), 2, "{diagnostics}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //!
 //! Native frames are named from the binaries on this machine, as perf script
 //! names them when it runs; the recording keeps the build ids perf saw, and
-//! files that changed or are missing since are not symbolized (with a note).
+//! files that changed or are missing since are not symbolized (with a warning).
 //! So the byte-for-byte comparison holds where the recording was made;
 //! elsewhere the JavaScript frames are compared.
 

@@ -5,6 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use v8inline::diagnostics::Diagnostics;
 use v8inline::inline_map::{InlineMap, SourceOptions};
 use v8inline::lookup::{AddressQuery, describe_address};
 use v8inline::v8log::CodeLog;
@@ -22,7 +23,11 @@ fuzz_target!(|bytes: &[u8]| {
     );
     assert!(log.warnings.len() as u64 <= log.warning_count);
     assert!(log.line_count <= bytes.len() as u64 + 1);
-    let _ = log.warning_lines();
+    // Every warning is counted, and the summary of them is written.
+    let mut diagnostics = Diagnostics::new();
+    diagnostics.add_code_log(&log);
+    assert!(diagnostics.total() >= log.warning_count);
+    let _ = diagnostics.to_string();
     // Never from disk: a fuzzed script name must not open files.
     let map = InlineMap::new(log, None, SourceOptions::default());
     let mut text = String::new();

@@ -264,21 +264,6 @@ impl CodeLog {
     pub fn function(&self, id: FunctionId) -> &Function {
         &self.functions[id.0 as usize]
     }
-
-    /// Formats the warnings for a user: `path:line: message`, then a count of
-    /// the rest.
-    pub fn warning_lines(&self) -> Vec<String> {
-        let mut lines: Vec<String> = self
-            .warnings
-            .iter()
-            .map(|warning| format!("{}:{}: {}", self.path.display(), warning.line, warning.message))
-            .collect();
-        let unshown = self.warning_count.saturating_sub(self.warnings.len() as u64);
-        if unshown > 0 {
-            lines.push(format!("{}: {unshown} more lines skipped", self.path.display()));
-        }
-        lines
-    }
 }
 
 /// Hashing of addresses for the maps keyed by them. FxHash keeps a key's

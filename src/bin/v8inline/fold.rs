@@ -88,16 +88,20 @@ pub(crate) struct FoldedSamples {
 }
 
 /// Folds the samples of the source the arguments name: a perf script
-/// (default), `--ticks` or `--perf-data`. Prints the notes of loading.
+/// (default), `--ticks` or `--perf-data`. Prints the notes of loading; the
+/// warnings are returned, for [`report_warnings`].
 pub(crate) fn fold_source(args: &FoldArgs, options: CollapseOptions) -> Result<FoldedSamples, Failure> {
     let expand_options = ExpandOptions { exact_pc: args.exact_pc };
     let record_details = args.outputs.needs_details();
     let print_notes = |notes: &[String]| notes.iter().for_each(|note| eprintln!("v8inline: {note}"));
     // The one-threaded sources hand back a folder to render.
-    let rendered = |folder: Folder, expander: V8Expander, mut summary: CollapseSummary, input_name: String| {
+    let rendered = |folder: Folder,
+                    expander: V8Expander,
+                    mut summary: CollapseSummary,
+                    input_name: String,
+                    diagnostics: Diagnostics| {
         let mut folded = Vec::new();
         summary.distinct_stacks = folder.write_folded(&mut folded)?;
-        let diagnostics = expander.profiles().diagnostics.clone();
         Ok::<_, Failure>(FoldedSamples { folded, folder, expanders: vec![expander], summary, input_name, diagnostics })
     };
     if let Some(log_path) = &args.ticks {
@@ -113,7 +117,7 @@ pub(crate) fn fold_source(args: &FoldArgs, options: CollapseOptions) -> Result<F
             );
         }
         let input_name = format!("ticks of {}", log_path.display());
-        return rendered(report.folder, report.expander, report.summary, input_name);
+        return rendered(report.folder, report.expander, report.summary, input_name, report.diagnostics);
     }
     if let Some(perf_data_path) = &args.perf_data {
         let perf_data_options = PerfDataOptions {
@@ -126,7 +130,7 @@ pub(crate) fn fold_source(args: &FoldArgs, options: CollapseOptions) -> Result<F
             fold_perf_data(perf_data_path, &perf_data_options).map_err(|error| Failure::Input(error.to_string()))?;
         print_notes(&report.notes);
         let input_name = perf_data_path.display().to_string();
-        return rendered(report.folder, report.expander, report.summary, input_name);
+        return rendered(report.folder, report.expander, report.summary, input_name, report.diagnostics);
     }
     let profiles = load_profiles(&args.inputs)?;
     let input_path = args.perf_script.clone().unwrap_or_else(|| PathBuf::from("-"));
@@ -174,9 +178,7 @@ pub(crate) fn fold_source(args: &FoldArgs, options: CollapseOptions) -> Result<F
     let summary = fold_samples(input, &options, &mut expander, &mut folder).map_err(read_failure)?;
     print_notes(&expander.profiles().notes);
     let diagnostics = sample_diagnostics(expander.profiles(), &summary);
-    let mut samples = rendered(folder, expander, summary, input_name)?;
-    samples.diagnostics = diagnostics;
-    Ok(samples)
+    rendered(folder, expander, summary, input_name, diagnostics)
 }
 
 /// The outputs built on the detailed stacks: pprof, report, summary, annotations.

@@ -1,0 +1,523 @@
+//! One diagnostics channel: every reader's warnings reach the summary and
+//! `--strict`, through the built binary. For each damaged input (a perf.data
+//! with a record that does not parse, one cut in the middle, one with a
+//! broken record, a tick log with a garbled line, a perf script with a
+//! garbage line inside a sample, a cut jitdump, a garbled code log) a run
+//! without `--strict` exits 0, writes its output and names the problem, the
+//! file and its line or byte offset on standard error; with `--strict` it
+//! prints the same summary, exits 1 and writes no output file.
+//!
+//! Warnings that depend on the machine (a perf.data recorded on another
+//! kernel, libraries of a tick log missing here) may come on top of the ones
+//! a test makes: the tests look for theirs and check the rest of the summary
+//! by its form.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{gunzip, jitdump_path, log_path, recording_dir};
+
+/// A fresh, empty directory for one test, removed when the test passes.
+struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+fn temp_dir(name: &str) -> TempDir {
+    let directory = std::env::temp_dir().join(format!("v8inline-strict-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&directory);
+    std::fs::create_dir_all(&directory).unwrap();
+    TempDir(directory)
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_v8inline")).args(args).output().unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn text(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// The sum of the counts of folded stacks.
+fn total_count(folded: &str) -> u64 {
+    folded.lines().map(|line| line.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap()).sum()
+}
+
+/// The count in the summary's headline `v8inline: warning: N input problem(s); ...`.
+fn problem_count(message: &str) -> u64 {
+    let rest = message.strip_prefix("v8inline: warning: ").unwrap_or_else(|| panic!("no summary:\n{message}"));
+    rest.split_once(' ').unwrap().0.parse().unwrap()
+}
+
+/// Runs `args` with `-o FILE`: exit 0, the folded stacks in FILE, and each of
+/// `expected` (whole lines of the summary) on standard error. Then with
+/// `--strict`: the same summary, the failure after it, exit 1, no file.
+/// Returns the folded stacks and the summary.
+fn warns_then_fails_strictly(directory: &Path, args: &[&str], expected: &[String]) -> (String, String) {
+    let output_path = directory.join("out.folded");
+    let output_text = text(&output_path);
+    let mut lenient = args.to_vec();
+    lenient.extend(["-o", &output_text]);
+    let output = run(&lenient);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{args:?}: {message}");
+    assert!(output.stdout.is_empty());
+    let folded = std::fs::read_to_string(&output_path).unwrap();
+    assert!(total_count(&folded) > 0, "{args:?}: nothing folded");
+    // One summary: a headline, then count and description lines, each
+    // followed by its examples.
+    let count = problem_count(&message);
+    assert!(message.starts_with(&format!(
+        "v8inline: warning: {count} input problem(s); the rest of the input was used:\nv8inline:   "
+    )));
+    let kind_counts: u64 = message
+        .lines()
+        .filter_map(|line| line.strip_prefix("v8inline:   ").filter(|rest| !rest.starts_with(' ')))
+        .map(|rest| rest.split_once(' ').unwrap().0.parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(kind_counts, count, "{message}");
+    for fragment in expected {
+        assert!(message.contains(fragment.as_str()), "expected {fragment:?} in:\n{message}");
+    }
+
+    let strict_path = directory.join("strict.folded");
+    let strict_text = text(&strict_path);
+    let mut strict = vec!["--strict"];
+    strict.extend_from_slice(args);
+    strict.extend(["-o", &strict_text]);
+    let output = run(&strict);
+    assert_eq!(output.status.code(), Some(1), "{strict:?}: {}", stderr(&output));
+    assert!(!strict_path.exists(), "--strict wrote {strict_text}");
+    assert!(output.stdout.is_empty());
+    assert_eq!(
+        stderr(&output),
+        format!("{message}v8inline: --strict: {count} input problem(s), listed above; no output written\n")
+    );
+    (folded, message)
+}
+
+// --- perf.data ------------------------------------------------------------------
+
+/// The bundled perf.data recording's files.
+fn perf_data_file(prefix: &str) -> PathBuf {
+    let directory = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/perf-data");
+    std::fs::read_dir(&directory)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.file_name().unwrap().to_string_lossy().starts_with(prefix))
+        .unwrap()
+}
+
+fn u64_at(bytes: &[u8], offset: usize) -> u64 {
+    u64::from_le_bytes(bytes[offset..offset + 8].try_into().unwrap())
+}
+
+/// `PERF_RECORD_SAMPLE`.
+const SAMPLE: u32 = 9;
+/// The sample format of the bundled recording: IP, TID, TIME, PERIOD,
+/// CALLCHAIN (`perf record -g`); so a sample's body is ip, pid and tid, time,
+/// period, the callchain's length and its addresses.
+const SAMPLE_FORMAT: u64 = 0x1 | 0x2 | 0x4 | 0x100 | 0x20;
+const PERIOD_IN_BODY: usize = 24;
+const CALLCHAIN_LENGTH_IN_BODY: usize = 32;
+
+/// A record of the data section.
+#[derive(Debug, Clone, Copy)]
+struct PerfRecord {
+    offset: usize,
+    record_type: u32,
+    size: usize,
+}
+
+impl PerfRecord {
+    fn period(&self, bytes: &[u8]) -> u64 {
+        assert_eq!(self.record_type, SAMPLE);
+        u64_at(bytes, self.offset + 8 + PERIOD_IN_BODY)
+    }
+
+    fn end(&self) -> usize {
+        self.offset + self.size
+    }
+}
+
+/// The decompressed bundled perf.data and its records, walked by their
+/// headers (`perf_file_header`: the data section at byte 40; records:
+/// `type: u32, misc: u16, size: u16`).
+fn perf_data() -> (Vec<u8>, Vec<PerfRecord>) {
+    let bytes = gunzip(&perf_data_file("perf.data"));
+    assert_eq!(&bytes[..8], b"PERFILE2");
+    let attributes = u64_at(&bytes, 24) as usize;
+    assert_eq!(u64_at(&bytes, attributes + 24), SAMPLE_FORMAT, "the sample format the test relies on");
+    let (data_offset, data_size) = (u64_at(&bytes, 40) as usize, u64_at(&bytes, 48) as usize);
+    let mut records = Vec::new();
+    let mut offset = data_offset;
+    while offset < data_offset + data_size {
+        let record_type = u32::from_le_bytes(bytes[offset..offset + 4].try_into().unwrap());
+        let size = u16::from_le_bytes(bytes[offset + 6..offset + 8].try_into().unwrap()) as usize;
+        records.push(PerfRecord { offset, record_type, size });
+        offset += size;
+    }
+    assert_eq!(offset, data_offset + data_size);
+    (bytes, records)
+}
+
+fn samples(records: &[PerfRecord]) -> Vec<PerfRecord> {
+    records.iter().copied().filter(|record| record.record_type == SAMPLE).collect()
+}
+
+/// `--perf-data PATH` with the recording's code log and jitdump.
+fn perf_data_args(path: &str) -> Vec<String> {
+    ["--perf-data", path, "--log", &text(&perf_data_file("codspeed-v8-")), "--jitdump", &text(&perf_data_file("jit-"))]
+        .map(str::to_string)
+        .to_vec()
+}
+
+/// Folds the undamaged perf.data: the folded stacks and standard error.
+fn perf_data_reference(directory: &Path, bytes: &[u8]) -> (String, String) {
+    let whole = directory.join("whole.perf.data");
+    std::fs::write(&whole, bytes).unwrap();
+    let args = perf_data_args(&text(&whole));
+    let output = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(output.status.success(), "{}", stderr(&output));
+    let message = stderr(&output);
+    (String::from_utf8(output.stdout).unwrap(), message)
+}
+
+#[test]
+fn a_perf_data_sample_that_does_not_parse_is_skipped_and_fails_strict() {
+    let directory = temp_dir("perf-data-flipped");
+    let (mut bytes, records) = perf_data();
+    let (reference, reference_message) = perf_data_reference(&directory, &bytes);
+    // A callchain length of 2^40 and more, in the tenth sample: its addresses
+    // would go far past the record's end.
+    let damaged = samples(&records)[10];
+    bytes[damaged.offset + 8 + CALLCHAIN_LENGTH_IN_BODY + 5] ^= 0xff;
+    let path = directory.join("perf.data");
+    std::fs::write(&path, &bytes).unwrap();
+    let args = perf_data_args(&text(&path));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (folded, _) = warns_then_fails_strictly(
+        &directory,
+        &args,
+        &[format!(
+            "v8inline:   1 perf.data record(s) skipped: body not as the record type requires\n\
+             v8inline:     {}: byte offset {}: SAMPLE record of {} bytes: expected the fields its event's sample format declares, ",
+            text(&path),
+            damaged.offset,
+            damaged.size
+        )],
+    );
+    assert!(!reference_message.contains("perf.data record(s) skipped"), "{reference_message}");
+    // Only that sample is missing.
+    assert_eq!(total_count(&folded), total_count(&reference) - damaged.period(&bytes));
+}
+
+#[test]
+fn a_perf_data_cut_in_the_middle_is_read_up_to_the_cut_and_fails_strict() {
+    let directory = temp_dir("perf-data-cut");
+    let (bytes, records) = perf_data();
+    let cut_at = bytes.len() / 2;
+    let path = directory.join("perf.data");
+    std::fs::write(&path, &bytes[..cut_at]).unwrap();
+    let whole_records: Vec<PerfRecord> = records.iter().copied().filter(|record| record.end() <= cut_at).collect();
+    let data_offset = u64_at(&bytes, 40) as usize;
+    let args = perf_data_args(&text(&path));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (folded, _) = warns_then_fails_strictly(
+        &directory,
+        &args,
+        &[format!(
+            "v8inline:   1 perf.data file(s) cut short: the whole records before the cut were used\n\
+             v8inline:     {}: byte offset {data_offset}: expected a data section of {} bytes, the file ends {} bytes \
+             into it (cut short); the records up to byte offset {} were used, the feature sections (build ids, event \
+             names) are lost\n",
+            text(&path),
+            u64_at(&bytes, 48),
+            cut_at - data_offset,
+            whole_records.last().unwrap().end()
+        )],
+    );
+    // Every whole sample before the cut, nothing else.
+    let periods: u64 = samples(&whole_records).iter().map(|sample| sample.period(&bytes)).sum();
+    assert_eq!(total_count(&folded), periods);
+
+    // The same cut through gzip: the stream stops early, then the file.
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut encoder, &bytes).unwrap();
+    let compressed = encoder.finish().unwrap();
+    let compressed_path = directory.join("perf.data.gz");
+    std::fs::write(&compressed_path, &compressed[..compressed.len() / 2]).unwrap();
+    let args = perf_data_args(&text(&compressed_path));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let gz_name = text(&compressed_path);
+    warns_then_fails_strictly(
+        &directory,
+        &args,
+        &[
+            format!(
+                "v8inline:   1 compressed file(s) cut short: what was before the cut was used\n\
+                 v8inline:     {gz_name}: expected a gzip stream to its end, it stops after "
+            ),
+            format!(
+                "v8inline:   1 perf.data file(s) cut short: the whole records before the cut were used\n\
+                 v8inline:     {gz_name}: byte offset {data_offset}: expected a data section of "
+            ),
+        ],
+    );
+}
+
+#[test]
+fn a_broken_perf_data_record_ends_the_reading_there_and_fails_strict() {
+    let directory = temp_dir("perf-data-broken");
+    let (mut bytes, records) = perf_data();
+    // The tenth sample's size is 4, less than its own header: the records
+    // cannot be framed from there on.
+    let broken = samples(&records)[10];
+    bytes[broken.offset + 6..broken.offset + 8].copy_from_slice(&4u16.to_le_bytes());
+    let path = directory.join("perf.data");
+    std::fs::write(&path, &bytes).unwrap();
+    let args = perf_data_args(&text(&path));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (folded, _) = warns_then_fails_strictly(
+        &directory,
+        &args,
+        &[format!(
+            "v8inline:   1 perf.data file(s) with a broken record: reading stopped there\n\
+             v8inline:     {}: byte offset {}: expected a whole record, The specified size in the perf event header \
+             was smaller than the header itself; the records before it were used\n",
+            text(&path),
+            broken.offset
+        )],
+    );
+    // Every sample before it, also those linux-perf-data had read ahead in
+    // the same round.
+    let before: u64 = samples(&records)[..10].iter().map(|sample| sample.period(&bytes)).sum();
+    assert_eq!(total_count(&folded), before);
+}
+
+// --- Tick logs --------------------------------------------------------------------
+
+/// The node 20 `--prof` log.
+fn prof_log() -> PathBuf {
+    let directory = recording_dir(20).join("prof");
+    std::fs::read_dir(&directory)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.to_string_lossy().ends_with(".log.gz"))
+        .unwrap()
+}
+
+#[test]
+fn a_garbled_tick_line_is_skipped_and_fails_strict() {
+    let directory = temp_dir("ticks");
+    let log = String::from_utf8(gunzip(&prof_log())).unwrap();
+    let mut lines: Vec<String> = log.lines().map(str::to_string).collect();
+    // The 100th tick's PC is not an address.
+    let index = lines.iter().enumerate().filter(|(_, line)| line.starts_with("tick,")).nth(100).unwrap().0;
+    let fields: Vec<&str> = lines[index].split(',').collect();
+    lines[index] = format!("tick,0xGARBLED,{}", fields[2..].join(","));
+    let path = directory.join(prof_log().file_stem().unwrap());
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+
+    let reference = run(&["--ticks", &text(&prof_log())]);
+    assert!(reference.status.success());
+    let reference_message = stderr(&reference);
+    let (folded, _) = warns_then_fails_strictly(
+        &directory,
+        &["--ticks", &text(&path)],
+        &[format!(
+            "v8inline:   1 code-log line(s) skipped: fields not as V8 writes them\n\
+             v8inline:     {}:{}: tick: field 2: expected a pc\n",
+            text(&path),
+            index + 1
+        )],
+    );
+    assert!(!reference_message.contains("code-log line(s) skipped"), "{reference_message}");
+    // One count per tick: all but the garbled one.
+    assert_eq!(total_count(&folded), total_count(&String::from_utf8(reference.stdout).unwrap()) - 1);
+}
+
+#[test]
+fn a_compressed_tick_log_cut_short_is_used_up_to_the_cut_and_fails_strict() {
+    let directory = temp_dir("ticks-cut");
+    let compressed = std::fs::read(prof_log()).unwrap();
+    let path = directory.join(prof_log().file_name().unwrap());
+    std::fs::write(&path, &compressed[..compressed.len() * 3 / 4]).unwrap();
+    let name = text(&path);
+    let (folded, _) = warns_then_fails_strictly(
+        &directory,
+        &["--ticks", &name],
+        &[format!(
+            "v8inline:   1 compressed file(s) cut short: what was before the cut was used\n\
+             v8inline:     {name}: expected a gzip stream to its end, it stops after "
+        )],
+    );
+    let whole_ticks =
+        String::from_utf8(gunzip(&prof_log())).unwrap().lines().filter(|line| line.starts_with("tick,")).count();
+    assert!(total_count(&folded) < whole_ticks as u64);
+}
+
+// --- Perf script, jitdump, code log ------------------------------------------------
+
+/// The node 20 recording's log, jitdump and perf script, decompressed into
+/// `directory` under their own names (they pair up by pid).
+struct Node20 {
+    log: PathBuf,
+    jitdump: PathBuf,
+    script: PathBuf,
+}
+
+fn node20_in(directory: &Path) -> Node20 {
+    let decompressed = |source: &Path| {
+        let path = directory.join(source.file_stem().unwrap());
+        std::fs::write(&path, gunzip(source)).unwrap();
+        path
+    };
+    Node20 {
+        log: decompressed(&log_path(20)),
+        jitdump: decompressed(&jitdump_path(20)),
+        script: decompressed(&recording_dir(20).join("perf.script.gz")),
+    }
+}
+
+impl Node20 {
+    fn args(&self) -> [String; 6] {
+        ["--log", &text(&self.log), "--jitdump", &text(&self.jitdump), "--no-disk-sources", &text(&self.script)]
+            .map(str::to_string)
+    }
+
+    /// Folds the files, expecting no warning.
+    fn reference(&self) -> String {
+        let args = self.args();
+        let output = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(output.status.success());
+        assert_eq!(stderr(&output), "", "the real recording folds without warnings");
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    /// [`warns_then_fails_strictly`] with the files; this recording's summary
+    /// depends on nothing of the machine, so it is `expected` exactly.
+    fn check(&self, directory: &Path, expected: &str) -> String {
+        let args = self.args();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (folded, message) = warns_then_fails_strictly(directory, &args, &[expected.to_string()]);
+        assert_eq!(message, expected);
+        folded
+    }
+}
+
+#[test]
+fn a_garbage_line_inside_a_perf_script_sample_is_skipped_and_fails_strict() {
+    let directory = temp_dir("perf-script");
+    let files = node20_in(&directory);
+    let reference = files.reference();
+    // After the first stack line of the first sample.
+    let script = std::fs::read_to_string(&files.script).unwrap();
+    let mut lines: Vec<&str> = script.split_inclusive('\n').collect();
+    let first_stack_line = lines.iter().position(|line| line.starts_with('\t')).unwrap();
+    lines.insert(first_stack_line + 1, "\tgarbage, not a frame\n");
+    std::fs::write(&files.script, lines.concat()).unwrap();
+    let folded = files.check(
+        &directory,
+        &format!(
+            "v8inline: warning: 1 input problem(s); the rest of the input was used:\n\
+             v8inline:   1 perf-script line(s) skipped: not a stack line `address symbol (module)`\n\
+             v8inline:     {}:{}: \"\\tgarbage, not a frame\"\n",
+            text(&files.script),
+            first_stack_line + 2
+        ),
+    );
+    // The sample around it is folded as usual.
+    assert_eq!(folded, reference);
+}
+
+#[test]
+fn a_cut_jitdump_is_used_up_to_the_cut_and_fails_strict() {
+    let directory = temp_dir("jitdump");
+    let files = node20_in(&directory);
+    let bytes = std::fs::read(&files.jitdump).unwrap();
+    // In the middle of the record that holds the middle byte: records are
+    // `id: u32, total_size: u32, timestamp: u64, ...` after the header.
+    let cut_at = bytes.len() / 2;
+    let mut record = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize;
+    let record_size = loop {
+        let size = u32::from_le_bytes(bytes[record + 4..record + 8].try_into().unwrap()) as usize;
+        if record + size > cut_at {
+            break size;
+        }
+        record += size;
+    };
+    let cut_at = record + record_size / 2;
+    std::fs::write(&files.jitdump, &bytes[..cut_at]).unwrap();
+    files.check(
+        &directory,
+        &format!(
+            "v8inline: warning: 1 input problem(s); the rest of the input was used:\n\
+             v8inline:   1 jitdump(s) cut short: the whole records before the cut were used\n\
+             v8inline:     {}: byte offset {record}: expected a whole record of {record_size} bytes, the file ends {} \
+             bytes later (cut short); reading stopped\n",
+            text(&files.jitdump),
+            cut_at - record
+        ),
+    );
+}
+
+#[test]
+fn a_garbled_code_log_line_is_skipped_and_fails_strict() {
+    let directory = temp_dir("code-log");
+    let files = node20_in(&directory);
+    let log = std::fs::read_to_string(&files.log).unwrap();
+    let mut lines: Vec<String> = log.lines().map(str::to_string).collect();
+    // The kind field of an optimized code-creation garbled: the line is
+    // skipped, and so the code-source-info of that code object after it
+    // (one whose address no other code object had).
+    let address_of = |line: &str| line.split(',').nth(4).map(str::to_string);
+    let mut creations_at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for line in lines.iter().filter(|line| line.starts_with("code-creation,")) {
+        *creations_at.entry(address_of(line).unwrap()).or_default() += 1;
+    }
+    let (index, address) = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, line)| line.starts_with("code-creation,JS,") && line.ends_with(",*"))
+        .map(|(index, line)| (index, address_of(line).unwrap()))
+        .find(|(_, address)| creations_at[address] == 1)
+        .unwrap();
+    let mut fields: Vec<&str> = lines[index].split(',').collect();
+    fields[2] = "garbled";
+    lines[index] = fields.join(",");
+    let source_info = index
+        + lines[index..].iter().position(|line| line.starts_with(&format!("code-source-info,{address},"))).unwrap();
+    std::fs::write(&files.log, lines.join("\n") + "\n").unwrap();
+    let log_name = text(&files.log);
+    files.check(
+        &directory,
+        &format!(
+            "v8inline: warning: 2 input problem(s); the rest of the input was used:\n\
+             v8inline:   1 code-log line(s) skipped: fields not as V8 writes them\n\
+             v8inline:     {log_name}:{}: code-creation: field 3: expected a code kind\n\
+             v8inline:   1 code-source-info record(s) skipped: no code-creation before them\n\
+             v8inline:     {log_name}:{}: code-source-info for {address} with no code-creation before it\n",
+            index + 1,
+            source_info + 1
+        ),
+    );
+}
