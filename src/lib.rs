@@ -24,6 +24,7 @@ pub mod jitdump;
 pub mod lookup;
 pub mod output;
 pub mod perf_data;
+pub mod pipeline;
 pub mod profile;
 pub mod record;
 pub mod sample;

@@ -40,13 +40,11 @@ use linux_perf_data::linux_perf_event_reader::constants::{PERF_CONTEXT_KERNEL, P
 use linux_perf_data::linux_perf_event_reader::{CommOrExecRecord, EventRecord, RawData, RecordType, SampleRecord};
 use linux_perf_data::{PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
 
-use crate::collapse::{CollapseOptions, CollapseSummary, ExpandedSample, Folder};
 use crate::diagnostics::{Diagnostics, EXAMPLES_PER_KIND, WarningKind};
-use crate::expand::{ExpandOptions, ExpansionStats, V8Expander};
 use crate::input::read_file_allowing_cut;
-use crate::profile::{ProfileOptions, Profiles};
 use crate::sample::{
-    AddressKind, Frame, KERNEL_ADDRESS_START, ModuleId, ModuleKind, Sample, SampleInterner, SampleTime, StringId,
+    AddressKind, Frame, KERNEL_ADDRESS_START, ModuleId, ModuleKind, Sample, SampleInterner, SampleSink, SampleTime,
+    StringId,
 };
 use crate::symbols::{MappedFile, SymbolCache};
 
@@ -84,40 +82,6 @@ struct ThreadTexts {
     event: StringId,
 }
 
-/// How perf.data is folded.
-#[derive(Debug, Clone, Default)]
-pub struct PerfDataOptions {
-    /// Frame naming and annotations.
-    pub collapse: CollapseOptions,
-    /// Where the code logs and jitdumps are (default jitdump directory:
-    /// the one holding the perf.data).
-    pub profiles: ProfileOptions,
-    /// JIT frame expansion.
-    pub expand: ExpandOptions,
-    /// Keep the detailed stacks for pprof and reports
-    /// ([`Folder::record_details`]).
-    pub record_details: bool,
-}
-
-/// What folding a perf.data did.
-pub struct PerfDataReport {
-    /// The folded samples: render them with [`Folder::render`].
-    pub folder: Folder,
-    /// The expander that named the JIT frames (outputs describe expanded
-    /// frames through it).
-    pub expander: V8Expander,
-    /// The folder's summary.
-    pub summary: CollapseSummary,
-    /// What happened to JIT frames.
-    pub expansion: ExpansionStats,
-    /// Messages for the user that are not about damaged inputs.
-    pub notes: Vec<String>,
-    /// What was wrong with the inputs: the perf.data's own damage, native
-    /// files and kernel symbols that could not name frames, and the code logs'
-    /// and jitdumps' warnings.
-    pub diagnostics: Diagnostics,
-}
-
 /// A perf.data that cannot be read at all.
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {message}")]
@@ -128,28 +92,53 @@ pub struct PerfDataError {
     pub message: String,
 }
 
-/// Reads the perf.data at `path` (`.gz` too) and folds its samples.
-pub fn fold_perf_data(path: &Path, options: &PerfDataOptions) -> Result<PerfDataReport, PerfDataError> {
+/// What reading a perf.data found besides its samples.
+#[derive(Debug, Clone, Default)]
+pub struct PerfDataSummary {
+    /// Samples read, of every event.
+    pub samples_read: u64,
+    /// Samples skipped for their event (see [`read_perf_data`]).
+    pub samples_filtered_out: u64,
+    /// The event whose samples were handed on.
+    pub event: Option<String>,
+    /// What was wrong with the perf.data and the files it names (native
+    /// files and kernel symbols that could not name frames).
+    pub diagnostics: Diagnostics,
+}
+
+/// Reads the perf.data at `path` (`.gz` too) and hands each sample of
+/// `event` (default: the first event seen, as perf script's consumers do)
+/// to `sink`, in the file's time order, its frames named as `perf script`
+/// names them. A damaged file is read up to its last whole record (see the
+/// summary's diagnostics); only a file that cannot be opened or is not a
+/// perf.data is an error.
+pub fn read_perf_data(
+    path: &Path,
+    event: Option<&str>,
+    sink: &mut dyn SampleSink,
+) -> Result<PerfDataSummary, PerfDataError> {
     let error = |message: String| PerfDataError { path: path.display().to_string(), message };
-    let mut profile_options = options.profiles.clone();
-    if profile_options.jitdump_dir.is_none() {
-        profile_options.jitdump_dir = path
-            .parent()
-            .map(|parent| if parent.as_os_str().is_empty() { Path::new(".").to_owned() } else { parent.to_owned() });
-    }
-    let profiles = Profiles::load(profile_options).map_err(|problem| error(problem.to_string()))?;
-    let mut folding = Folding::new(options, profiles);
+    let mut reader = PerfDataReader::new(event);
     if path.extension().is_some_and(|extension| extension == "gz") {
         let (bytes, cut_short) = read_file_allowing_cut(path).map_err(|problem| error(problem.source.to_string()))?;
         if cut_short {
-            folding.diagnostics.add_compressed_cut(path, &format!("{} decompressed bytes", bytes.len()));
+            reader.diagnostics.add_compressed_cut(path, &format!("{} decompressed bytes", bytes.len()));
         }
-        folding.read(std::io::Cursor::new(bytes), path).map_err(error)?;
+        reader.read(std::io::Cursor::new(bytes), path, sink).map_err(error)?;
     } else {
         let file = std::fs::File::open(path).map_err(|problem| error(problem.to_string()))?;
-        folding.read(std::io::BufReader::with_capacity(1 << 20, file), path).map_err(error)?;
+        reader.read(std::io::BufReader::with_capacity(1 << 20, file), path, sink).map_err(error)?;
     }
-    Ok(folding.finish())
+    Ok(reader.finish())
+}
+
+/// The directory of a perf.data: where `perf record` ran, and so where
+/// node wrote its jitdump and code log by default.
+pub fn recording_directory(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+        _ => PathBuf::from("."),
+    }
 }
 
 /// `HEADER_EVENT_DESC`, the feature bit of the event descriptions.
@@ -578,16 +567,12 @@ fn gnu_build_id(notes: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
-/// The state of one fold.
-struct Folding {
-    folder: Folder,
-    expander: V8Expander,
+/// The state of one read.
+struct PerfDataReader {
     /// The texts of the samples.
     interner: SampleInterner,
     /// The sample being built.
     sample: Sample,
-    /// Its expansion.
-    expanded: ExpandedSample,
     /// Frames named before (cleared when a mapping changes).
     frames: FxHashMap<FrameKey, Frame>,
     /// Interned thread texts by (pid, tid).
@@ -614,18 +599,11 @@ struct Folding {
     path: PathBuf,
 }
 
-impl Folding {
-    fn new(options: &PerfDataOptions, profiles: Profiles) -> Folding {
-        let mut folder = Folder::new(&options.collapse);
-        if options.record_details {
-            folder.record_details();
-        }
-        Folding {
-            folder,
-            expander: V8Expander::new(profiles, options.expand),
+impl PerfDataReader {
+    fn new(event: Option<&str>) -> PerfDataReader {
+        PerfDataReader {
             interner: SampleInterner::new(),
             sample: Sample::default(),
-            expanded: ExpandedSample::new(),
             frames: FxHashMap::default(),
             thread_texts: FxHashMap::default(),
             symbols: SymbolCache::new(),
@@ -635,7 +613,7 @@ impl Folding {
             recorded_build_ids: FxHashMap::default(),
             mismatched_files: FxHashSet::default(),
             checked_files: FxHashSet::default(),
-            selected_event: options.collapse.event_filter.clone(),
+            selected_event: event.map(str::to_owned),
             samples_read: 0,
             samples_filtered_out: 0,
             diagnostics: Diagnostics::new(),
@@ -644,7 +622,7 @@ impl Folding {
     }
 
     /// Reads every record of the file at `path`, warning about damage.
-    fn read<R: Read + Seek>(&mut self, mut input: R, path: &Path) -> Result<(), String> {
+    fn read<R: Read + Seek>(&mut self, mut input: R, path: &Path, sink: &mut dyn SampleSink) -> Result<(), String> {
         self.path = path.to_owned();
         let header = check_header(&mut input)?;
         let input = Rc::new(RefCell::new(input));
@@ -731,7 +709,7 @@ impl Folding {
             match parsed {
                 EventRecord::Sample(sample) => {
                     let event = event_names.get(attr_index).map_or("", String::as_str);
-                    self.sample(&sample, event);
+                    self.sample(&sample, event, sink);
                 }
                 // Only code matters for symbols.
                 EventRecord::Mmap(mmap) if mmap.is_executable => {
@@ -795,7 +773,7 @@ impl Folding {
         self.thread_texts.retain(|&(_, tid), _| tid != comm.tid);
     }
 
-    fn sample(&mut self, record: &SampleRecord<'_>, event: &str) {
+    fn sample(&mut self, record: &SampleRecord<'_>, event: &str, sink: &mut dyn SampleSink) {
         self.samples_read += 1;
         let selected = self.selected_event.get_or_insert_with(|| event.to_string());
         if selected != event {
@@ -849,8 +827,7 @@ impl Folding {
                 }
             }
         }
-        self.expanded.expand(&sample, &self.interner, &mut self.expander);
-        self.folder.add_sample(&sample, &self.interner, &self.expanded);
+        sink.add_sample(&sample, &self.interner);
         self.sample = sample;
     }
 
@@ -978,21 +955,12 @@ impl Folding {
         true
     }
 
-    fn finish(mut self) -> PerfDataReport {
-        let mut summary = self.folder.summary();
-        summary.samples_read = self.samples_read;
-        summary.samples_filtered_out = self.samples_filtered_out;
-        summary.event = self.selected_event.clone();
+    fn finish(mut self) -> PerfDataSummary {
         self.diagnostics.merge(&self.symbols.diagnostics);
-        self.diagnostics.merge(&self.expander.profiles().diagnostics);
-        let notes = self.expander.profiles().notes.clone();
-        let expansion = self.expander.stats.clone();
-        PerfDataReport {
-            folder: self.folder,
-            expander: self.expander,
-            summary,
-            expansion,
-            notes,
+        PerfDataSummary {
+            samples_read: self.samples_read,
+            samples_filtered_out: self.samples_filtered_out,
+            event: self.selected_event,
             diagnostics: self.diagnostics,
         }
     }

@@ -21,11 +21,9 @@ use std::process::{Command, ExitStatus, Stdio};
 
 use crate::collapse::{CollapseOptions, CollapseSummary};
 use crate::diagnostics::Diagnostics;
-use crate::expand::ExpandOptions;
 use crate::inline_map::SourceOptions;
-use crate::perf_data::{PerfDataOptions, fold_perf_data};
+use crate::pipeline::{self, FoldOptions, SampleInput};
 use crate::profile::ProfileOptions;
-use crate::ticks::{TickOptions, fold_ticks};
 
 /// The folded stacks' file name in the output directory.
 pub const FOLDED_FILE: &str = "profile.folded";
@@ -282,7 +280,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
             // Node 18 knows no --perf-prof-path: its jitdump is in the
             // working directory.
             move_jitdumps_here(&output_dir, &mut notes);
-            let perf_data_options = PerfDataOptions {
+            let fold_options = FoldOptions {
                 collapse,
                 profiles: ProfileOptions {
                     jitdump_dir: Some(output_dir.clone()),
@@ -290,14 +288,13 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
                     sources,
                     ..ProfileOptions::default()
                 },
-                expand: ExpandOptions::default(),
-                record_details: false,
+                ..FoldOptions::default()
             };
-            let report =
-                fold_perf_data(&perf_data, &perf_data_options).map_err(|error| RecordError::Fold(error.to_string()))?;
-            notes.extend(report.notes);
-            diagnostics.merge(&report.diagnostics);
-            (exit_status, unsupported, render(&report.folder), report.summary, report.expansion.expanded)
+            let profile = pipeline::fold(&SampleInput::PerfData(perf_data), &fold_options)
+                .map_err(|error| RecordError::Fold(error.to_string()))?;
+            notes.extend(profile.notes.iter().cloned());
+            diagnostics.merge(&profile.diagnostics);
+            (exit_status, unsupported, render(&profile.folder), profile.summary, profile.expansion.expanded)
         }
         Sampler::V8Ticks { .. } => {
             let (flags, unsupported) = supported(prof_flags(&output_dir, options.frequency), &known);
@@ -308,12 +305,16 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
                 .map_err(|source| RecordError::Spawn { program: node.to_string_lossy().into_owned(), source })?;
             let log = find_file(&output_dir, "prof-", ".log")
                 .ok_or_else(|| RecordError::Fold(format!("{}: node wrote no prof-PID.log", output_dir.display())))?;
-            let tick_options =
-                TickOptions { collapse, sources, expand: ExpandOptions::default(), record_details: false };
-            let report = fold_ticks(&log, &tick_options).map_err(|error| RecordError::Fold(error.to_string()))?;
-            notes.extend(report.notes);
-            diagnostics.merge(&report.diagnostics);
-            (exit_status, unsupported, render(&report.folder), report.summary, report.expansion.expanded)
+            let fold_options = FoldOptions {
+                collapse,
+                profiles: ProfileOptions { sources, ..ProfileOptions::default() },
+                ..FoldOptions::default()
+            };
+            let profile = pipeline::fold(&SampleInput::Ticks(log), &fold_options)
+                .map_err(|error| RecordError::Fold(error.to_string()))?;
+            notes.extend(profile.notes.iter().cloned());
+            diagnostics.merge(&profile.diagnostics);
+            (exit_status, unsupported, render(&profile.folder), profile.summary, profile.expansion.expanded)
         }
     };
     let folded_path = output_dir.join(FOLDED_FILE);

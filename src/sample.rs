@@ -229,6 +229,13 @@ impl Sample {
     }
 }
 
+/// What a source hands each of its samples to, in input order.
+pub trait SampleSink {
+    /// Takes one sample; its ids are those of `interner`, the same for
+    /// every sample of one source.
+    fn add_sample(&mut self, sample: &Sample, interner: &SampleInterner);
+}
+
 /// The strings and modules that samples refer to by id.
 #[derive(Debug, Clone, Default)]
 pub struct SampleInterner {

@@ -32,53 +32,31 @@
 
 use std::path::Path;
 
-use crate::collapse::{CollapseOptions, CollapseSummary, ExpandedSample, Folder};
-use crate::expand::{ExpandOptions, ExpansionStats, V8Expander};
 use fxhash::FxHashMap;
 
 use crate::diagnostics::Diagnostics;
 use crate::inline_map::{InlineMap, JitCode, SourceOptions};
 use crate::input::{InputError, read_file_allowing_cut};
 use crate::profile::{Profiles, pid_in_file_name};
-use crate::sample::{AddressKind, Frame, ModuleKind, Sample, SampleInterner, SampleTime};
+use crate::sample::{AddressKind, Frame, ModuleKind, Sample, SampleInterner, SampleSink, SampleTime};
 use crate::symbols::{MappedFile, SymbolCache};
 use crate::v8log::{CodeLog, CodeObjectId, Tick};
 
 /// The root frame of tick samples: V8 does not log the process name.
 const COMMAND_NAME: &str = "node";
 
-/// How ticks are folded.
-#[derive(Debug, Clone, Default)]
-pub struct TickOptions {
-    /// Frame naming and annotations.
-    pub collapse: CollapseOptions,
-    /// Where script sources come from.
-    pub sources: SourceOptions,
-    /// JIT frame expansion.
-    pub expand: ExpandOptions,
-    /// Keep the detailed stacks for pprof and reports
-    /// ([`Folder::record_details`]).
-    pub record_details: bool,
-}
-
-/// What folding a log's ticks did.
-pub struct TickReport {
-    /// The folded samples (a count is a number of ticks): render them with
-    /// [`Folder::render`].
-    pub folder: Folder,
-    /// The expander that named the JavaScript frames (outputs describe
-    /// expanded frames through it).
-    pub expander: V8Expander,
-    /// The folder's summary.
-    pub summary: CollapseSummary,
-    /// What happened to JavaScript frames.
-    pub expansion: ExpansionStats,
-    /// Counts of native and unknown frames.
-    pub native: NativeFrameStats,
-    /// Messages for the user that are not about damaged inputs.
-    pub notes: Vec<String>,
-    /// What was wrong with the inputs: the log's skipped lines, a `.gz` cut
-    /// short, libraries whose symbols could not be read.
+/// A `--prof` log read: its ticks, libraries and code objects, ready to
+/// hand its ticks on as samples.
+pub struct TickLog {
+    /// The log's ticks, in log order.
+    ticks: Vec<Tick>,
+    /// Its `shared-library` records.
+    libraries: Vec<MappedFile>,
+    /// The process id (from the file name; 0 when it has none).
+    pid: u32,
+    /// Its code objects, for the expander and for telling live code.
+    profiles: Profiles,
+    /// What was wrong with the log: skipped lines, a `.gz` cut short.
     pub diagnostics: Diagnostics,
 }
 
@@ -105,55 +83,64 @@ pub enum TickError {
     NoTicks(String),
 }
 
-/// Reads the `--prof` log at `path` and folds its ticks.
-pub fn fold_ticks(path: &Path, options: &TickOptions) -> Result<TickReport, TickError> {
-    let (bytes, cut_short) = read_file_allowing_cut(path)?;
-    let mut log = CodeLog::parse(&bytes);
-    drop(bytes);
-    log.path = path.to_owned();
-    if log.ticks.is_empty() {
-        return Err(TickError::NoTicks(path.display().to_string()));
+impl TickLog {
+    /// Reads the `--prof` log at `path` (`.gz` too); script sources as
+    /// `sources` says.
+    pub fn read(path: &Path, sources: SourceOptions) -> Result<TickLog, TickError> {
+        let (bytes, cut_short) = read_file_allowing_cut(path)?;
+        let mut log = CodeLog::parse(&bytes);
+        drop(bytes);
+        log.path = path.to_owned();
+        if log.ticks.is_empty() {
+            return Err(TickError::NoTicks(path.display().to_string()));
+        }
+        let mut diagnostics = Diagnostics::new();
+        if cut_short {
+            diagnostics.add_compressed_cut(path, &format!("{} lines", log.line_count));
+        }
+        diagnostics.add_code_log(&log);
+        let ticks = std::mem::take(&mut log.ticks);
+        let libraries = library_mappings(&log);
+        let pid = pid_in_file_name(path).unwrap_or(0);
+        let codes = log_codes(&log);
+        let map = InlineMap::from_codes(log, codes, Some(pid), sources);
+        let profiles = Profiles::from_maps(vec![(pid, map)]);
+        Ok(TickLog { ticks, libraries, pid, profiles, diagnostics })
     }
-    let mut diagnostics = Diagnostics::new();
-    if cut_short {
-        diagnostics.add_compressed_cut(path, &format!("{} lines", log.line_count));
+
+    /// The log's code objects, for the expander of its JavaScript frames.
+    pub fn profiles(&self) -> &Profiles {
+        &self.profiles
     }
-    diagnostics.add_code_log(&log);
-    let ticks = std::mem::take(&mut log.ticks);
-    let libraries = library_mappings(&log);
-    let pid = pid_in_file_name(path).unwrap_or(0);
-    let codes = log_codes(&log);
-    let map = InlineMap::from_codes(log, codes, Some(pid), options.sources.clone());
-    let mut expander = V8Expander::new(Profiles::from_maps(vec![(pid, map)]), options.expand);
-    let mut folder = Folder::new(&options.collapse);
-    if options.record_details {
-        folder.record_details();
+
+    /// Hands each tick to `sink` as a sample, in log order, its native
+    /// frames named by the libraries' ELF symbols; problems reading those
+    /// go to the log's diagnostics.
+    pub fn read_samples(&mut self, sink: &mut dyn SampleSink) -> NativeFrameStats {
+        let mut interner = SampleInterner::new();
+        let mut sample = Sample::default();
+        let mut symbols = SymbolCache::new();
+        let mut native = NativeFrameStats::default();
+        for tick in &self.ticks {
+            let mut context = TickContext {
+                libraries: &self.libraries,
+                symbols: &mut symbols,
+                profiles: &self.profiles,
+                log_line: tick.log_line,
+                native: &mut native,
+                interner: &mut interner,
+            };
+            build_sample(tick, self.pid, &mut context, &mut sample);
+            sink.add_sample(&sample, &interner);
+        }
+        self.diagnostics.merge(&symbols.diagnostics);
+        native
     }
-    let mut interner = SampleInterner::new();
-    let mut sample = Sample::default();
-    let mut expanded = ExpandedSample::new();
-    let mut symbols = SymbolCache::new();
-    let mut native = NativeFrameStats::default();
-    for tick in &ticks {
-        let mut context = TickContext {
-            libraries: &libraries,
-            symbols: &mut symbols,
-            profiles: expander.profiles(),
-            log_line: tick.log_line,
-            native: &mut native,
-            interner: &mut interner,
-        };
-        build_sample(tick, pid, &mut context, &mut sample);
-        expanded.expand(&sample, &interner, &mut expander);
-        folder.add_sample(&sample, &interner, &expanded);
+
+    /// The number of ticks.
+    pub fn tick_count(&self) -> usize {
+        self.ticks.len()
     }
-    let mut summary = folder.summary();
-    summary.samples_read = ticks.len() as u64;
-    diagnostics.merge(&symbols.diagnostics);
-    diagnostics.merge(&expander.profiles().diagnostics);
-    let notes = expander.profiles().notes.clone();
-    let expansion = expander.stats.clone();
-    Ok(TickReport { folder, expander, summary, expansion, native, notes, diagnostics })
 }
 
 /// The log's `shared-library` records as mappings. V8 writes each library's
@@ -340,11 +327,12 @@ mod tests {
         std::fs::create_dir_all(&directory).unwrap();
         let path = directory.join(format!("prof-{}.log", log.len()));
         std::fs::write(&path, log).unwrap();
-        let report = fold_ticks(&path, &TickOptions::default());
+        let input = crate::pipeline::SampleInput::Ticks(path.clone());
+        let report = crate::pipeline::fold(&input, &crate::pipeline::FoldOptions::default());
         std::fs::remove_file(&path).unwrap();
         let report = report.unwrap();
         let mut folded = Vec::new();
-        report.folder.write_folded(&mut folded).unwrap();
+        report.write_folded(&mut folded).unwrap();
         (String::from_utf8(folded).unwrap(), report.diagnostics)
     }
 
@@ -398,7 +386,7 @@ node;[unknown] 1
         let directory = std::env::temp_dir();
         let path = directory.join(format!("v8inline-no-ticks-{}.log", std::process::id()));
         std::fs::write(&path, "code-creation,JS,10,100,0x5000,256,outer /app/a.js:1:1,0x9000,~\n").unwrap();
-        let result = fold_ticks(&path, &TickOptions::default());
+        let result = TickLog::read(&path, SourceOptions::default());
         std::fs::remove_file(&path).unwrap();
         assert!(matches!(result, Err(TickError::NoTicks(_))));
     }

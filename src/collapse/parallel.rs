@@ -30,6 +30,8 @@ pub struct ParallelOutcome<Expander> {
     pub summary: CollapseSummary,
     /// The expanders given, one per worker, in the order given.
     pub expanders: Vec<Expander>,
+    /// The stacks of every worker, merged.
+    pub folder: Folder,
 }
 
 /// One piece of the input, ending at a blank line (or the end of input).
@@ -146,12 +148,34 @@ pub fn collapse_parallel<Input: Read, Output: Write, Expander: FrameExpander + S
     collapse_in_chunks(input, options, expanders, output, CHUNK_BYTES)
 }
 
+/// [`collapse_parallel`] without the writing: the stacks of every thread
+/// merged into [`ParallelOutcome::folder`].
+pub fn fold_parallel<Input: Read, Expander: FrameExpander + Send>(
+    input: Input,
+    options: &CollapseOptions,
+    expanders: Vec<Expander>,
+) -> io::Result<ParallelOutcome<Expander>> {
+    fold_in_chunks(input, options, expanders, CHUNK_BYTES)
+}
+
 /// [`collapse_parallel`] with chunks of about `chunk_bytes`.
 fn collapse_in_chunks<Input: Read, Output: Write, Expander: FrameExpander + Send>(
     input: Input,
     options: &CollapseOptions,
     expanders: Vec<Expander>,
     output: Output,
+    chunk_bytes: usize,
+) -> io::Result<ParallelOutcome<Expander>> {
+    let mut outcome = fold_in_chunks(input, options, expanders, chunk_bytes)?;
+    outcome.summary.distinct_stacks = outcome.folder.write_folded(output)?;
+    Ok(outcome)
+}
+
+/// [`fold_parallel`] with chunks of about `chunk_bytes`.
+fn fold_in_chunks<Input: Read, Expander: FrameExpander + Send>(
+    input: Input,
+    options: &CollapseOptions,
+    expanders: Vec<Expander>,
     chunk_bytes: usize,
 ) -> io::Result<ParallelOutcome<Expander>> {
     let mut workers: Vec<Worker<Expander>> = expanders
@@ -188,12 +212,16 @@ fn collapse_in_chunks<Input: Read, Output: Write, Expander: FrameExpander + Send
     }
     let mut summary = merged_summary(&mut workers);
     summary.event = event;
-    let (first, others) = workers.split_first_mut().expect("one worker at least");
-    for worker in others.iter() {
-        first.folder.merge(&worker.folder);
+    let mut workers = workers.into_iter();
+    let first = workers.next().expect("one worker at least");
+    let mut folder = first.folder;
+    let mut expanders = vec![first.expander];
+    for worker in workers {
+        folder.merge(&worker.folder);
+        expanders.push(worker.expander);
     }
-    summary.distinct_stacks = first.folder.write_folded(output)?;
-    Ok(ParallelOutcome { summary, expanders: workers.into_iter().map(|worker| worker.expander).collect() })
+    summary.distinct_stacks = folder.distinct_stacks() as u64;
+    Ok(ParallelOutcome { summary, expanders, folder })
 }
 
 /// Hands the remaining chunks to one thread per worker.

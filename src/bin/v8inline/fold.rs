@@ -1,23 +1,18 @@
-//! The main job: fold the samples of one source, then write every output asked for.
+//! The main job: the arguments become a [`pipeline::fold`] of one input,
+//! then every output asked for is written.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::args::{AnnotateFormat, FoldArgs, OutputArgs, ReportFormat, SummaryFormat};
-use crate::failure::{Failure, load_profiles, report_warnings, standard_output_failure, write_file, write_output};
-use v8inline::collapse::parallel::collapse_parallel;
-use v8inline::collapse::{CollapseOptions, CollapseSummary, Folder, fold_samples};
-use v8inline::diagnostics::Diagnostics;
-use v8inline::expand::{ExpandOptions, ExpansionStats, V8Expander};
-use v8inline::input::open_stream_allowing_cut;
+use crate::failure::{Failure, report_warnings, standard_output_failure, write_file, write_output};
+use v8inline::collapse::{CollapseOptions, CollapseSummary};
+use v8inline::expand::{ExpandOptions, ExpansionStats};
 use v8inline::output::annotations::{SourceRoot, github_annotations, markdown_summary};
 use v8inline::output::json::JsonReport;
 use v8inline::output::pprof::write_pprof;
 use v8inline::output::report::{Report, WeightUnit};
 use v8inline::output::stack_profile::StackProfile;
-use v8inline::perf_data::{PerfDataOptions, fold_perf_data};
-use v8inline::profile::Profiles;
-use v8inline::ticks::{TickOptions, fold_ticks};
+use v8inline::pipeline::{self, FoldOptions, FoldedProfile, SampleInput};
 
 pub(crate) fn fold(args: FoldArgs) -> Result<(), Failure> {
     let outputs_on_stdout = args.outputs.on_standard_output();
@@ -28,9 +23,61 @@ pub(crate) fn fold(args: FoldArgs) -> Result<(), Failure> {
             outputs_on_stdout.join(" and ")
         )));
     }
+    let profile = fold_input(&args)?;
+    // Checked before writing: a strict run that fails leaves no output.
+    report_warnings(&profile.diagnostics, args.inputs.strict)?;
+    let mut summary = profile.summary.clone();
+    match &args.output {
+        Some(path) => {
+            let file = std::fs::File::create(path).map_err(|error| file_failure(path, error))?;
+            summary.distinct_stacks =
+                profile.write_folded(std::io::BufWriter::new(file)).map_err(|error| file_failure(path, error))?;
+        }
+        None if outputs_on_stdout.is_empty() => {
+            summary.distinct_stacks =
+                profile.write_folded(std::io::stdout().lock()).map_err(standard_output_failure)?;
+        }
+        None => {}
+    }
+    if let Some(svg_path) = &args.flamegraph {
+        let mut folded = Vec::new();
+        profile.write_folded(&mut folded)?;
+        let text = String::from_utf8_lossy(&folded);
+        let title = format!("v8inline: {}", profile.input_name);
+        let mut svg = Vec::new();
+        v8inline::flamegraph::write_svg(text.lines(), &title, &mut svg)?;
+        write_file(svg_path, &svg)?;
+    }
+    if args.outputs.needs_details() {
+        write_detailed_outputs(&args.outputs, &profile.stack_profile())?;
+    }
+    if args.stats {
+        if let Some(native) = &profile.native {
+            eprintln!(
+                "v8inline: native frames: {} named by ELF symbols, {} in a library without a symbol there, {} outside libraries",
+                native.symbolized, native.in_library_without_symbol, native.outside_libraries
+            );
+        }
+        eprint!("{}", stats_report(&summary, &profile.expansion));
+    }
+    Ok(())
+}
+
+/// A file that could not be written, named.
+fn file_failure(path: &Path, error: std::io::Error) -> Failure {
+    match Failure::from(error) {
+        Failure::Input(message) => Failure::Input(format!("{}: {message}", path.display())),
+        other => other,
+    }
+}
+
+/// Folds the input the arguments name: a perf script (default), `--ticks`
+/// or `--perf-data`. Prints the notes; the warnings are returned in the
+/// profile, for [`report_warnings`].
+pub(crate) fn fold_input(args: &FoldArgs) -> Result<FoldedProfile, Failure> {
     // The flame graph colors frames by their annotations.
     let annotate_all = args.all || args.flamegraph.is_some();
-    let options = CollapseOptions {
+    let collapse = CollapseOptions {
         include_pid: args.pid,
         include_tid: args.tid,
         include_addrs: args.addrs,
@@ -40,145 +87,23 @@ pub(crate) fn fold(args: FoldArgs) -> Result<(), Failure> {
         event_filter: args.event_filter.clone(),
         skip_after: args.skip_after.clone(),
     };
-    let FoldedSamples { folded, folder, expanders, summary, input_name, diagnostics } = fold_source(&args, options)?;
-    // Checked before writing: a strict run that fails leaves no output.
-    report_warnings(&diagnostics, args.inputs.strict)?;
-    let mut stats = ExpansionStats::default();
-    for expander in &expanders {
-        stats.add(&expander.stats);
-    }
-    match &args.output {
-        Some(path) => write_file(path, &folded)?,
-        None if outputs_on_stdout.is_empty() => {
-            std::io::stdout().lock().write_all(&folded).map_err(standard_output_failure)?
-        }
-        None => {}
-    }
-    if let Some(svg_path) = &args.flamegraph {
-        let text = String::from_utf8_lossy(&folded);
-        let title = format!("v8inline: {input_name}");
-        let mut svg = Vec::new();
-        v8inline::flamegraph::write_svg(text.lines(), &title, &mut svg)?;
-        write_file(svg_path, &svg)?;
-    }
-    if args.outputs.needs_details() {
-        let profile = StackProfile::from_folder(&folder, &expanders[0], summary.event.clone());
-        write_detailed_outputs(&args.outputs, &profile)?;
-    }
-    if args.stats {
-        eprint!("{}", stats_report(&summary, &stats));
-    }
-    Ok(())
-}
-
-/// Samples of one source folded, before any output is written.
-pub(crate) struct FoldedSamples {
-    /// The folded stacks.
-    folded: Vec<u8>,
-    /// The folder, with the detailed stacks if outputs need them (not
-    /// filled by a parallel fold).
-    folder: Folder,
-    /// The expanders used (one per thread).
-    expanders: Vec<V8Expander>,
-    summary: CollapseSummary,
-    /// The input, for titles and messages.
-    input_name: String,
-    /// Warnings about every input: profiles, samples.
-    diagnostics: Diagnostics,
-}
-
-/// Folds the samples of the source the arguments name: a perf script
-/// (default), `--ticks` or `--perf-data`. Prints the notes of loading; the
-/// warnings are returned, for [`report_warnings`].
-pub(crate) fn fold_source(args: &FoldArgs, options: CollapseOptions) -> Result<FoldedSamples, Failure> {
-    let expand_options = ExpandOptions { exact_pc: args.exact_pc };
-    let record_details = args.outputs.needs_details();
-    let print_notes = |notes: &[String]| notes.iter().for_each(|note| eprintln!("v8inline: {note}"));
-    // The one-threaded sources hand back a folder to render.
-    let rendered = |folder: Folder,
-                    expander: V8Expander,
-                    mut summary: CollapseSummary,
-                    input_name: String,
-                    diagnostics: Diagnostics| {
-        let mut folded = Vec::new();
-        summary.distinct_stacks = folder.write_folded(&mut folded)?;
-        Ok::<_, Failure>(FoldedSamples { folded, folder, expanders: vec![expander], summary, input_name, diagnostics })
+    let options = FoldOptions {
+        collapse,
+        profiles: args.inputs.profile_options(),
+        expand: ExpandOptions { exact_pc: args.exact_pc },
+        record_details: args.outputs.needs_details(),
+        threads: args.threads,
     };
-    if let Some(log_path) = &args.ticks {
-        let sources = args.inputs.profile_options().sources;
-        let tick_options = TickOptions { collapse: options, sources, expand: expand_options, record_details };
-        let report = fold_ticks(log_path, &tick_options).map_err(|error| Failure::Input(error.to_string()))?;
-        print_notes(&report.notes);
-        if args.stats {
-            let native = &report.native;
-            eprintln!(
-                "v8inline: native frames: {} named by ELF symbols, {} in a library without a symbol there, {} outside libraries",
-                native.symbolized, native.in_library_without_symbol, native.outside_libraries
-            );
-        }
-        let input_name = format!("ticks of {}", log_path.display());
-        return rendered(report.folder, report.expander, report.summary, input_name, report.diagnostics);
-    }
-    if let Some(perf_data_path) = &args.perf_data {
-        let perf_data_options = PerfDataOptions {
-            collapse: options,
-            profiles: args.inputs.profile_options(),
-            expand: expand_options,
-            record_details,
-        };
-        let report =
-            fold_perf_data(perf_data_path, &perf_data_options).map_err(|error| Failure::Input(error.to_string()))?;
-        print_notes(&report.notes);
-        let input_name = perf_data_path.display().to_string();
-        return rendered(report.folder, report.expander, report.summary, input_name, report.diagnostics);
-    }
-    let profiles = load_profiles(&args.inputs)?;
-    let input_path = args.perf_script.clone().unwrap_or_else(|| PathBuf::from("-"));
-    let (input, input_cut_short) =
-        open_stream_allowing_cut(&input_path).map_err(|error| Failure::Input(error.to_string()))?;
-    let input_name = input_path.display().to_string();
-    let read_failure =
-        |error: std::io::Error| Failure::Input(format!("{input_name}: cannot read perf script: {error}"));
-    // The perf script's own warnings join those of the profiles.
-    let sample_diagnostics = |profiles: &Profiles, summary: &CollapseSummary| {
-        let mut diagnostics = profiles.diagnostics.clone();
-        let name = if input_path == Path::new("-") { Path::new("<stdin>") } else { input_path.as_path() };
-        diagnostics.add_perf_script(name, &summary.warnings);
-        if input_cut_short.is_set() {
-            diagnostics.add_compressed_cut(name, &format!("{} samples", summary.samples_read));
-        }
-        diagnostics
+    let input = match (&args.ticks, &args.perf_data) {
+        (Some(log), _) => SampleInput::Ticks(log.clone()),
+        (None, Some(perf_data)) => SampleInput::PerfData(perf_data.clone()),
+        (None, None) => SampleInput::PerfScript(args.perf_script.clone().unwrap_or_else(|| PathBuf::from("-"))),
     };
-    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
-    // Detailed outputs read one folder and its expander; a process discovered
-    // on the way would be seen by one thread only.
-    let parallel = threads > 1 && !record_details && !profiles.discovers_processes();
-    let mut folder = Folder::new(&options);
-    if parallel {
-        // Folded stacks are one line per distinct stack: small enough to
-        // keep for the flame graph.
-        let mut folded = Vec::new();
-        let expanders = (0..threads).map(|_| V8Expander::new(profiles.clone(), expand_options)).collect();
-        let outcome = collapse_parallel(input, &options, expanders, &mut folded).map_err(read_failure)?;
-        print_notes(&outcome.expanders[0].profiles().notes);
-        let diagnostics = sample_diagnostics(outcome.expanders[0].profiles(), &outcome.summary);
-        return Ok(FoldedSamples {
-            folded,
-            folder,
-            expanders: outcome.expanders,
-            summary: outcome.summary,
-            input_name,
-            diagnostics,
-        });
+    let profile = pipeline::fold(&input, &options).map_err(|error| Failure::Input(error.to_string()))?;
+    for note in &profile.notes {
+        eprintln!("v8inline: {note}");
     }
-    let mut expander = V8Expander::new(profiles, expand_options);
-    if record_details {
-        folder.record_details();
-    }
-    let summary = fold_samples(input, &options, &mut expander, &mut folder).map_err(read_failure)?;
-    print_notes(&expander.profiles().notes);
-    let diagnostics = sample_diagnostics(expander.profiles(), &summary);
-    rendered(folder, expander, summary, input_name, diagnostics)
+    Ok(profile)
 }
 
 /// The outputs built on the detailed stacks: pprof, report, summary, annotations.

@@ -1,0 +1,282 @@
+//! The one pipeline every command runs: a source of typed samples, the
+//! expansion of their V8 JIT frames, and the sinks that aggregate them.
+//!
+//! ```text
+//! SampleInput ─► source ─► Sample ─► V8Expander ─► ExpandedSample ─► Folder (stacks)
+//!   perf script  PerfScriptSource                                      ├─► folded text, SVG
+//!   perf.data    read_perf_data                                        └─► StackProfile: pprof,
+//!   V8 ticks     TickLog                                                   report, annotations
+//! ```
+//!
+//! [`fold`] reads one input to the end and returns a [`FoldedProfile`]: the
+//! aggregated stacks, the expanders (which describe expanded frames), what
+//! happened on the way ([`CollapseSummary`], [`ExpansionStats`]) and every
+//! warning of every reader in one [`Diagnostics`]. It decides the threads:
+//! a perf script is folded on several when nothing needs a single folder.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::collapse::parallel::fold_parallel;
+use crate::collapse::{CollapseOptions, CollapseSummary, ExpandedSample, Folder, fold_samples};
+use crate::diagnostics::Diagnostics;
+use crate::expand::{ExpandOptions, ExpansionStats, V8Expander};
+use crate::input::open_stream_allowing_cut;
+use crate::output::stack_profile::StackProfile;
+use crate::perf_data::{read_perf_data, recording_directory};
+use crate::profile::{ProfileOptions, Profiles};
+use crate::sample::{Sample, SampleInterner, SampleSink};
+use crate::ticks::{NativeFrameStats, TickLog};
+
+/// Where the samples come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SampleInput {
+    /// `perf script` text from a file (`.gz` too), or standard input for `-`.
+    PerfScript(PathBuf),
+    /// A perf.data file read directly; code logs and jitdumps default to
+    /// its directory.
+    PerfData(PathBuf),
+    /// The `tick` records of a `node --prof --log-code` log, which is also
+    /// the code log that expands them.
+    Ticks(PathBuf),
+}
+
+impl SampleInput {
+    /// The input as named in titles and messages.
+    pub fn display_name(&self) -> String {
+        match self {
+            SampleInput::PerfScript(path) if path == Path::new("-") => "<stdin>".to_string(),
+            SampleInput::PerfScript(path) | SampleInput::PerfData(path) => path.display().to_string(),
+            SampleInput::Ticks(path) => format!("ticks of {}", path.display()),
+        }
+    }
+}
+
+/// How [`fold`] folds.
+#[derive(Debug, Clone, Default)]
+pub struct FoldOptions {
+    /// Frame naming, annotations and the event filter.
+    pub collapse: CollapseOptions,
+    /// The code logs and jitdumps (ignored for ticks, whose log is both),
+    /// and where script sources come from.
+    pub profiles: ProfileOptions,
+    /// How JIT frames are expanded.
+    pub expand: ExpandOptions,
+    /// Keep each stack's code locations for [`FoldedProfile::stack_profile`]
+    /// (pprof, reports). Folds on one thread.
+    pub record_details: bool,
+    /// Threads to fold a perf script on; `None`: one per core.
+    pub threads: Option<usize>,
+}
+
+/// An input that cannot be folded at all (damage that still leaves
+/// something to read is a warning in [`FoldedProfile::diagnostics`]).
+#[derive(Debug, thiserror::Error)]
+pub struct Error {
+    /// The file.
+    pub path: PathBuf,
+    /// Why.
+    pub cause: ErrorCause,
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.path.as_os_str().is_empty() {
+            write!(formatter, "{}", self.cause)
+        } else {
+            write!(formatter, "{}: {}", self.path.display(), self.cause)
+        }
+    }
+}
+
+/// Why an input cannot be folded.
+#[derive(Debug, thiserror::Error)]
+pub enum ErrorCause {
+    /// It could not be opened or read.
+    #[error("{0}")]
+    Read(#[from] io::Error),
+    /// A code log or jitdump it needs is unusable (the message names it).
+    #[error("{0}")]
+    Profiles(String),
+    /// It is not what it should be (the message says what).
+    #[error("{0}")]
+    Format(String),
+}
+
+/// The result of [`fold`].
+pub struct FoldedProfile {
+    /// The aggregated stacks.
+    pub folder: Folder,
+    /// The expanders used, one per thread; the first one describes the
+    /// expanded frames of a folder with details.
+    pub expanders: Vec<V8Expander>,
+    /// Samples read, kept, skipped; distinct stacks.
+    pub summary: CollapseSummary,
+    /// What happened to JIT frames, over all threads.
+    pub expansion: ExpansionStats,
+    /// How the native frames of V8 ticks were named.
+    pub native: Option<NativeFrameStats>,
+    /// Every reader's warnings: samples, code logs, jitdumps, binaries.
+    pub diagnostics: Diagnostics,
+    /// Messages for the user that are not about damaged inputs.
+    pub notes: Vec<String>,
+    /// The input, for titles and messages.
+    pub input_name: String,
+}
+
+impl FoldedProfile {
+    /// Writes the folded stacks as `inferno-collapse-perf` does.
+    pub fn write_folded<W: io::Write>(&self, output: W) -> io::Result<u64> {
+        self.folder.write_folded(output)
+    }
+
+    /// The stacks with their code locations, for pprof and the reports
+    /// (empty unless folded with [`FoldOptions::record_details`]).
+    pub fn stack_profile(&self) -> StackProfile {
+        StackProfile::from_folder(&self.folder, &self.expanders[0], self.summary.event.clone())
+    }
+}
+
+/// Expands each sample and hands it to the folder.
+struct ExpandingFolder {
+    expander: V8Expander,
+    expanded: ExpandedSample,
+    folder: Folder,
+}
+
+impl SampleSink for ExpandingFolder {
+    fn add_sample(&mut self, sample: &Sample, interner: &SampleInterner) {
+        self.expanded.expand(sample, interner, &mut self.expander);
+        self.folder.add_sample(sample, interner, &self.expanded);
+    }
+}
+
+impl ExpandingFolder {
+    fn new(profiles: Profiles, options: &FoldOptions) -> ExpandingFolder {
+        let mut folder = Folder::new(&options.collapse);
+        if options.record_details {
+            folder.record_details();
+        }
+        ExpandingFolder { expander: V8Expander::new(profiles, options.expand), expanded: ExpandedSample::new(), folder }
+    }
+
+    /// The profile, with the source's counters, warnings and notes added.
+    fn finish(
+        self,
+        mut summary: CollapseSummary,
+        mut diagnostics: Diagnostics,
+        input: &SampleInput,
+        native: Option<NativeFrameStats>,
+    ) -> FoldedProfile {
+        let folded = self.folder.summary();
+        summary.samples_kept = folded.samples_kept;
+        summary.samples_without_frames = folded.samples_without_frames;
+        summary.total_count = folded.total_count;
+        summary.distinct_stacks = folded.distinct_stacks;
+        summary.stack_lines_expanded = folded.stack_lines_expanded;
+        summary.stack_lines_passed_through = folded.stack_lines_passed_through;
+        summary.expanded_frames = folded.expanded_frames;
+        diagnostics.merge(&self.expander.profiles().diagnostics);
+        FoldedProfile {
+            folder: self.folder,
+            summary,
+            expansion: self.expander.stats.clone(),
+            native,
+            diagnostics,
+            notes: self.expander.profiles().notes.clone(),
+            expanders: vec![self.expander],
+            input_name: input.display_name(),
+        }
+    }
+}
+
+/// Reads `input` to its end, expands the V8 JIT frames of its samples with
+/// the code logs and jitdumps `options` names (or finds), and aggregates the
+/// stacks.
+pub fn fold(input: &SampleInput, options: &FoldOptions) -> Result<FoldedProfile, Error> {
+    match input {
+        SampleInput::PerfScript(path) => fold_perf_script(path, input, options),
+        SampleInput::PerfData(path) => {
+            let mut profile_options = options.profiles.clone();
+            profile_options.jitdump_dir.get_or_insert_with(|| recording_directory(path));
+            let profiles = load_profiles(profile_options)?;
+            let mut sink = ExpandingFolder::new(profiles, options);
+            let event = options.collapse.event_filter.as_deref();
+            let read = read_perf_data(path, event, &mut sink)
+                .map_err(|error| Error { path: path.clone(), cause: ErrorCause::Format(error.message) })?;
+            let summary = CollapseSummary {
+                samples_read: read.samples_read,
+                samples_filtered_out: read.samples_filtered_out,
+                event: read.event,
+                ..CollapseSummary::default()
+            };
+            Ok(sink.finish(summary, read.diagnostics, input, None))
+        }
+        SampleInput::Ticks(path) => {
+            let mut log = TickLog::read(path, options.profiles.sources.clone()).map_err(|error| Error {
+                path: path.clone(),
+                cause: match error {
+                    crate::ticks::TickError::Input(error) => ErrorCause::Read(error.source),
+                    other => ErrorCause::Format(other.to_string()),
+                },
+            })?;
+            let mut sink = ExpandingFolder::new(log.profiles().clone(), options);
+            let native = log.read_samples(&mut sink);
+            let summary = CollapseSummary { samples_read: log.tick_count() as u64, ..CollapseSummary::default() };
+            let diagnostics = std::mem::take(&mut log.diagnostics);
+            Ok(sink.finish(summary, diagnostics, input, Some(native)))
+        }
+    }
+}
+
+/// Loads the code logs and jitdumps `options` names.
+fn load_profiles(options: ProfileOptions) -> Result<Profiles, Error> {
+    Profiles::load(options)
+        .map_err(|error| Error { path: PathBuf::new(), cause: ErrorCause::Profiles(error.to_string()) })
+}
+
+/// Folds a perf script, on several threads when nothing needs one folder.
+fn fold_perf_script(path: &Path, input: &SampleInput, options: &FoldOptions) -> Result<FoldedProfile, Error> {
+    let profiles = load_profiles(options.profiles.clone())?;
+    let (stream, cut_short) =
+        open_stream_allowing_cut(path).map_err(|error| Error { path: path.to_owned(), cause: error.source.into() })?;
+    let read_error = |error: io::Error| Error { path: path.to_owned(), cause: ErrorCause::Read(error) };
+    let threads = options.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    // Detailed outputs read one folder and its expander; a process discovered
+    // on the way would be seen by one thread only.
+    let parallel = threads > 1 && !options.record_details && !profiles.discovers_processes();
+    let name = if path == Path::new("-") { Path::new("<stdin>") } else { path };
+    let (mut profile, warnings) = if parallel {
+        let expanders = (0..threads).map(|_| V8Expander::new(profiles.clone(), options.expand)).collect();
+        let outcome = fold_parallel(stream, &options.collapse, expanders).map_err(read_error)?;
+        let mut expansion = ExpansionStats::default();
+        for expander in &outcome.expanders {
+            expansion.add(&expander.stats);
+        }
+        let mut diagnostics = Diagnostics::new();
+        diagnostics.merge(&outcome.expanders[0].profiles().diagnostics);
+        let warnings = outcome.summary.warnings.clone();
+        let profile = FoldedProfile {
+            folder: outcome.folder,
+            notes: outcome.expanders[0].profiles().notes.clone(),
+            expanders: outcome.expanders,
+            summary: outcome.summary,
+            expansion,
+            native: None,
+            diagnostics,
+            input_name: input.display_name(),
+        };
+        (profile, warnings)
+    } else {
+        let mut sink = ExpandingFolder::new(profiles, options);
+        let summary =
+            fold_samples(stream, &options.collapse, &mut sink.expander, &mut sink.folder).map_err(read_error)?;
+        let warnings = summary.warnings.clone();
+        (sink.finish(summary, Diagnostics::new(), input, None), warnings)
+    };
+    profile.diagnostics.add_perf_script(name, &warnings);
+    if cut_short.is_set() {
+        profile.diagnostics.add_compressed_cut(name, &format!("{} samples", profile.summary.samples_read));
+    }
+    Ok(profile)
+}
