@@ -11,10 +11,10 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use flate2::read::MultiGzDecoder;
 
 use v8inline::collapse::{CollapseOptions, NoExpansion, collapse};
-use v8inline::expand::{ExpandOptions, V8Expander};
-use v8inline::jitdump::{self, ReadOptions};
-use v8inline::profile::{ProfileOptions, Profiles};
-use v8inline::v8log::CodeLog;
+use v8inline::formats::jitdump::{self, ReadOptions};
+use v8inline::formats::v8log::CodeLog;
+use v8inline::v8::expand::{ExpandOptions, V8Expander};
+use v8inline::v8::profile::{ProfileOptions, Profiles};
 
 /// The node versions recorded in testdata/.
 const NODE_VERSIONS: [u32; 5] = [18, 20, 22, 24, 26];

@@ -1,8 +1,8 @@
 //! Warnings about inputs, gathered from every reader into one summary.
 //!
 //! The readers never stop at an odd line or record: they skip it and say so
-//! ([`crate::v8log::LogWarning`], [`crate::jitdump::JitDumpWarning`],
-//! [`crate::samples::ReaderWarnings`]). A damaged input can produce thousands
+//! ([`crate::formats::v8log::LogWarning`], [`crate::formats::jitdump::JitDumpWarning`],
+//! [`crate::formats::perf_script::ReaderWarnings`]). A damaged input can produce thousands
 //! of such warnings; [`Diagnostics`] counts them per kind and keeps the first
 //! few examples, so the user reads one short summary:
 //!
@@ -21,9 +21,9 @@ use std::path::Path;
 
 use indexmap::IndexMap;
 
-use crate::jitdump::{JitDump, JitDumpWarning};
-use crate::samples::{ReaderWarnings, WarningTally};
-use crate::v8log::{CodeLog, LogWarningKind, SourceInfo};
+use crate::formats::jitdump::{JitDump, JitDumpWarning};
+use crate::formats::perf_script::{ReaderWarnings, WarningTally};
+use crate::formats::v8log::{CodeLog, LogWarningKind, SourceInfo};
 
 /// How many examples a [`Diagnostics`] keeps per kind.
 pub const EXAMPLES_PER_KIND: usize = 3;
@@ -261,7 +261,7 @@ pub fn strict_failure(diagnostics: &Diagnostics, strict: bool) -> Option<String>
 }
 
 /// The first inconsistency of a code object's inlining tables, which the
-/// inline stack walk ([`crate::inline_stack::inlining_stack`]) survives by
+/// inline stack walk ([`crate::v8::inline_stack::inlining_stack`]) survives by
 /// cutting the stack short. An inlining position without a function (V8's
 /// `F` with no index) is V8's own way to say "unknown", not a problem.
 pub fn inlining_table_problem(info: &SourceInfo) -> Option<String> {

@@ -6,30 +6,27 @@
 //! inlining tree of every code object. This crate joins the two and turns a
 //! sampled address back into the stack of JavaScript functions that ran there.
 //!
-//! Data flow, one module per step:
+//! Data flow, one module per step ([`pipeline::fold`] runs it):
 //!
 //! ```text
-//! v8log (code log text) ──┐
-//! jitdump (binary)      ──┴─► inline_map ─► inline_stack ─┐
-//! samples (perf script) ─────────────────────────────────┴─► collapse ─► folded stacks
+//!  formats (readers only)          sources                 the one pipeline
+//!  perf_script text ─────────► sources::perf_script ──┐
+//!  perf.data (linux-perf-data) ► sources::perf_data ──┼─► sample::Sample ─► v8::expand ─► collapse::Folder ─► folded text
+//!  v8log ticks ──────────────► sources::ticks ────────┘   (typed, interned)  (V8Expander,     (stack sink)     output::flamegraph
+//!                                  │ symbols (ELF, kallsyms)                 ExpandedSample)         │          output::stack_profile ─►
+//!  v8log code log ──┐                                                            ▲                    │            pprof, report, json,
+//!  jitdump ─────────┴─► v8::profile ─► v8::inline_map ─► v8::inline_stack ───────┘                    │            annotations, compare
+//!                                                                                                     ▼
+//!  diagnostics: every reader's warnings, one channel (--strict)                    commands: record, lookup
 //! ```
 pub mod collapse;
+pub mod commands;
 pub mod diagnostics;
-pub mod expand;
-pub mod flamegraph;
-pub mod inline_map;
-pub mod inline_stack;
+pub mod formats;
 pub mod input;
-pub mod jitdump;
-pub mod lookup;
 pub mod output;
-pub mod perf_data;
 pub mod pipeline;
-pub mod profile;
-pub mod record;
 pub mod sample;
-pub mod samples;
-pub mod source;
+pub mod sources;
 pub mod symbols;
-pub mod ticks;
-pub mod v8log;
+pub mod v8;

@@ -20,13 +20,13 @@ use std::path::{Path, PathBuf};
 use crate::collapse::parallel::fold_parallel;
 use crate::collapse::{CollapseOptions, CollapseSummary, ExpandedSample, Folder, fold_samples};
 use crate::diagnostics::Diagnostics;
-use crate::expand::{ExpandOptions, ExpansionStats, V8Expander};
 use crate::input::open_stream_allowing_cut;
 use crate::output::stack_profile::StackProfile;
-use crate::perf_data::{read_perf_data, recording_directory};
-use crate::profile::{ProfileOptions, Profiles};
 use crate::sample::{Sample, SampleInterner, SampleSink};
-use crate::ticks::{NativeFrameStats, TickLog};
+use crate::sources::perf_data::{read_perf_data, recording_directory};
+use crate::sources::ticks::{NativeFrameStats, TickLog};
+use crate::v8::expand::{ExpandOptions, ExpansionStats, V8Expander};
+use crate::v8::profile::{ProfileOptions, Profiles};
 
 /// Where the samples come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -216,7 +216,7 @@ pub fn fold(input: &SampleInput, options: &FoldOptions) -> Result<FoldedProfile,
             let mut log = TickLog::read(path, options.profiles.sources.clone()).map_err(|error| Error {
                 path: path.clone(),
                 cause: match error {
-                    crate::ticks::TickError::Input(error) => ErrorCause::Read(error.source),
+                    crate::sources::ticks::TickError::Input(error) => ErrorCause::Read(error.source),
                     other => ErrorCause::Format(other.to_string()),
                 },
             })?;

@@ -8,8 +8,8 @@ use inferno::collapse::Collapse;
 use v8inline::collapse::{
     CollapseOptions, CollapseSummary, ExpandedFrames, FrameContext, FrameExpander, NoExpansion, collapse,
 };
+use v8inline::formats::perf_script::PerfScriptReader;
 use v8inline::sample::{AddressKind, SampleTime};
-use v8inline::samples::PerfScriptReader;
 
 /// inferno's folded output for `input` with the same options, single-threaded.
 fn inferno_output(input: &[u8], options: &CollapseOptions) -> Vec<u8> {

@@ -6,11 +6,11 @@ mod common;
 use std::process::Command;
 
 use common::{NODE_VERSIONS, assert_matches_expected, jitdump_path, log_path, recording_dir};
-use v8inline::inline_map::{CodeId, InlineMap, PositionOrigin, SourceOptions};
-use v8inline::inline_stack::{FrameFunction, PositionRule};
+use v8inline::formats::jitdump::{self, JitDump, ReadOptions};
+use v8inline::formats::v8log::{CodeLog, Tier};
 use v8inline::input::read_file;
-use v8inline::jitdump::{self, JitDump, ReadOptions};
-use v8inline::v8log::{CodeLog, Tier};
+use v8inline::v8::inline_map::{CodeId, InlineMap, PositionOrigin, SourceOptions};
+use v8inline::v8::inline_stack::{FrameFunction, PositionRule};
 
 fn load(version: u32, debug_info: bool) -> (InlineMap, JitDump) {
     let jitdump = jitdump::read(&read_file(&jitdump_path(version)).unwrap(), &ReadOptions { debug_info }).unwrap();

@@ -100,7 +100,7 @@ fn installed_nodes() -> Vec<(String, PathBuf)> {
 
 #[test]
 fn records_node_18_to_26_under_perf() {
-    if let Some(reason) = v8inline::record::perf_unavailable_reason("perf".as_ref()) {
+    if let Some(reason) = v8inline::commands::record::perf_unavailable_reason("perf".as_ref()) {
         eprintln!("SKIPPED: perf cannot record here ({reason}); the fallback test still runs");
         return;
     }

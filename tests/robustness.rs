@@ -18,11 +18,11 @@ use std::process::{Command, Output, Stdio};
 use common::{jitdump_path, log_path, recording_dir};
 use v8inline::collapse::{CollapseOptions, CollapseSummary, collapse};
 use v8inline::diagnostics::{Diagnostics, WarningKind};
-use v8inline::expand::{ExpandOptions, V8Expander};
-use v8inline::inline_map::{InlineMap, SourceOptions};
-use v8inline::jitdump::{self, ReadOptions};
-use v8inline::profile::Profiles;
-use v8inline::v8log::{CodeLog, LogWarningKind};
+use v8inline::formats::jitdump::{self, ReadOptions};
+use v8inline::formats::v8log::{CodeLog, LogWarningKind};
+use v8inline::v8::expand::{ExpandOptions, V8Expander};
+use v8inline::v8::inline_map::{InlineMap, SourceOptions};
+use v8inline::v8::profile::Profiles;
 
 fn gunzip(path: &Path) -> Vec<u8> {
     let mut bytes = Vec::new();

@@ -6,9 +6,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use v8inline::diagnostics::Diagnostics;
-use v8inline::inline_map::{InlineMap, SourceOptions};
-use v8inline::lookup::{AddressQuery, describe_address};
-use v8inline::v8log::CodeLog;
+use v8inline::v8::inline_map::{InlineMap, SourceOptions};
+use v8inline::commands::lookup::{AddressQuery, describe_address};
+use v8inline::formats::v8log::CodeLog;
 
 /// The most code objects looked up per input, so that one input stays fast.
 const MAX_LOOKED_UP_CODES: usize = 64;

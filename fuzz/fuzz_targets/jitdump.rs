@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use v8inline::jitdump::{self, ReadOptions};
+use v8inline::formats::jitdump::{self, ReadOptions};
 
 fuzz_target!(|bytes: &[u8]| {
     let plain = jitdump::read(bytes, &ReadOptions::default());

@@ -11,15 +11,15 @@
 
 use libfuzzer_sys::fuzz_target;
 use v8inline::collapse::{CollapseOptions, Folder, fold_samples};
-use v8inline::expand::{ExpandOptions, V8Expander};
-use v8inline::inline_map::{InlineMap, SourceOptions};
-use v8inline::jitdump::{self, ReadOptions};
+use v8inline::v8::expand::{ExpandOptions, V8Expander};
+use v8inline::v8::inline_map::{InlineMap, SourceOptions};
+use v8inline::formats::jitdump::{self, ReadOptions};
 use v8inline::output::json::JsonReport;
 use v8inline::output::pprof::write_pprof;
 use v8inline::output::report::{Report, WeightUnit};
 use v8inline::output::stack_profile::StackProfile;
-use v8inline::profile::Profiles;
-use v8inline::v8log::CodeLog;
+use v8inline::v8::profile::Profiles;
+use v8inline::formats::v8log::CodeLog;
 
 /// Splits off the first `length` bytes (all of them if fewer).
 fn take<'a>(bytes: &mut &'a [u8], length: usize) -> &'a [u8] {

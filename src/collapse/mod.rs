@@ -6,7 +6,7 @@
 //! the same options. A [`FrameExpander`] may replace any stack line by several
 //! frames: V8 JIT frames by the inline stacks of JavaScript functions.
 //!
-//! The pieces: [`PerfScriptReader`] yields
+//! The pieces: [`PerfScriptSource`](crate::sources::perf_script::PerfScriptSource) yields
 //! samples, a [`Folder`] names their frames (the rules are in [`naming`]) and
 //! counts distinct stacks, and [`Folder::write_folded`] renders them (or
 //! [`Folder::stacks`] hands the counts to other outputs).
@@ -18,8 +18,9 @@ pub mod parallel;
 use std::fmt;
 use std::io::{self, BufRead, Write};
 
+use crate::formats::perf_script::{EventSelection, ReaderWarnings};
 use crate::sample::{Frame, ModuleKind, Sample, SampleInterner};
-use crate::samples::{EventSelection, PerfScriptSource, ReaderWarnings};
+use crate::sources::perf_script::PerfScriptSource;
 
 pub use folded::{DetailedFrame, DetailedStack, FoldedStack, Folder, FrameId, FrameOrigin, PassedThroughKind};
 

@@ -17,8 +17,9 @@ use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, Sender, channel, sync_channel};
 
 use super::{CollapseOptions, CollapseSummary, ExpandedSample, Folder, FrameExpander};
+use crate::formats::perf_script::{EventSelection, ReaderStatistics, ReaderWarnings, WarningTally};
 use crate::sample::{Sample, SampleInterner};
-use crate::samples::{EventSelection, PerfScriptSource, ReaderStatistics, ReaderWarnings, WarningTally};
+use crate::sources::perf_script::PerfScriptSource;
 
 /// The size chunks are read in; a chunk ends at the last blank line in it.
 pub const CHUNK_BYTES: usize = 1 << 20;
@@ -373,8 +374,8 @@ mod tests {
     /// With V8 expansion too: each thread's expander gives the same frames.
     #[test]
     fn parallel_expansion_equals_single_threaded() {
-        use crate::expand::{ExpandOptions, V8Expander};
-        use crate::profile::{ProfileOptions, Profiles};
+        use crate::v8::expand::{ExpandOptions, V8Expander};
+        use crate::v8::profile::{ProfileOptions, Profiles};
         let directory = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/node20");
         let file = |prefix: &str| {
             std::fs::read_dir(&directory)
@@ -400,7 +401,7 @@ mod tests {
         let outcome = collapse_in_chunks(input.as_slice(), &options, expanders, &mut output, 10_000).unwrap();
         assert!(output == expected, "expanded output differs");
         assert_eq!(outcome.summary, expected_summary);
-        let mut stats = crate::expand::ExpansionStats::default();
+        let mut stats = crate::v8::expand::ExpansionStats::default();
         for expander in &outcome.expanders {
             stats.add(&expander.stats);
         }

@@ -11,6 +11,7 @@
 
 pub mod annotations;
 pub mod compare;
+pub mod flamegraph;
 pub mod json;
 pub mod pprof;
 pub mod report;

@@ -12,9 +12,9 @@ use std::fmt;
 use indexmap::IndexSet;
 
 use crate::collapse::{DetailedFrame, Folder, FrameOrigin, PassedThroughKind};
-use crate::expand::V8Expander;
-use crate::inline_map::SourceFrame;
-use crate::v8log::{Tier, TierMarker};
+use crate::formats::v8log::{Tier, TierMarker};
+use crate::v8::expand::V8Expander;
+use crate::v8::inline_map::SourceFrame;
 
 /// What kind of code a frame ran in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -497,7 +497,7 @@ fn parse_v8_name(name: &str) -> Option<ParsedV8Name> {
         .next()
         .unwrap_or((None, rest));
     let tier = marker.map(|marker| marker.tier);
-    let parsed = crate::source::FunctionName::parse(body, None);
+    let parsed = crate::v8::source::FunctionName::parse(body, None);
     let name = if parsed.function.is_empty() { "(anonymous)" } else { parsed.function };
     Some(ParsedV8Name {
         function: Function {

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use v8inline::inline_map::SourceOptions;
-use v8inline::profile::ProfileOptions;
+use v8inline::v8::inline_map::SourceOptions;
+use v8inline::v8::profile::ProfileOptions;
 
 /// Expand V8's inlined JavaScript frames in perf profiles.
 ///

@@ -5,13 +5,13 @@ use std::path::Path;
 
 use crate::args::{CompareArgs, CompareFormat, LookupArgs, RecordArgs};
 use crate::failure::{Failure, load_profiles, report_warnings, standard_output_failure, write_file, write_output};
+use v8inline::commands::lookup::{AddressQuery, describe_address};
+use v8inline::commands::record::RecordOptions;
 use v8inline::input::read_file;
-use v8inline::lookup::{AddressQuery, describe_address};
 use v8inline::output::annotations::SourceRoot;
 use v8inline::output::compare::{
     Shares, github_annotations as compare_annotations, markdown_table, text_table, write_differential_svg,
 };
-use v8inline::record::RecordOptions;
 
 pub(crate) fn lookup(args: LookupArgs) -> Result<(), Failure> {
     if args.inputs.logs.is_empty() && args.inputs.jitdumps.is_empty() {
@@ -81,8 +81,8 @@ pub(crate) fn record(args: RecordArgs) -> Result<(), Failure> {
         perf: "perf".into(),
     };
     let mut announce = |message: &str| eprintln!("v8inline: {message}");
-    let recording =
-        v8inline::record::record(&options, &mut announce).map_err(|error| Failure::Input(error.to_string()))?;
+    let recording = v8inline::commands::record::record(&options, &mut announce)
+        .map_err(|error| Failure::Input(error.to_string()))?;
     eprint!("{}", recording.report());
     Ok(())
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::args::InputArgs;
 use v8inline::diagnostics::{Diagnostics, strict_failure};
-use v8inline::profile::Profiles;
+use v8inline::v8::profile::Profiles;
 
 /// Why a run failed.
 pub(crate) enum Failure {

@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 use crate::args::{AnnotateFormat, FoldArgs, OutputArgs, ReportFormat, SummaryFormat};
 use crate::failure::{Failure, report_warnings, standard_output_failure, write_file, write_output};
 use v8inline::collapse::{CollapseOptions, CollapseSummary};
-use v8inline::expand::{ExpandOptions, ExpansionStats};
 use v8inline::output::annotations::{SourceRoot, github_annotations, markdown_summary};
 use v8inline::output::json::JsonReport;
 use v8inline::output::pprof::write_pprof;
 use v8inline::output::report::{Report, WeightUnit};
 use v8inline::output::stack_profile::StackProfile;
 use v8inline::pipeline::{self, FoldOptions, FoldedProfile, SampleInput};
+use v8inline::v8::expand::{ExpandOptions, ExpansionStats};
 
 pub(crate) fn fold(args: FoldArgs) -> Result<(), Failure> {
     let outputs_on_stdout = args.outputs.on_standard_output();
@@ -45,7 +45,7 @@ pub(crate) fn fold(args: FoldArgs) -> Result<(), Failure> {
         let text = String::from_utf8_lossy(&folded);
         let title = format!("v8inline: {}", profile.input_name);
         let mut svg = Vec::new();
-        v8inline::flamegraph::write_svg(text.lines(), &title, &mut svg)?;
+        v8inline::output::flamegraph::write_svg(text.lines(), &title, &mut svg)?;
         write_file(svg_path, &svg)?;
     }
     if args.outputs.needs_details() {

@@ -5,14 +5,14 @@
 //! node flags the expansion needs (`--perf-prof --log-code
 //! --interpreted-frames-native-stack`, the code log and jitdump written into
 //! the output directory), then reads the perf.data directly
-//! ([`crate::perf_data`]) and writes the folded stacks and the flame graph.
+//! ([`crate::sources::perf_data`]) and writes the folded stacks and the flame graph.
 //! Only flags that this node knows (`node --v8-options`) are added, so node
 //! 18 to 26 all work.
 //!
 //! When perf is missing or may not profile (`perf_event_paranoid`, no
 //! permission in a container), it says so and falls back to V8's own
 //! sampler: `node --prof --log-code`, folded from the `tick` records
-//! ([`crate::ticks`]).
+//! ([`crate::sources::ticks`]).
 
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
@@ -21,9 +21,9 @@ use std::process::{Command, ExitStatus, Stdio};
 
 use crate::collapse::{CollapseOptions, CollapseSummary};
 use crate::diagnostics::Diagnostics;
-use crate::inline_map::SourceOptions;
 use crate::pipeline::{self, FoldOptions, SampleInput};
-use crate::profile::ProfileOptions;
+use crate::v8::inline_map::SourceOptions;
+use crate::v8::profile::ProfileOptions;
 
 /// The folded stacks' file name in the output directory.
 pub const FOLDED_FILE: &str = "profile.folded";
@@ -325,7 +325,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
     let svg_error = |source| RecordError::Output { path: flamegraph_path.display().to_string(), source };
     let file = std::fs::File::create(&flamegraph_path).map_err(svg_error)?;
     let text = String::from_utf8_lossy(&folded);
-    crate::flamegraph::write_svg(text.lines(), &title, std::io::BufWriter::new(file))
+    crate::output::flamegraph::write_svg(text.lines(), &title, std::io::BufWriter::new(file))
         .map_err(|error| RecordError::Output { path: flamegraph_path.display().to_string(), source: error })?;
     Ok(Recording {
         sampler,

@@ -486,7 +486,7 @@ impl LogBuilder {
         // the code's name is the only place that names its script.
         let script = self.log.scripts.entry(info.script_id).or_default();
         if script.name.is_empty() {
-            script.name = crate::source::FunctionName::parse(&code.name, None).script.into();
+            script.name = crate::v8::source::FunctionName::parse(&code.name, None).script.into();
         }
         if let Some(function) = code.function {
             let function = &mut self.log.functions[function.0 as usize];

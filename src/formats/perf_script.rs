@@ -41,9 +41,6 @@ use std::io::{self, BufRead};
 
 use crate::sample::SampleTime;
 
-mod source;
-pub use source::PerfScriptSource;
-
 /// The longest line text a [`WarningExample`] keeps, in bytes.
 const WARNING_EXAMPLE_MAX_BYTES: usize = 512;
 
@@ -510,7 +507,7 @@ enum LineOutcome {
 /// samples).
 ///
 /// ```
-/// use v8inline::samples::PerfScriptReader;
+/// use v8inline::formats::perf_script::PerfScriptReader;
 ///
 /// let text = "node  2696   102.105295:    1003009 cpu-clock: \n\
 ///             \t          e1f174 main+0x44 (/usr/bin/node)\n\n";

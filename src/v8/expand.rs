@@ -19,10 +19,10 @@ use fxhash::FxHashMap;
 use indexmap::IndexSet;
 
 use crate::collapse::{ExpandedFrames, FrameContext, FrameExpander};
-use crate::inline_map::{CodeId, InlineMap, SourceFrame, TimeRange};
-use crate::inline_stack::{FrameFunction, InlineFrame, PositionRule};
-use crate::profile::Profiles;
 use crate::sample::{AddressKind, ModuleKind, SampleTime};
+use crate::v8::inline_map::{CodeId, InlineMap, SourceFrame, TimeRange};
+use crate::v8::inline_stack::{FrameFunction, InlineFrame, PositionRule};
+use crate::v8::profile::Profiles;
 
 /// How frames are expanded.
 #[derive(Debug, Clone, Copy, Default)]

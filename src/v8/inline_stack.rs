@@ -9,7 +9,7 @@
 //! result is innermost first, each outer frame positioned at its call site
 //! (the order of addr2line's `FrameIter`).
 
-use crate::v8log::{FunctionId, PositionEntry, SourceInfo};
+use crate::formats::v8log::{FunctionId, PositionEntry, SourceInfo};
 
 /// Which source-position entry applies to an instruction offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -121,7 +121,7 @@ pub fn inlining_stack(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::v8log::record::{parse_inlining_positions, parse_positions};
+    use crate::formats::v8log::record::{parse_inlining_positions, parse_positions};
 
     fn info(positions: &str, inlining: &str, functions: u32) -> SourceInfo {
         SourceInfo {

@@ -14,10 +14,10 @@ use std::sync::OnceLock;
 
 use fxhash::FxHashMap;
 
-use crate::inline_stack::{FrameFunction, InlineFrame, PositionRule, WalkProblem, inlining_stack};
-use crate::jitdump::JitDump;
-use crate::source::{FunctionName, LineColumn, LineTable};
-use crate::v8log::{CodeLog, CodeObject, CodeObjectId, Function, Tier};
+use crate::formats::jitdump::JitDump;
+use crate::formats::v8log::{CodeLog, CodeObject, CodeObjectId, Function, Tier};
+use crate::v8::inline_stack::{FrameFunction, InlineFrame, PositionRule, WalkProblem, inlining_stack};
+use crate::v8::source::{FunctionName, LineColumn, LineTable};
 
 /// Index of a code object in an [`InlineMap`] (one per jitdump LOAD, or per
 /// log code object when there is no jitdump), in load order.

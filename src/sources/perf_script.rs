@@ -4,7 +4,9 @@ use std::io::{self, BufRead};
 
 use fxhash::FxHashMap;
 
-use super::{EventSelection, PerfScriptReader, ReaderStatistics, ReaderWarnings, StackLine, strip_symbol_offset};
+use crate::formats::perf_script::{
+    EventSelection, PerfScriptReader, ReaderStatistics, ReaderWarnings, StackLine, strip_symbol_offset,
+};
 use crate::sample::{AddressKind, Frame, KERNEL_ADDRESS_START, ModuleId, ModuleKind, Sample, SampleInterner, StringId};
 
 /// At most this many stack lines are remembered by address; then the

@@ -4,7 +4,7 @@
 //! `\r\n`, `\r`, U+2028 and U+2029 (`String::CalculateLineEnds` in
 //! [src/objects/string.cc](https://chromium.googlesource.com/v8/v8/+/refs/heads/main/src/objects/string.cc)).
 
-use crate::v8log::escape;
+use crate::formats::v8log::escape;
 
 /// A 1-based line and column, as editors and V8's stack traces show them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

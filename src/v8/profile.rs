@@ -12,10 +12,10 @@ use std::sync::Arc;
 use fxhash::{FxHashMap, FxHashSet};
 
 use crate::diagnostics::{Diagnostics, WarningKind};
-use crate::inline_map::{InlineMap, SourceOptions};
+use crate::formats::jitdump::{self, JitDump, ReadOptions};
+use crate::formats::v8log::CodeLog;
 use crate::input::{InputError, open_file_allowing_cut};
-use crate::jitdump::{self, JitDump, ReadOptions};
-use crate::v8log::CodeLog;
+use crate::v8::inline_map::{InlineMap, SourceOptions};
 
 /// Where to find inputs.
 #[derive(Debug, Clone, Default)]

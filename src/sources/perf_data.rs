@@ -12,11 +12,11 @@
 //!   (perf reads the same file);
 //! * an address in anonymous executable memory, or in no mapping (V8 makes
 //!   its code pages executable with `mprotect`, which perf does not see):
-//!   a raw `[unknown]` frame, which [`crate::expand::V8Expander`] resolves
+//!   a raw `[unknown]` frame, which [`crate::v8::expand::V8Expander`] resolves
 //!   through the jitdump at the sample's time and expands into the inlined
 //!   JavaScript functions.
 //!
-//! Then the samples go through the same [`Folder`] as perf script text.
+//! Each sample then goes to a [`SampleSink`] (the pipeline expands and folds it).
 //!
 //! Differences from `perf script` output: perf also reads `/tmp/perf-PID.map`
 //! files and `~/.debug` copies of binaries, which this reader does not; a
@@ -27,7 +27,7 @@
 //! A damaged perf.data is read as far as it goes: a file cut short up to its
 //! last whole record, a record that does not parse is skipped, a record the
 //! reader cannot frame ends the reading; each is a warning in
-//! [`PerfDataReport::diagnostics`] naming the byte offset.
+//! [`PerfDataSummary::diagnostics`] naming the byte offset.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;

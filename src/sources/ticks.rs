@@ -8,14 +8,14 @@
 //! tick,PC,TIME,IS_EXTERNAL_CALLBACK,TOS_OR_CALLBACK,VM_STATE[,overflow],RETURN_ADDRESS...
 //! ```
 //!
-//! Each tick becomes a [`crate::samples::Sample`] folded like a perf sample,
+//! Each tick becomes a [`crate::sample::Sample`] folded like a perf sample,
 //! the frames found the way V8's `tools/tickprocessor.mjs` finds them:
 //!
 //! * addresses are looked up in the log's `shared-library` mappings first
 //!   (so V8's embedded builtins are named by the node binary's ELF symbols,
 //!   `Builtins_InterpreterEntryTrampoline`, as perf names them), then in the
 //!   code objects of the log (expanded into inlined functions by
-//!   [`crate::expand::V8Expander`]);
+//!   [`crate::v8::expand::V8Expander`]);
 //! * the code objects live at a tick are those created before it in the log:
 //!   the tick processor replays the log in order, and V8 writes ticks and
 //!   code events with the same clock, so log order is time order;
@@ -35,12 +35,12 @@ use std::path::Path;
 use fxhash::FxHashMap;
 
 use crate::diagnostics::Diagnostics;
-use crate::inline_map::{InlineMap, JitCode, SourceOptions};
+use crate::formats::v8log::{CodeLog, CodeObjectId, Tick};
 use crate::input::{InputError, read_file_allowing_cut};
-use crate::profile::{Profiles, pid_in_file_name};
 use crate::sample::{AddressKind, Frame, ModuleKind, Sample, SampleInterner, SampleSink, SampleTime};
 use crate::symbols::{MappedFile, SymbolCache};
-use crate::v8log::{CodeLog, CodeObjectId, Tick};
+use crate::v8::inline_map::{InlineMap, JitCode, SourceOptions};
+use crate::v8::profile::{Profiles, pid_in_file_name};
 
 /// The root frame of tick samples: V8 does not log the process name.
 const COMMAND_NAME: &str = "node";

@@ -2,8 +2,8 @@
 
 use std::fmt::Write as _;
 
-use crate::inline_map::{InlineMap, PositionOrigin, SourceFrame};
-use crate::inline_stack::PositionRule;
+use crate::v8::inline_map::{InlineMap, PositionOrigin, SourceFrame};
+use crate::v8::inline_stack::PositionRule;
 
 /// An address to look up, optionally at a time (jitdump clock, ns).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

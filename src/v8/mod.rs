@@ -1,0 +1,16 @@
+//! The V8 side: the code log and jitdump of each process joined into an
+//! inline map, V8's `SourcePosition::InliningStack` walk, and the expander
+//! that replaces a sampled JIT frame by the JavaScript functions inlined
+//! there.
+//!
+//! - [`profile`]: finds and pairs each process's code log and jitdump.
+//! - [`inline_map`]: one process's code objects by address and time.
+//! - [`inline_stack`]: the inline stack at a code offset.
+//! - [`source`]: script text, lines and columns.
+//! - [`expand`]: the pipeline's expansion stage.
+
+pub mod expand;
+pub mod inline_map;
+pub mod inline_stack;
+pub mod profile;
+pub mod source;
