@@ -6,7 +6,7 @@
 //! the same options. A [`FrameExpander`] may replace any stack line by several
 //! frames: V8 JIT frames by the inline stacks of JavaScript functions.
 //!
-//! The pieces: [`PerfScriptSource`](crate::sources::perf_script::PerfScriptSource) yields
+//! The pieces: [`PerfScriptSource`] yields
 //! samples, a [`Folder`] names their frames (the rules are in [`naming`]) and
 //! counts distinct stacks, and [`Folder::write_folded`] renders them (or
 //! [`Folder::stacks`] hands the counts to other outputs).
