@@ -118,8 +118,6 @@ pub struct FoldedProfile {
     pub native: Option<NativeFrameStats>,
     /// Every reader's warnings: samples, code logs, jitdumps, binaries.
     pub diagnostics: Diagnostics,
-    /// Messages for the user that are not about damaged inputs.
-    pub notes: Vec<String>,
     /// The input, for titles and messages.
     pub input_name: String,
 }
@@ -183,7 +181,6 @@ impl ExpandingFolder {
             expansion: self.expander.stats.clone(),
             native,
             diagnostics,
-            notes: self.expander.profiles().notes.clone(),
             expanders: vec![self.expander],
             input_name: input.display_name(),
         }
@@ -258,7 +255,6 @@ fn fold_perf_script(path: &Path, input: &SampleInput, options: &FoldOptions) -> 
         let warnings = outcome.summary.warnings.clone();
         let profile = FoldedProfile {
             folder: outcome.folder,
-            notes: outcome.expanders[0].profiles().notes.clone(),
             expanders: outcome.expanders,
             summary: outcome.summary,
             expansion,

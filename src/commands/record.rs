@@ -292,7 +292,6 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
             };
             let profile = pipeline::fold(&SampleInput::PerfData(perf_data), &fold_options)
                 .map_err(|error| RecordError::Fold(error.to_string()))?;
-            notes.extend(profile.notes.iter().cloned());
             diagnostics.merge(&profile.diagnostics);
             (exit_status, unsupported, render(&profile.folder), profile.summary, profile.expansion.expanded)
         }
@@ -312,7 +311,6 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
             };
             let profile = pipeline::fold(&SampleInput::Ticks(log), &fold_options)
                 .map_err(|error| RecordError::Fold(error.to_string()))?;
-            notes.extend(profile.notes.iter().cloned());
             diagnostics.merge(&profile.diagnostics);
             (exit_status, unsupported, render(&profile.folder), profile.summary, profile.expansion.expanded)
         }

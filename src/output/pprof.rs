@@ -22,16 +22,16 @@ pub struct Profile {
     pub sample_type: Vec<ValueType>,
     /// The samples.
     #[prost(message, repeated, tag = "2")]
-    pub sample: Vec<Sample>,
+    pub sample: Vec<PprofSample>,
     /// Mapped binaries (none: JIT code has no file).
     #[prost(message, repeated, tag = "3")]
     pub mapping: Vec<Mapping>,
     /// Code locations.
     #[prost(message, repeated, tag = "4")]
-    pub location: Vec<Location>,
+    pub location: Vec<PprofLocation>,
     /// Functions.
     #[prost(message, repeated, tag = "5")]
-    pub function: Vec<Function>,
+    pub function: Vec<PprofFunction>,
     /// All strings; index 0 is the empty string.
     #[prost(string, repeated, tag = "6")]
     pub string_table: Vec<String>,
@@ -74,7 +74,7 @@ pub struct ValueType {
 
 /// `profile.proto`'s `Sample`.
 #[derive(Clone, PartialEq, Message)]
-pub struct Sample {
+pub struct PprofSample {
     /// Location ids, leaf first.
     #[prost(uint64, repeated, tag = "1")]
     pub location_id: Vec<u64>,
@@ -140,7 +140,7 @@ pub struct Mapping {
 
 /// `profile.proto`'s `Location`.
 #[derive(Clone, PartialEq, Message)]
-pub struct Location {
+pub struct PprofLocation {
     /// Unique nonzero id.
     #[prost(uint64, tag = "1")]
     pub id: u64,
@@ -153,7 +153,7 @@ pub struct Location {
     /// The functions at this address: the last is the outermost, the
     /// earlier ones were inlined into it.
     #[prost(message, repeated, tag = "4")]
-    pub line: Vec<Line>,
+    pub line: Vec<PprofLine>,
     /// Whether the frames were folded (recursion elided).
     #[prost(bool, tag = "5")]
     pub is_folded: bool,
@@ -161,7 +161,7 @@ pub struct Location {
 
 /// `profile.proto`'s `Line`.
 #[derive(Clone, PartialEq, Message)]
-pub struct Line {
+pub struct PprofLine {
     /// The function.
     #[prost(uint64, tag = "1")]
     pub function_id: u64,
@@ -175,7 +175,7 @@ pub struct Line {
 
 /// `profile.proto`'s `Function`.
 #[derive(Clone, PartialEq, Message)]
-pub struct Function {
+pub struct PprofFunction {
     /// Unique nonzero id.
     #[prost(uint64, tag = "1")]
     pub id: u64,
@@ -230,7 +230,7 @@ pub fn to_pprof(profile: &StackProfile) -> Profile {
         .functions
         .iter()
         .enumerate()
-        .map(|(index, function)| Function {
+        .map(|(index, function)| PprofFunction {
             id: index as u64 + 1,
             name: strings.index(&function.name),
             system_name: strings.index(&function.to_string()),
@@ -242,14 +242,14 @@ pub fn to_pprof(profile: &StackProfile) -> Profile {
         .locations
         .iter()
         .enumerate()
-        .map(|(index, location)| Location {
+        .map(|(index, location)| PprofLocation {
             id: index as u64 + 1,
             mapping_id: 0,
             address: location.address.unwrap_or(0),
             line: location
                 .frames
                 .iter()
-                .map(|frame| Line {
+                .map(|frame| PprofLine {
                     function_id: u64::from(frame.function.0) + 1,
                     line: frame.line.map_or(0, |line| i64::from(line.line)),
                     column: frame.line.and_then(|line| line.column).map_or(0, i64::from),
@@ -261,7 +261,7 @@ pub fn to_pprof(profile: &StackProfile) -> Profile {
     let sample = profile
         .stacks
         .iter()
-        .map(|stack| Sample {
+        .map(|stack| PprofSample {
             location_id: stack.locations.iter().map(|location| u64::from(location.0) + 1).collect(),
             value: vec![saturating_i64(stack.samples), saturating_i64(stack.count)],
             label: Vec::new(),

@@ -149,7 +149,7 @@ pub struct FunctionId(pub u32);
 
 /// One frame: a function running at a line, in a kind of code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Frame {
+pub struct ProfileFrame {
     /// The function.
     pub function: FunctionId,
     /// The line running in this frame (the call site for outer frames),
@@ -167,7 +167,7 @@ pub struct Location {
     pub address: Option<u64>,
     /// The frames, innermost first; more than one when functions were inlined
     /// (the last is the code object's own function).
-    pub frames: Vec<Frame>,
+    pub frames: Vec<ProfileFrame>,
 }
 
 /// The index of a [`Location`] in [`StackProfile::locations`].
@@ -225,7 +225,7 @@ impl StackProfile {
     pub fn frames<'profile>(
         &'profile self,
         stack: &'profile Stack,
-    ) -> impl Iterator<Item = &'profile Frame> + 'profile {
+    ) -> impl Iterator<Item = &'profile ProfileFrame> + 'profile {
         stack.locations.iter().flat_map(|&location| self.location(location).frames.iter())
     }
 
@@ -293,7 +293,7 @@ impl StackProfile {
     }
 
     /// Builds the profile from folded lines (`root;...;leaf count`), as
-    /// v8inline or inferno-collapse-perf write them. Frame kinds come from
+    /// v8inline or inferno-collapse-perf write them. ProfileFrame kinds come from
     /// the annotations (`_[i]`, `_[j]`, `_[k]`) and V8's tier markers;
     /// JavaScript functions from V8's names (`JS:*name file:line:column`).
     /// Lines that are not `stack count` are returned as errors with their
@@ -376,7 +376,7 @@ impl ProfileBuilder {
     }
 
     /// A frame of an expanded location.
-    fn source_frame(&mut self, frame: &SourceFrame<'_>) -> Frame {
+    fn source_frame(&mut self, frame: &SourceFrame<'_>) -> ProfileFrame {
         let name = if frame.function_name.is_empty() { "(anonymous)" } else { frame.function_name };
         let function = self.function(Function {
             name: name.to_string(),
@@ -389,7 +389,7 @@ impl ProfileBuilder {
             (false, None) => FrameKind::Jit,
         };
         let line = frame.position.map(|position| SourceLine { line: position.line, column: Some(position.column) });
-        Frame { function, line, kind }
+        ProfileFrame { function, line, kind }
     }
 
     /// A location for a frame known by its folded name only.
@@ -400,17 +400,17 @@ impl ProfileBuilder {
             _ => Function::named(name),
         };
         let function = self.function(function);
-        self.location(Location { address: None, frames: vec![Frame { function, line: None, kind }] })
+        self.location(Location { address: None, frames: vec![ProfileFrame { function, line: None, kind }] })
     }
 
     /// The root frame of a folded stack.
-    fn root_frame(&mut self, name: &str) -> Frame {
+    fn root_frame(&mut self, name: &str) -> ProfileFrame {
         let function = self.function(Function::named(name));
-        Frame { function, line: None, kind: FrameKind::Root }
+        ProfileFrame { function, line: None, kind: FrameKind::Root }
     }
 
     /// A non-root frame of a folded stack.
-    fn folded_frame(&mut self, name: &str) -> Frame {
+    fn folded_frame(&mut self, name: &str) -> ProfileFrame {
         let (name, annotation) = strip_annotation(name);
         let parsed = parse_v8_name(name);
         let kind = match (annotation, &parsed) {
@@ -422,7 +422,7 @@ impl ProfileBuilder {
         };
         let function = parsed.map_or_else(|| Function::named(name), |parsed| parsed.function);
         let function = self.function(function);
-        Frame { function, line: None, kind }
+        ProfileFrame { function, line: None, kind }
     }
 
     fn add_stack(&mut self, locations: &[LocationId], samples: u64, count: u64) {

@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use fxhash::FxHashMap;
 
 use crate::formats::jitdump::JitDump;
-use crate::formats::v8log::{CodeLog, CodeObject, CodeObjectId, Function, Tier};
+use crate::formats::v8log::{CodeLog, CodeObject, CodeObjectId, SharedFunction, Tier};
 use crate::v8::inline_stack::{FrameFunction, InlineFrame, PositionRule, WalkProblem, inlining_stack};
 use crate::v8::source::{FunctionName, LineColumn, LineTable};
 
@@ -283,7 +283,7 @@ impl InlineMap {
     /// Describes one inline frame of `code` for people.
     pub fn describe(&self, code: CodeId, frame: &InlineFrame) -> SourceFrame<'_> {
         let host = self.log_object(code);
-        let (function, script_id): (Option<&Function>, Option<i64>) = match frame.function {
+        let (function, script_id): (Option<&SharedFunction>, Option<i64>) = match frame.function {
             FrameFunction::Outer => {
                 let function = host.and_then(|object| object.function).map(|id| self.log.function(id));
                 let script = host

@@ -9,7 +9,7 @@
 //! result is innermost first, each outer frame positioned at its call site
 //! (the order of addr2line's `FrameIter`).
 
-use crate::formats::v8log::{FunctionId, PositionEntry, SourceInfo};
+use crate::formats::v8log::{PositionEntry, SharedFunctionId, SourceInfo};
 
 /// Which source-position entry applies to an instruction offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -31,7 +31,7 @@ pub enum FrameFunction {
     /// The code object's own (outermost) function.
     Outer,
     /// An inlined function.
-    Inlined(FunctionId),
+    Inlined(SharedFunctionId),
 }
 
 /// One frame of an inline stack.
@@ -129,7 +129,7 @@ mod tests {
             function_start: 0,
             positions: parse_positions(positions.as_bytes()).unwrap(),
             inlining_positions: parse_inlining_positions(inlining.as_bytes()).unwrap(),
-            inlined_functions: (0..functions).map(FunctionId).collect(),
+            inlined_functions: (0..functions).map(SharedFunctionId).collect(),
         }
     }
 

@@ -59,9 +59,6 @@ pub struct Profiles {
     by_pid: FxHashMap<u32, usize>,
     looked_up_pids: FxHashSet<u32>,
     options: ProfileOptions,
-    /// Messages for the user that are not about damaged inputs (those are
-    /// in `diagnostics`).
-    pub notes: Vec<String>,
     /// What was odd in the inputs (skipped lines and records, missing logs).
     pub diagnostics: Diagnostics,
 }
@@ -74,7 +71,6 @@ impl Profiles {
             by_pid: FxHashMap::default(),
             looked_up_pids: FxHashSet::default(),
             options,
-            notes: Vec::new(),
             diagnostics: Diagnostics::new(),
         };
         let mut jitdumps = Vec::new();
@@ -113,7 +109,6 @@ impl Profiles {
             by_pid: FxHashMap::default(),
             looked_up_pids: FxHashSet::default(),
             options: ProfileOptions::default(),
-            notes: Vec::new(),
             diagnostics: Diagnostics::new(),
         };
         for (pid, map) in maps {

@@ -37,11 +37,7 @@ pub(crate) fn standard_output_failure(error: std::io::Error) -> Failure {
 }
 
 pub(crate) fn load_profiles(inputs: &InputArgs) -> Result<Profiles, Failure> {
-    let profiles = Profiles::load(inputs.profile_options()).map_err(|error| Failure::Input(error.to_string()))?;
-    for note in &profiles.notes {
-        eprintln!("v8inline: {note}");
-    }
-    Ok(profiles)
+    Profiles::load(inputs.profile_options()).map_err(|error| Failure::Input(error.to_string()))
 }
 
 /// Prints the warning summary; with `--strict`, any warning fails the run.

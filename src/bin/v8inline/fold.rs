@@ -72,8 +72,8 @@ fn file_failure(path: &Path, error: std::io::Error) -> Failure {
 }
 
 /// Folds the input the arguments name: a perf script (default), `--ticks`
-/// or `--perf-data`. Prints the notes; the warnings are returned in the
-/// profile, for [`report_warnings`].
+/// or `--perf-data`. The warnings are returned in the profile, for
+/// [`report_warnings`].
 pub(crate) fn fold_input(args: &FoldArgs) -> Result<FoldedProfile, Failure> {
     // The flame graph colors frames by their annotations.
     let annotate_all = args.all || args.flamegraph.is_some();
@@ -99,11 +99,7 @@ pub(crate) fn fold_input(args: &FoldArgs) -> Result<FoldedProfile, Failure> {
         (None, Some(perf_data)) => SampleInput::PerfData(perf_data.clone()),
         (None, None) => SampleInput::PerfScript(args.perf_script.clone().unwrap_or_else(|| PathBuf::from("-"))),
     };
-    let profile = pipeline::fold(&input, &options).map_err(|error| Failure::Input(error.to_string()))?;
-    for note in &profile.notes {
-        eprintln!("v8inline: {note}");
-    }
-    Ok(profile)
+    pipeline::fold(&input, &options).map_err(|error| Failure::Input(error.to_string()))
 }
 
 /// The outputs built on the detailed stacks: pprof, report, summary, annotations.

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::record::RecordKind;
+use super::record::JitDumpRecordKind;
 
 /// Why the jitdump cannot be read at all. Only the header can cause this; any
 /// problem after the header is a [`JitDumpWarning`].
@@ -125,7 +125,7 @@ pub enum JitDumpWarning {
         /// Start of the record.
         record_offset: u64,
         /// The record's id.
-        kind: RecordKind,
+        kind: JitDumpRecordKind,
         /// What the body should have held.
         expected: RecordProblem,
     },

@@ -35,7 +35,7 @@ pub use header::{FILE_HEADER_SIZE, FileHeader, Header, MAGIC};
 pub use reader::{JitDump, ReadOptions, read, read_path, read_stream};
 pub use record::{
     CodeLoad, CodeLoadFields, CodeMove, CodeMoveFields, DebugEntry, DebugEntryFields, DebugInfo, DebugInfoFields,
-    RECORD_PREFIX_SIZE, RecordKind, RecordPrefix, UnwindingInfoFields, V8_DEBUG_ADDRESS_BIAS,
+    JitDumpRecordKind, RECORD_PREFIX_SIZE, RecordPrefix, UnwindingInfoFields, V8_DEBUG_ADDRESS_BIAS,
 };
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use super::debug_info::parse_debug_info;
 use super::error::{JitDumpError, JitDumpWarning, RecordProblem};
 use super::header::{Header, MAGIC};
 use super::record::{
-    CodeLoad, CodeMove, DebugInfo, RECORD_PREFIX_SIZE, RecordKind, RecordPrefix, parse_code_load, parse_code_move,
+    CodeLoad, DebugInfo, JitDumpRecordKind, RECORD_PREFIX_SIZE, RecordPrefix, parse_code_load, parse_code_move,
 };
 
 /// What to decode besides CODE_LOAD and CODE_MOVE records.
@@ -29,8 +29,6 @@ pub struct JitDump {
     pub header: Header,
     /// CODE_LOAD records, in file order.
     pub loads: Vec<CodeLoad>,
-    /// CODE_MOVE records, in file order.
-    pub moves: Vec<CodeMove>,
     /// DEBUG_INFO records in file order; empty unless
     /// [`ReadOptions::debug_info`]. Each describes the next CODE_LOAD in the
     /// file with the same code address.
@@ -163,7 +161,6 @@ impl Reader {
             dump: JitDump {
                 header,
                 loads: Vec::new(),
-                moves: Vec::new(),
                 debug_infos: Vec::new(),
                 warnings: Vec::new(),
                 skipped_records: 0,
@@ -209,7 +206,7 @@ impl Reader {
                 });
                 return offset;
             };
-            let kind = RecordKind::from_id(prefix.id.get(self.endian));
+            let kind = JitDumpRecordKind::from_id(prefix.id.get(self.endian));
             let timestamp = prefix.timestamp.get(self.endian);
             self.read_record(kind, timestamp, body, record_offset);
             offset = offset.saturating_add(record_size);
@@ -218,17 +215,24 @@ impl Reader {
     }
 
     /// Decodes one framed record.
-    fn read_record(&mut self, kind: RecordKind, timestamp: u64, body: &[u8], record_offset: u64) {
+    fn read_record(&mut self, kind: JitDumpRecordKind, timestamp: u64, body: &[u8], record_offset: u64) {
         let endian = self.endian;
         let result = match kind {
-            RecordKind::CodeLoad => {
+            JitDumpRecordKind::CodeLoad => {
                 parse_code_load(body, endian, timestamp, record_offset).map(|load| self.dump.loads.push(load))
             }
-            RecordKind::CodeMove => {
-                parse_code_move(body, endian, timestamp).map(|code_move| self.dump.moves.push(code_move))
+            JitDumpRecordKind::CodeMove => {
+                // Checked, then dropped: with --perf-prof V8 does not compact code
+                // space, and its jitdump writer logs no moves (perf-jit.cc).
+                parse_code_move(body, endian, timestamp).map(drop)
             }
-            RecordKind::DebugInfo if self.options.debug_info => self.read_debug_info(body, timestamp, record_offset),
-            RecordKind::DebugInfo | RecordKind::CodeClose | RecordKind::UnwindingInfo | RecordKind::Unknown(_) => {
+            JitDumpRecordKind::DebugInfo if self.options.debug_info => {
+                self.read_debug_info(body, timestamp, record_offset)
+            }
+            JitDumpRecordKind::DebugInfo
+            | JitDumpRecordKind::CodeClose
+            | JitDumpRecordKind::UnwindingInfo
+            | JitDumpRecordKind::Unknown(_) => {
                 self.dump.skipped_records = self.dump.skipped_records.saturating_add(1);
                 Ok(())
             }

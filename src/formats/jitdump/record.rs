@@ -13,7 +13,7 @@ use super::error::RecordProblem;
 #[derive(Debug, Clone, Copy)]
 #[repr(C)]
 pub struct RecordPrefix {
-    /// Record type, see [`RecordKind`].
+    /// Record type, see [`JitDumpRecordKind`].
     pub id: U32<Endianness>,
     /// Size of the whole record including this prefix.
     pub total_size: U32<Endianness>,
@@ -118,7 +118,7 @@ unsafe impl Pod for UnwindingInfoFields {}
 
 /// The record type given by a record prefix's `id`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RecordKind {
+pub enum JitDumpRecordKind {
     /// 0: a code object was created (`JIT_CODE_LOAD`).
     CodeLoad,
     /// 1: a code object moved (`JIT_CODE_MOVE`).
@@ -134,41 +134,41 @@ pub enum RecordKind {
     Unknown(u32),
 }
 
-impl RecordKind {
+impl JitDumpRecordKind {
     /// The kind of a record `id`.
-    pub fn from_id(id: u32) -> RecordKind {
+    pub fn from_id(id: u32) -> JitDumpRecordKind {
         match id {
-            0 => RecordKind::CodeLoad,
-            1 => RecordKind::CodeMove,
-            2 => RecordKind::DebugInfo,
-            3 => RecordKind::CodeClose,
-            4 => RecordKind::UnwindingInfo,
-            other => RecordKind::Unknown(other),
+            0 => JitDumpRecordKind::CodeLoad,
+            1 => JitDumpRecordKind::CodeMove,
+            2 => JitDumpRecordKind::DebugInfo,
+            3 => JitDumpRecordKind::CodeClose,
+            4 => JitDumpRecordKind::UnwindingInfo,
+            other => JitDumpRecordKind::Unknown(other),
         }
     }
 
     /// The record `id` of this kind.
     pub fn id(self) -> u32 {
         match self {
-            RecordKind::CodeLoad => 0,
-            RecordKind::CodeMove => 1,
-            RecordKind::DebugInfo => 2,
-            RecordKind::CodeClose => 3,
-            RecordKind::UnwindingInfo => 4,
-            RecordKind::Unknown(id) => id,
+            JitDumpRecordKind::CodeLoad => 0,
+            JitDumpRecordKind::CodeMove => 1,
+            JitDumpRecordKind::DebugInfo => 2,
+            JitDumpRecordKind::CodeClose => 3,
+            JitDumpRecordKind::UnwindingInfo => 4,
+            JitDumpRecordKind::Unknown(id) => id,
         }
     }
 }
 
-impl fmt::Display for RecordKind {
+impl fmt::Display for JitDumpRecordKind {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RecordKind::CodeLoad => formatter.write_str("CODE_LOAD"),
-            RecordKind::CodeMove => formatter.write_str("CODE_MOVE"),
-            RecordKind::DebugInfo => formatter.write_str("DEBUG_INFO"),
-            RecordKind::CodeClose => formatter.write_str("CODE_CLOSE"),
-            RecordKind::UnwindingInfo => formatter.write_str("UNWINDING_INFO"),
-            RecordKind::Unknown(id) => write!(formatter, "unknown (id {id})"),
+            JitDumpRecordKind::CodeLoad => formatter.write_str("CODE_LOAD"),
+            JitDumpRecordKind::CodeMove => formatter.write_str("CODE_MOVE"),
+            JitDumpRecordKind::DebugInfo => formatter.write_str("DEBUG_INFO"),
+            JitDumpRecordKind::CodeClose => formatter.write_str("CODE_CLOSE"),
+            JitDumpRecordKind::UnwindingInfo => formatter.write_str("UNWINDING_INFO"),
+            JitDumpRecordKind::Unknown(id) => write!(formatter, "unknown (id {id})"),
         }
     }
 }

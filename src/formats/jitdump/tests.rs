@@ -173,19 +173,7 @@ fn reads_every_record_kind_little_endian() {
     assert_eq!(load.tid, PID + 1);
     assert_eq!(load.timestamp, 1001);
     assert_eq!(dump.loads[0].record_offset, 40);
-    assert_eq!(
-        dump.moves,
-        [CodeMove {
-            timestamp: 1600,
-            pid: PID,
-            tid: PID + 1,
-            vma: 0x7f00_0000_3000,
-            old_code_address: 0x7f00_0000_2000,
-            new_code_address: 0x7f00_0000_3000,
-            code_size: 64,
-            code_index: 1,
-        }]
-    );
+    // CODE_MOVE is checked and dropped: V8 moves no code it reported (see JitDump).
     // UNWINDING_INFO, unknown id 99, CODE_CLOSE.
     assert_eq!(dump.skipped_records, 3);
     assert_eq!(dump.debug_infos.len(), 1);
@@ -212,7 +200,6 @@ fn big_endian_file_reads_like_little_endian() {
     assert_eq!(big_endian.header.endianness, Endianness::Big);
     assert_eq!(big_endian.header.pid, PID);
     assert_eq!(big_endian.loads, little.loads);
-    assert_eq!(big_endian.moves, little.moves);
     assert_eq!(big_endian.debug_infos, little.debug_infos);
     assert_eq!(big_endian.skipped_records, little.skipped_records);
     assert_eq!(big_endian.warnings, []);
@@ -383,7 +370,7 @@ fn name_without_nul_skips_the_record_only() {
         [JitDumpWarning::MalformedRecord {
             offset: name_offset,
             record_offset: bad_record as u64,
-            kind: RecordKind::CodeLoad,
+            kind: JitDumpRecordKind::CodeLoad,
             expected: RecordProblem::NameNotTerminated,
         }]
     );
@@ -407,9 +394,8 @@ fn code_size_past_the_record_and_short_bodies_are_malformed() {
     builder.load(1, 0x2000, 8, "after");
     let dump = read_debug(&builder.bytes);
     assert_eq!(dump.loads.len(), 1);
-    assert!(dump.moves.is_empty());
     assert!(dump.debug_infos.is_empty());
-    let problems: Vec<(u64, RecordKind, RecordProblem)> = dump
+    let problems: Vec<(u64, JitDumpRecordKind, RecordProblem)> = dump
         .warnings
         .iter()
         .map(|warning| match warning {
@@ -420,10 +406,10 @@ fn code_size_past_the_record_and_short_bodies_are_malformed() {
     assert_eq!(
         problems,
         [
-            (too_big as u64, RecordKind::CodeLoad, RecordProblem::CodeOutsideRecord { code_size: 9, room: 8 }),
-            (short_load as u64, RecordKind::CodeLoad, RecordProblem::BodyTooShort { needed: 40, found: 39 }),
-            (short_move as u64, RecordKind::CodeMove, RecordProblem::BodyTooShort { needed: 48, found: 10 }),
-            (short_debug as u64, RecordKind::DebugInfo, RecordProblem::BodyTooShort { needed: 16, found: 15 }),
+            (too_big as u64, JitDumpRecordKind::CodeLoad, RecordProblem::CodeOutsideRecord { code_size: 9, room: 8 }),
+            (short_load as u64, JitDumpRecordKind::CodeLoad, RecordProblem::BodyTooShort { needed: 40, found: 39 }),
+            (short_move as u64, JitDumpRecordKind::CodeMove, RecordProblem::BodyTooShort { needed: 48, found: 10 }),
+            (short_debug as u64, JitDumpRecordKind::DebugInfo, RecordProblem::BodyTooShort { needed: 16, found: 15 }),
         ]
     );
 }

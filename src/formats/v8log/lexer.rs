@@ -6,7 +6,7 @@ use logos::{Lexer, Logos};
 /// The kind of a code-log record: the first field of its line.
 #[derive(Logos, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[logos(utf8 = false)]
-pub enum RecordKind {
+pub enum LogRecordKind {
     /// `code-creation`: a code object was created.
     #[token("code-creation")]
     CodeCreation,
@@ -39,11 +39,11 @@ pub enum RecordKind {
     V8Version,
 }
 
-impl RecordKind {
+impl LogRecordKind {
     /// Recognizes the record kind of a whole first field, or `None` for a kind
     /// this reader skips.
-    pub fn of_field(field: &[u8]) -> Option<RecordKind> {
-        let mut lexer = RecordKind::lexer(field);
+    pub fn of_field(field: &[u8]) -> Option<LogRecordKind> {
+        let mut lexer = LogRecordKind::lexer(field);
         let kind = lexer.next()?.ok()?;
         // The token must be the whole field: `tick-foo` is not `tick`.
         (lexer.span().end == field.len()).then_some(kind)
@@ -143,17 +143,17 @@ mod tests {
 
     #[test]
     fn record_kinds_table() {
-        let cases: &[(&[u8], Option<RecordKind>)] = &[
-            (b"code-creation", Some(RecordKind::CodeCreation)),
-            (b"code-source-info", Some(RecordKind::CodeSourceInfo)),
-            (b"script-source", Some(RecordKind::ScriptSource)),
-            (b"script-details", Some(RecordKind::ScriptDetails)),
-            (b"sfi-move", Some(RecordKind::SfiMove)),
-            (b"code-move", Some(RecordKind::CodeMove)),
-            (b"code-delete", Some(RecordKind::CodeDelete)),
-            (b"shared-library", Some(RecordKind::SharedLibrary)),
-            (b"tick", Some(RecordKind::Tick)),
-            (b"v8-version", Some(RecordKind::V8Version)),
+        let cases: &[(&[u8], Option<LogRecordKind>)] = &[
+            (b"code-creation", Some(LogRecordKind::CodeCreation)),
+            (b"code-source-info", Some(LogRecordKind::CodeSourceInfo)),
+            (b"script-source", Some(LogRecordKind::ScriptSource)),
+            (b"script-details", Some(LogRecordKind::ScriptDetails)),
+            (b"sfi-move", Some(LogRecordKind::SfiMove)),
+            (b"code-move", Some(LogRecordKind::CodeMove)),
+            (b"code-delete", Some(LogRecordKind::CodeDelete)),
+            (b"shared-library", Some(LogRecordKind::SharedLibrary)),
+            (b"tick", Some(LogRecordKind::Tick)),
+            (b"v8-version", Some(LogRecordKind::V8Version)),
             (b"heap-capacity", None),
             (b"code-creation-x", None),
             (b"tickle", None),
@@ -161,7 +161,7 @@ mod tests {
             (b"\xff\xfe", None),
         ];
         for (field, expected) in cases {
-            assert_eq!(RecordKind::of_field(field), *expected, "{:?}", String::from_utf8_lossy(field));
+            assert_eq!(LogRecordKind::of_field(field), *expected, "{:?}", String::from_utf8_lossy(field));
         }
     }
 

@@ -11,10 +11,9 @@ pub mod lexer;
 pub mod record;
 
 use std::collections::HashMap;
-use std::fmt;
 use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Read};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use fxhash::FxHashMap;
@@ -32,7 +31,7 @@ pub struct CodeObjectId(pub u32);
 /// Index of a function (one SharedFunctionInfo, followed through moves) in
 /// [`CodeLog::functions`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FunctionId(pub u32);
+pub struct SharedFunctionId(pub u32);
 
 /// A code object from a `code-creation` record.
 #[derive(Debug, Clone)]
@@ -45,10 +44,10 @@ pub struct CodeObject {
     /// Instruction size in bytes.
     pub size: u64,
     /// Unescaped name, e.g. `root /tmp/exp/bench.js:4:14` (shared with its
-    /// [`Function`]).
+    /// [`SharedFunction`]).
     pub name: Arc<str>,
     /// The function whose code this is.
-    pub function: Option<FunctionId>,
+    pub function: Option<SharedFunctionId>,
     /// The tier marker; `None` when absent or empty.
     pub tier: Option<TierMarker>,
     /// Source positions and inlining, from its `code-source-info` (boxed:
@@ -70,12 +69,12 @@ pub struct SourceInfo {
     /// The inlining tree: entry n is inlining id n.
     pub inlining_positions: Vec<InliningPosition>,
     /// The inlined functions, indexed by [`InliningPosition::function_index`].
-    pub inlined_functions: Vec<FunctionId>,
+    pub inlined_functions: Vec<SharedFunctionId>,
 }
 
 /// A JavaScript function: one SharedFunctionInfo followed through `sfi-move`s.
 #[derive(Debug, Clone, Default)]
-pub struct Function {
+pub struct SharedFunction {
     /// The name of the latest code-creation that carried this function, e.g.
     /// `root /tmp/exp/bench.js:4:14`; empty if none did.
     pub name: Arc<str>,
@@ -147,8 +146,8 @@ pub struct CodeLog {
     pub path: PathBuf,
     /// Code objects in log order.
     pub code_objects: Vec<CodeObject>,
-    /// Functions (SFIs), indexed by [`FunctionId`].
-    pub functions: Vec<Function>,
+    /// Functions (SFIs), indexed by [`SharedFunctionId`].
+    pub functions: Vec<SharedFunction>,
     /// Scripts by V8 script id.
     pub scripts: FxHashMap<i64, Script>,
     /// Native libraries (`--prof` logs).
@@ -182,33 +181,7 @@ const READ_BLOCK_BYTES: usize = 1 << 20;
 /// How many warnings a [`CodeLog`] keeps verbatim; the rest are only counted.
 pub const MAX_KEPT_WARNINGS: usize = 20;
 
-/// An error that stops reading a log (the file cannot be read at all).
-#[derive(Debug)]
-pub struct LogError {
-    /// The file.
-    pub path: PathBuf,
-    /// The I/O error.
-    pub source: std::io::Error,
-}
-
-impl fmt::Display for LogError {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(formatter, "{}: cannot read V8 code log: {}", self.path.display(), self.source)
-    }
-}
-
-impl std::error::Error for LogError {}
-
 impl CodeLog {
-    /// Reads a code log file.
-    pub fn read_path(path: &Path) -> Result<CodeLog, LogError> {
-        let error = |source| LogError { path: path.to_owned(), source };
-        let file = std::fs::File::open(path).map_err(error)?;
-        let mut log = CodeLog::read(file).map_err(error)?;
-        log.path = path.to_owned();
-        Ok(log)
-    }
-
     /// Reads a code log from a stream, a block at a time: memory holds what
     /// the log describes, not its text (mostly script sources and position
     /// tables). Gives what [`CodeLog::parse`] gives for the whole text.
@@ -261,7 +234,7 @@ impl CodeLog {
     }
 
     /// The function with this id.
-    pub fn function(&self, id: FunctionId) -> &Function {
+    pub fn function(&self, id: SharedFunctionId) -> &SharedFunction {
         &self.functions[id.0 as usize]
     }
 }
@@ -310,7 +283,7 @@ struct LogBuilder {
     /// The latest code object created at each address.
     code_at_address: HashMap<u64, CodeObjectId, AddressHashing>,
     /// The function whose SFI is at each address now.
-    function_at_address: HashMap<u64, FunctionId, AddressHashing>,
+    function_at_address: HashMap<u64, SharedFunctionId, AddressHashing>,
     /// The tags seen, shared by the code objects that carry them.
     tags: FxHashMap<Box<[u8]>, Arc<str>>,
 }
@@ -442,7 +415,7 @@ impl LogBuilder {
 
     /// The function a code-creation carries. A different name at a known SFI
     /// address means the GC freed that SFI and put another there.
-    fn function_for_creation(&mut self, address: u64, name: &Arc<str>) -> FunctionId {
+    fn function_for_creation(&mut self, address: u64, name: &Arc<str>) -> SharedFunctionId {
         if let Some(&existing) = self.function_at_address.get(&address) {
             let function = &mut self.log.functions[existing.0 as usize];
             if function.name.is_empty() || *function.name == **name {
@@ -452,8 +425,8 @@ impl LogBuilder {
                 return existing;
             }
         }
-        let id = FunctionId(self.log.functions.len() as u32);
-        self.log.functions.push(Function { name: name.clone(), ..Function::default() });
+        let id = SharedFunctionId(self.log.functions.len() as u32);
+        self.log.functions.push(SharedFunction { name: name.clone(), ..SharedFunction::default() });
         self.function_at_address.insert(address, id);
         id
     }
@@ -474,8 +447,8 @@ impl LogBuilder {
                 None => {
                     // Not seen yet: remember the address so a later
                     // code-creation of that SFI names it.
-                    let id = FunctionId(self.log.functions.len() as u32);
-                    self.log.functions.push(Function::default());
+                    let id = SharedFunctionId(self.log.functions.len() as u32);
+                    self.log.functions.push(SharedFunction::default());
                     self.function_at_address.insert(address, id);
                     id
                 }

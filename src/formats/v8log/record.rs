@@ -6,7 +6,7 @@
 use logos::Logos;
 use memchr::memchr_iter;
 
-use super::lexer::{RecordKind, TableToken, parse_decimal, parse_hex_address};
+use super::lexer::{LogRecordKind, TableToken, parse_decimal, parse_hex_address};
 
 /// Why a line could not be parsed: a short description of what was expected.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -347,33 +347,33 @@ impl<'line> Fields<'line> {
 /// reader skips; the caller counts it.
 pub fn parse_line(line: &[u8]) -> Result<Option<Record<'_>>, ParseError> {
     let kind_end = memchr::memchr(b',', line).unwrap_or(line.len());
-    let Some(kind) = RecordKind::of_field(&line[..kind_end]) else {
+    let Some(kind) = LogRecordKind::of_field(&line[..kind_end]) else {
         return Ok(None);
     };
-    if kind == RecordKind::ScriptSource {
+    if kind == LogRecordKind::ScriptSource {
         // Splitting a whole script at its commas would only cost time.
         return parse_script_source(line).map(|script| Some(Record::ScriptSource(script)));
     }
     let fields = Fields::split(line);
     let record = match kind {
-        RecordKind::CodeCreation => Record::CodeCreation(parse_code_creation(&fields)?),
-        RecordKind::CodeSourceInfo => Record::CodeSourceInfo(parse_code_source_info(&fields)?),
-        RecordKind::ScriptSource => Record::ScriptSource(parse_script_source(line)?),
-        RecordKind::ScriptDetails => Record::ScriptDetails(ScriptDetails {
+        LogRecordKind::CodeCreation => Record::CodeCreation(parse_code_creation(&fields)?),
+        LogRecordKind::CodeSourceInfo => Record::CodeSourceInfo(parse_code_source_info(&fields)?),
+        LogRecordKind::ScriptSource => Record::ScriptSource(parse_script_source(line)?),
+        LogRecordKind::ScriptDetails => Record::ScriptDetails(ScriptDetails {
             script_id: fields.decimal(1, "a script id")?,
             escaped_name: fields.raw(2, "a script name")?,
         }),
-        RecordKind::SfiMove => Record::SfiMove(parse_move(&fields)?),
-        RecordKind::CodeMove => Record::CodeMove(parse_move(&fields)?),
-        RecordKind::CodeDelete => Record::CodeDelete { address: fields.address(1, "an address")? },
-        RecordKind::SharedLibrary => Record::SharedLibrary(SharedLibrary {
+        LogRecordKind::SfiMove => Record::SfiMove(parse_move(&fields)?),
+        LogRecordKind::CodeMove => Record::CodeMove(parse_move(&fields)?),
+        LogRecordKind::CodeDelete => Record::CodeDelete { address: fields.address(1, "an address")? },
+        LogRecordKind::SharedLibrary => Record::SharedLibrary(SharedLibrary {
             escaped_name: fields.raw(1, "a library path")?,
             start: fields.address(2, "a start address")?,
             end: fields.address(3, "an end address")?,
             aslr_slide: if fields.len() > 4 { fields.decimal(4, "an ASLR slide")? } else { 0 },
         }),
-        RecordKind::Tick => Record::Tick(parse_tick(&fields)?),
-        RecordKind::V8Version => Record::V8Version(V8Version {
+        LogRecordKind::Tick => Record::Tick(parse_tick(&fields)?),
+        LogRecordKind::V8Version => Record::V8Version(V8Version {
             major: fields.decimal(1, "a major version")?,
             minor: fields.decimal(2, "a minor version")?,
             build: fields.decimal(3, "a build number")?,
@@ -605,7 +605,7 @@ mod tests {
             ("", None),
         ];
         for (marker, expected) in markers {
-            for tag in ["JS", "LazyCompile", "Function"] {
+            for tag in ["JS", "LazyCompile", "SharedFunction"] {
                 let line =
                     format!("code-creation,{tag},13,45545,0x7f3e9a7e5a40,396,b /tmp/a\\x2Cb.js:2:11,0x1899,{marker}");
                 let Record::CodeCreation(creation) = parsed(&line) else { panic!("{line}") };
