@@ -21,6 +21,7 @@ use std::process::{Command, ExitStatus, Stdio};
 
 use crate::collapse::{CollapseOptions, CollapseSummary};
 use crate::expand::ExpandOptions;
+use crate::flamegraph::SvgOptions;
 use crate::inline_map::SourceOptions;
 use crate::perf_data::{PerfDataOptions, fold_perf_data};
 use crate::profile::ProfileOptions;
@@ -309,11 +310,19 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
     std::fs::write(&folded_path, &folded)
         .map_err(|source| RecordError::Output { path: folded_path.display().to_string(), source })?;
     let flamegraph_path = output_dir.join(FLAMEGRAPH_FILE);
-    let title = format!("v8inline record: {}", display_command(&options.command));
+    let svg_options = SvgOptions {
+        title: format!("v8inline record: {}", display_command(&options.command)),
+        event: match &sampler {
+            Sampler::Perf => summary.event.clone(),
+            Sampler::V8Ticks { .. } => Some("V8 ticks".to_string()),
+        },
+        samples: summary.samples_kept,
+        total_count: summary.total_count,
+    };
     let svg_error = |source| RecordError::Output { path: flamegraph_path.display().to_string(), source };
     let file = std::fs::File::create(&flamegraph_path).map_err(svg_error)?;
     let text = String::from_utf8_lossy(&folded);
-    crate::flamegraph::write_svg(text.lines(), &title, std::io::BufWriter::new(file))
+    crate::flamegraph::write_svg(text.lines(), &svg_options, std::io::BufWriter::new(file))
         .map_err(|error| RecordError::Output { path: flamegraph_path.display().to_string(), source: error })?;
     Ok(Recording {
         sampler,

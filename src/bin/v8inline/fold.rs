@@ -9,6 +9,7 @@ use v8inline::collapse::parallel::collapse_parallel;
 use v8inline::collapse::{CollapseOptions, CollapseSummary, Folder, fold_samples};
 use v8inline::diagnostics::Diagnostics;
 use v8inline::expand::{ExpandOptions, ExpansionStats, V8Expander};
+use v8inline::flamegraph::SvgOptions;
 use v8inline::input::open_stream_allowing_cut;
 use v8inline::output::annotations::{SourceRoot, github_annotations, markdown_summary};
 use v8inline::output::json::JsonReport;
@@ -56,9 +57,15 @@ pub(crate) fn fold(args: FoldArgs) -> Result<(), Failure> {
     }
     if let Some(svg_path) = &args.flamegraph {
         let text = String::from_utf8_lossy(&folded);
-        let title = format!("v8inline: {input_name}");
+        let svg_options = SvgOptions {
+            title: format!("v8inline: {input_name}"),
+            // V8's ticks carry no perf event; each counts 1.
+            event: summary.event.clone().or_else(|| args.ticks.is_some().then(|| "V8 ticks".to_string())),
+            samples: summary.samples_kept,
+            total_count: summary.total_count,
+        };
         let mut svg = Vec::new();
-        v8inline::flamegraph::write_svg(text.lines(), &title, &mut svg)?;
+        v8inline::flamegraph::write_svg(text.lines(), &svg_options, &mut svg)?;
         write_file(svg_path, &svg)?;
     }
     if args.outputs.needs_details() {
