@@ -590,6 +590,30 @@ mod tests {
     }
 
     #[test]
+    fn relabel_copies_everything_else_as_inferno_wrote_it() {
+        // Without JavaScript frames, only the script changes.
+        let mut options = Options::default();
+        options.deterministic = true;
+        options.subtitle = Some("a & <b>".into());
+        let mut original = Vec::new();
+        flamegraph::from_lines(
+            &mut options,
+            ["main;node::Start 2", "main;do_syscall_64 1", "main;f<'a> 1"],
+            &mut original,
+        )
+        .unwrap();
+        let layout = LabelLayout { font_size: 12.0, font_width: 0.59, image_width: 1200.0 };
+        let mut relabelled = Vec::new();
+        relabel(&original, &layout, &mut relabelled).unwrap();
+        let original = String::from_utf8(original).unwrap();
+        let script_start = original.find("\"use strict\";").unwrap();
+        let script_end = original[script_start..].find("]]>").unwrap() + script_start;
+        let script = &original[script_start..script_end];
+        let expected = original.replace(script, &patch_script(script).unwrap());
+        assert_eq!(String::from_utf8(relabelled).unwrap(), expected);
+    }
+
+    #[test]
     fn labels_are_cut_to_the_frame_as_inferno_cuts_names() {
         let layout = LabelLayout { font_size: 12.0, font_width: 0.59, image_width: 1200.0 };
         // One character is 12 * 0.59 = 7.08 px of 1200: 0.59 %.
