@@ -1,14 +1,30 @@
 #!/usr/bin/env bash
-# Looks at v8inline's flame graph as a person would: renders the SVG of a
-# bundled recording in headless Chromium, saves a screenshot, and checks in
-# the page as Chromium laid it out (after the SVG's own script has sized the
-# labels) that the inlined JavaScript functions have frames of their own,
-# colored apart from JIT code, and that the hot ones carry readable labels.
+# Looks at v8inline's flame graphs as a person would: renders each SVG in
+# headless Chromium, saves a screenshot, and checks in the page as Chromium
+# laid it out (after the SVG's own script has sized the labels) that
+#
+# - counts are in their unit: every frame's tooltip says ms for cpu-clock
+#   recordings, samples for V8's ticks, and the subtitle names the event and
+#   the total;
+# - JavaScript frames are labelled `function file:line` (`kernel deep.js:32`,
+#   `parseStatement acorn.js:1015`), the labels sized by the page's script
+#   from that label, the full name (tier, path, column) in the tooltip;
+# - search (the page's `?s=` parameter) finds frames by their label and by
+#   their full name;
+# - the inlined JavaScript functions have frames of their own, colored apart
+#   from JIT code, and the hot ones carry readable labels.
 #
 #   scripts/check-flamegraph-in-browser.sh [NODE_VERSION]    (default 24)
 #
+# Graphs: the bundled perf recording of node VERSION (cpu-clock), its
+# `--prof` ticks, the bundled real app (testdata/realapp: acorn, marked), and
+# `v8inline record -- deno run` of deep.js where deno is installed (in
+# /opt/deno as .ci/run installs it, or on PATH; skipped with a message
+# otherwise).
+#
 # Needs Debian's chromium (`apt-get install chromium`). Writes
-# target/flamegraph-check/node<VERSION>.{svg,png,dom.html}.
+# target/flamegraph-check/NAME.{svg,png,dom.html} for NAME in node<VERSION>,
+# node<VERSION>-ticks, realapp, deno.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,9 +32,6 @@ version=${1:-24}
 recording=testdata/node$version
 out=target/flamegraph-check
 mkdir -p "$out"
-svg=$out/node$version.svg
-png=$out/node$version.png
-dom=$out/node$version.dom.html
 
 browser=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$browser" ]; then
@@ -26,46 +39,180 @@ if [ -z "$browser" ]; then
   exit 2
 fi
 
-cargo run --release --quiet -- \
-  --log "$recording"/codspeed-v8-*.log.gz --jitdump "$recording"/jit-*.dump.gz \
-  "$recording"/perf.script.gz --flamegraph "$svg" -o "$out/node$version.folded"
+cargo build --release --quiet
+v8inline=$PWD/target/release/v8inline
+
+# node VERSION under perf, and V8's ticks of the same program.
+"$v8inline" --log "$recording"/codspeed-v8-*.log.gz --jitdump "$recording"/jit-*.dump.gz \
+  "$recording"/perf.script.gz --flamegraph "$out/node$version.svg" -o "$out/node$version.folded"
+"$v8inline" --ticks "$recording"/prof/prof-*.log.gz --flamegraph "$out/node$version-ticks.svg" \
+  -o "$out/node$version-ticks.folded" 2>/dev/null
+# A real app on npm packages.
+realapp=testdata/realapp
+"$v8inline" --log "$realapp"/codspeed-v8-*.log.gz --jitdump "$realapp"/jit-*.dump.gz \
+  "$realapp"/perf.script.gz --flamegraph "$out/realapp.svg" -o "$out/realapp.folded"
+graphs=("node$version" "node$version-ticks" realapp)
+
+# Deno, recorded here.
+deno=$(compgen -G "/opt/deno/node_modules/@deno/*/deno" | head -1 || true)
+[ -n "$deno" ] || deno=$(command -v deno || true)
+if [ -n "$deno" ]; then
+  work=$(mktemp -d)
+  cp testdata/programs/deep.js testdata/programs/lib.js testdata/programs/deno/* "$work"
+  (cd "$work" && DENO_NO_UPDATE_CHECK=1 "$v8inline" record --output-dir out -- "$deno" run -A main.js 1500 >/dev/null)
+  cp "$work/out/flamegraph.svg" "$out/deno.svg"
+  rm -rf "$work"
+  graphs+=(deno)
+else
+  echo "deno not installed (npm install --prefix /opt/deno deno): the Deno flame graph is not checked" >&2
+fi
 
 # The flags keep Chromium off the (closed) network and out of any profile.
 flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
   --disable-background-networking --disable-component-update --disable-sync
-  --user-data-dir="$(mktemp -d)")
-height=$(grep -o '<svg [^>]*' "$svg" | grep -o 'height="[0-9]*"' | head -1 | tr -dc 0-9)
-timeout 120 "$browser" "${flags[@]}" --window-size="1200,$height" --screenshot="$png" "file://$PWD/$svg" 2>/dev/null
-timeout 120 "$browser" "${flags[@]}" --dump-dom "file://$PWD/$svg" >"$dom" 2>/dev/null
-test -s "$png"
+  --virtual-time-budget=5000 --user-data-dir="$(mktemp -d)")
+# Search terms per graph: a label as shown, and a piece of a full name.
+declare -A searches=(
+  ["node$version"]="combine deep.js:26|JS:\*combine /tmp/"
+  ["node$version-ticks"]="combine deep.js:26|JS:\*combine /tmp/"
+  [realapp]="parseStatement acorn.js:1015|pp\\\$8\.parseStatement /tmp/"
+  [deno]="combine deep.js:26|JS:\*combine file:///"
+)
+for name in "${graphs[@]}"; do
+  svg=$out/$name.svg
+  height=$(grep -o '<svg [^>]*' "$svg" | grep -o 'height="[0-9]*"' | head -1 | tr -dc 0-9)
+  timeout 120 "$browser" "${flags[@]}" --window-size="1200,$height" --screenshot="$out/$name.png" "file://$PWD/$svg" 2>/dev/null
+  timeout 120 "$browser" "${flags[@]}" --dump-dom "file://$PWD/$svg" >"$out/$name.dom.html" 2>/dev/null
+  test -s "$out/$name.png"
+  IFS='|' read -r -a terms <<<"${searches[$name]}"
+  for index in "${!terms[@]}"; do
+    query=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "${terms[$index]}")
+    timeout 120 "$browser" "${flags[@]}" --dump-dom "file://$PWD/$svg?s=$query" >"$out/$name.search$index.dom.html" 2>/dev/null
+  done
+done
 
-python3 - "$dom" "$version" <<'PYTHON'
+python3 - "$out" "$version" "${graphs[@]}" <<'PYTHON'
+import html
 import re
 import sys
 
-dom = open(sys.argv[1]).read()
-version = sys.argv[2]
-# Each frame: <g><title>NAME (N samples, P%)</title><rect ... fill="rgb(R,G,B)" .../><text ...>LABEL</text></g>
-frames = re.findall(r'<g><title>([^<]*)</title><rect [^>]*fill="rgb\((\d+),\s*(\d+),\s*(\d+)\)"[^>]*/?>(?:</rect>)?<text [^>]*>([^<]*)</text></g>', dom)
-if not frames:
-    sys.exit("no frames found in the rendered page")
+out, version, graphs = sys.argv[1], sys.argv[2], sys.argv[3:]
+# The perf recording ran in /tmp/v8inline-testdata/nodeVERSION, the --prof one in profVERSION.
+deep = rf"/tmp/v8inline-testdata/(?:node|prof){version}/deep\.js"
+lib = rf"/tmp/v8inline-testdata/(?:node|prof){version}/lib\.js"
+# Per graph: the unit of the counts, the subtitle, and the JavaScript
+# functions to find: (label, full name pattern, inlined, wide enough to be
+# read whole). The full names are V8's: `JS:*combine /path/deep.js:26:17`.
+clock = r"cpu-clock: [\d,]+ samples, [\d.]+ m?s of CPU time"
+node_functions = [
+    ("kernel deep.js:32", rf"JS:[~^+*o']*kernel {deep}:32:16", False, True),
+    ("combine deep.js:26", rf"JS:[~^+*o']*combine {deep}:26:17", True, True),
+    ("weigh deep.js:20", rf"JS:[~^+*o']*weigh {deep}:20:15", True, True),
+    ("scale lib.js:10", rf"JS:[~^+*o']*scale {lib}:10:15", True, True),
+    ("square deep.js:16", rf"JS:[~^+*o']*square {deep}:16:16", True, False),
+]
+acorn = r"/tmp/v8inline-realapp/node_modules/acorn/dist/acorn\.js"
+marked = r"file:///tmp/v8inline-realapp/node_modules/marked/lib/marked\.esm\.js"
+specs = {
+    f"node{version}": ("ms", clock, node_functions),
+    f"node{version}-ticks": ("samples", r"V8 ticks: [\d,]+ samples", [
+        (label, pattern, inlined, label.startswith(("kernel", "combine"))) for label, pattern, inlined, _ in node_functions
+    ]),
+    "realapp": ("ms", clock, [
+        ("parseStatement acorn.js:1015", rf"JS:[*^]pp\$8\.parseStatement {acorn}:1015:33", False, True),
+        ("parseExpression acorn.js:2737", rf"JS:\*pp\$5\.parseExpression {acorn}:2737:34", True, False),
+        ("parseTopLevel acorn.js:892", rf"JS:[~^+*o']*pp\$8\.parseTopLevel {acorn}:892:\d+", False, True),
+        ("lex marked.esm.js:53", rf"JS:[*^]lex {marked}:53:\d+", False, False),
+    ]),
+}
+deno_deep = r"file:///tmp/[^ ]*/deep\.js"
+specs["deno"] = (None, None, [
+    ("kernel deep.js:32", rf"JS:[~^+*o']*kernel {deno_deep}:32:16", False, True),
+    ("combine deep.js:26", rf"JS:[~^+*o']*combine {deno_deep}:26:17", True, True),
+    ("weigh deep.js:20", rf"JS:[~^+*o']*weigh {deno_deep}:20:15", True, False),
+    ("square deep.js:16", rf"JS:[~^+*o']*square {deno_deep}:16:16", True, False),
+])
+
+# Each frame: <g><title>NAME (N UNIT, P%)</title><rect ... fill="rgb(R,G,B)" .../><text [fg:label="LABEL"] ...>TEXT</text></g>
+# (an empty text is dumped as <text .../>).
+frame_pattern = re.compile(
+    r'<g><title>([^<]*)</title><rect [^>]*fill="rgb\((\d+),\s*(\d+),\s*(\d+)\)"[^>]*/?>(?:</rect>)?'
+    r'(?:<text ([^>]*?)/>|<text ([^>]*)>([^<]*)</text>)</g>'
+)
+
+
+def frames_of(dom):
+    frames = []
+    for title, red, green, blue, empty_attributes, attributes, text in frame_pattern.findall(dom):
+        label = re.search(r'fg:label="([^"]*)"', empty_attributes or attributes)
+        frames.append({
+            "title": html.unescape(title),
+            "rgb": (int(red), int(green), int(blue)),
+            "label": html.unescape(label.group(1)) if label else None,
+            "text": html.unescape(text),
+        })
+    return frames
+
+
 problems = []
-script_dir = f"/tmp/v8inline-testdata/node{version}/"
-for function in ["square", "weigh", "combine", "scale"]:
-    # Inlined frames are named like the function's own code: `JS:*square /path/deep.js:16:16`.
-    own = [frame for frame in frames if re.match(r"[A-Za-z]+:[~^+*']*" + function + " " + re.escape(script_dir), frame[0])]
-    if not own:
-        problems.append(f"{function}: no frame")
+for graph in graphs:
+    dom = open(f"{out}/{graph}.dom.html").read()
+    unit, subtitle, functions = specs[graph]
+    frames = frames_of(dom)
+    if not frames or len(frames) != dom.count("<g><title>"):
+        problems.append(f"{graph}: {len(frames)} frames read of {dom.count('<g><title>')} in the rendered page")
         continue
-    # The Java palette colors inlined frames aqua (blue and green over red); JIT code green.
-    aqua = [frame for frame in own if int(frame[3]) > int(frame[1]) and int(frame[2]) > int(frame[1])]
-    if not aqua:
-        problems.append(f"{function}: no frame colored as inlined")
-    labelled = [frame for frame in own if frame[4].split(" ")[0].endswith(function)]
-    print(f"{function}: {len(own)} frames, {len(aqua)} colored inlined, {len(labelled)} with a readable label")
-    if function != "square" and not labelled:
-        problems.append(f"{function}: no frame wide enough to show its name")
+    # The page's script ran: it makes the drawing fluid (no width on the root).
+    root = re.search(r"<svg [^>]*>", dom).group(0)
+    if ' width="' in root:
+        problems.append(f"{graph}: the page's script did not run")
+    shown_subtitle = re.search(r'<text id="subtitle"[^>]*>([^<]*)</text>', dom)
+    shown_subtitle = html.unescape(shown_subtitle.group(1)) if shown_subtitle else ""
+    if unit is None:  # deno: perf if it could record here, else V8's ticks
+        unit = "samples" if shown_subtitle.startswith("V8 ticks") else "ms"
+        subtitle = r"V8 ticks: [\d,]+ samples" if unit == "samples" else clock
+    if not re.fullmatch(subtitle, shown_subtitle):
+        problems.append(f"{graph}: subtitle {shown_subtitle!r}")
+    wrong_unit = [frame["title"] for frame in frames if not re.search(rf" \([\d,]+ {unit}, [\d.]+%\)$", frame["title"])]
+    if wrong_unit:
+        problems.append(f"{graph}: {len(wrong_unit)} tooltips not in {unit}, e.g. {wrong_unit[0]!r}")
+    # A labelled frame shows its label, or the start of it, never the full name.
+    for frame in frames:
+        label, text = frame["label"], frame["text"]
+        if label is not None and text and not (text == label or (text.endswith("..") and label.startswith(text[:-2]))):
+            problems.append(f"{graph}: frame labelled {label!r} shows {text!r}")
+            break
+    print(f"{graph}: {len(frames)} frames; {shown_subtitle}")
+    for label, pattern, inlined, wide in functions:
+        own = [frame for frame in frames if re.fullmatch(pattern + rf" \([\d,]+ {unit}, [\d.]+%\)", frame["title"])]
+        if not own:
+            problems.append(f"{graph}: no frame of {label} ({pattern})")
+            continue
+        mislabelled = [frame["label"] for frame in own if frame["label"] != label]
+        if mislabelled:
+            problems.append(f"{graph}: {label} frames labelled {mislabelled[:3]}")
+        # The Java palette colors inlined frames aqua (blue and green over red); JIT code green.
+        aqua = [frame for frame in own if frame["rgb"][2] > frame["rgb"][0] and frame["rgb"][1] > frame["rgb"][0]]
+        if inlined and not aqua:
+            problems.append(f"{graph}: {label}: no frame colored as inlined")
+        whole = [frame for frame in own if frame["text"] == label]
+        print(f"  {label}: {len(own)} frames, {len(aqua)} colored inlined, {len(whole)} showing the whole label")
+        if wide and not whole:
+            problems.append(f"{graph}: {label}: no frame wide enough to show its label")
+    # Search by a label and by a full name highlights frames.
+    index = 0
+    while True:
+        try:
+            searched = open(f"{out}/{graph}.search{index}.dom.html").read()
+        except FileNotFoundError:
+            break
+        matched = re.search(r'<text id="matched"[^>]*>Matched: ([\d.]+)%</text>', searched)
+        highlighted = searched.count('fill="rgb(230,0,230)"')
+        print(f"  search {index}: matched {matched.group(1) if matched else 'nothing'}%, {highlighted} frames highlighted")
+        if not matched or float(matched.group(1)) <= 0 or highlighted == 0:
+            problems.append(f"{graph}: search {index} found nothing")
+        index += 1
 if problems:
-    sys.exit("flame graph check failed: " + "; ".join(problems))
-print(f"flame graph of node {version} looks right; screenshot in {sys.argv[1].replace('.dom.html', '.png')}")
+    sys.exit("flame graph check failed:\n  " + "\n  ".join(problems))
+print(f"flame graphs look right; screenshots in {out}/: " + ", ".join(f"{graph}.png" for graph in graphs))
 PYTHON

@@ -213,7 +213,8 @@ fn self_shares_match_v8_cpu_profile() {
 }
 
 /// `--flamegraph` writes a deterministic SVG in which the inlined functions
-/// have frames of their own, colored apart from their JIT host.
+/// have frames of their own, colored apart from their JIT host, labelled
+/// `function file:line`, with counts in milliseconds.
 #[test]
 fn flamegraph_shows_inlined_functions() {
     let dir = tempdir();
@@ -230,9 +231,18 @@ fn flamegraph_shows_inlined_functions() {
     assert!(svg.starts_with("<?xml") && svg.trim_end().ends_with("</svg>"));
     // The folded output carries the annotations the colors come from.
     assert!(folded.contains("square /tmp/v8inline-testdata/node24/deep.js:16:16_[i]"), "{folded}");
-    // Labels hide the annotations; the inlined frame has its own title.
+    // Labels hide the annotations; the inlined frame has its own title,
+    // with the full name and its time (cpu-clock periods are nanoseconds).
     assert!(svg.contains("square /tmp/v8inline-testdata/node24/deep.js:16:16 ("), "no inlined square frame");
     assert!(!svg.contains("_[i]"));
+    let titles: Vec<&str> = svg.split("<title>").skip(1).filter_map(|rest| rest.split("</title>").next()).collect();
+    assert!(titles.iter().all(|title| title.contains(" ms, ")), "a frame count not in ms: {titles:?}");
+    let total_ms = svg.split("<title>all (").nth(1).and_then(|rest| rest.split(" ms, 100%)").next()).unwrap();
+    assert!(total_ms.replace(',', "").parse::<u64>().unwrap() > 500, "all: {total_ms}");
+    assert!(svg.contains(">cpu-clock: 1,022 samples, 1.03 s of CPU time</text>"), "subtitle");
+    // Labels lead with the function, file name and line.
+    assert!(svg.contains(r#"fg:label="square deep.js:16""#), "no square label");
+    assert!(svg.contains(r#"fg:label="kernel deep.js:32""#), "no kernel label");
     let (again, _) = render("b.svg");
     assert_eq!(svg, again, "the SVG must not change between runs");
 }

@@ -1,10 +1,12 @@
-//! `v8inline record`: real node runs of node 18-26 under perf, and the
-//! fallback to V8's `--prof` sampler when perf is not on the PATH.
+//! `v8inline record`: real node runs of node 18-26 and Deno runs under perf,
+//! and the fallback to V8's `--prof` sampler when perf is not on the PATH.
 //!
 //! Runs every node of 18-26 that is installed (`testdata/record.sh` puts
-//! them in /opt/nodes; node on PATH counts), at least one. Where `perf
-//! record -e cpu-clock` cannot work, the perf runs are skipped with a
-//! message; the fallback runs everywhere.
+//! them in /opt/nodes; node on PATH counts), at least one. Deno is the npm
+//! package's binary in /opt/deno (`.ci/run` installs it), or deno on PATH;
+//! without it the Deno tests are skipped with a message. Where `perf record
+//! -e cpu-clock` cannot work, the perf runs are skipped with a message; the
+//! fallbacks run everywhere.
 
 mod common;
 
@@ -179,5 +181,196 @@ fn falls_back_when_perf_may_not_record() {
     );
     assert!(!directory.join("out/perf.data").exists());
     assert_inlined_profile(&directory, &format!("node {version}, perf not permitted"));
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+/// Deno's binary: the npm package's (`npm install --prefix /opt/deno deno`,
+/// as `.ci/run` installs it), or deno on PATH.
+fn deno_binary() -> Option<PathBuf> {
+    let on_path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|directory| directory.join("deno"))
+        .collect::<Vec<_>>();
+    // The package for this platform: @deno/linux-x64-glibc, linux-arm64-glibc.
+    let platform_packages = std::fs::read_dir("/opt/deno/node_modules/@deno")
+        .into_iter()
+        .flatten()
+        .map(|entry| entry.unwrap().path().join("deno"));
+    platform_packages
+        .chain([PathBuf::from("/opt/deno/node_modules/deno/deno")])
+        .chain(on_path)
+        .filter(|path| path.is_file())
+        .find(|path| {
+            Command::new(path)
+                .arg("--version")
+                .output()
+                .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).starts_with("deno "))
+        })
+}
+
+/// Deno's binary, or `None` after saying why the test is skipped.
+fn deno_or_skip() -> Option<PathBuf> {
+    let deno = deno_binary();
+    if deno.is_none() {
+        eprintln!(
+            "SKIPPED: deno is not installed (`npm install --prefix /opt/deno deno` installs it, as .ci/run does)"
+        );
+    }
+    deno
+}
+
+/// A fresh working directory with deep.js, lib.js and the Deno programs
+/// (testdata/programs/deno) beside them.
+fn deno_work_directory(name: &str) -> PathBuf {
+    let directory = work_directory(name);
+    let programs = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/programs/deno");
+    for program in ["package.json", "deno.json", "main.js", "deep_test.js", "deep_bench.js"] {
+        std::fs::copy(programs.join(program), directory.join(program)).unwrap();
+    }
+    directory
+}
+
+/// What `v8inline record` printed.
+struct RecordOutput {
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `v8inline record --output-dir out -- COMMAND...` in `directory`
+/// with `path` as PATH (Deno's directory first, for `deno task`).
+fn record_command(directory: &Path, deno: &Path, command: &[&str], path: &str) -> RecordOutput {
+    let deno_directory = deno.parent().unwrap().display().to_string();
+    let output = Command::new(env!("CARGO_BIN_EXE_v8inline"))
+        .current_dir(directory)
+        .env("PATH", format!("{deno_directory}:{path}"))
+        .env("DENO_NO_UPDATE_CHECK", "1")
+        .env_remove("DENO_V8_FLAGS")
+        .args(["record", "--frequency", "997", "--output-dir", "out", "--"])
+        .arg(deno)
+        .args(command)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "deno {command:?}: {stderr}");
+    RecordOutput { stdout: String::from_utf8_lossy(&output.stdout).into_owned(), stderr }
+}
+
+/// Checks the whole inlined chain of deep.js in the folded stacks of a Deno
+/// recording: `kernel;combine_[i];weigh_[i];square_[i]`, the script named by
+/// its `file://` URL as Deno names it.
+fn assert_deno_inlined_chain(directory: &Path, what: &str) {
+    let folded = std::fs::read_to_string(directory.join("out/profile.folded")).unwrap();
+    let script = format!("file://{}", directory.join("deep.js").display());
+    let chains = folded
+        .lines()
+        .filter(|line| {
+            let stack = line.rsplit_once(' ').map_or(*line, |(stack, _count)| stack);
+            let frames: Vec<&str> = stack.split(';').collect();
+            frames.windows(4).any(|window| {
+                window[0].contains(&format!("kernel {script}:32:"))
+                    && ["combine", "weigh", "square"].iter().zip(&window[1..]).all(|(function, frame)| {
+                        frame.contains(&format!("{function} {script}:")) && frame.ends_with("_[i]")
+                    })
+            })
+        })
+        .count();
+    assert!(chains > 0, "{what}: no kernel;combine_[i];weigh_[i];square_[i] stack in\n{folded}");
+}
+
+/// Checks the flame graph of a Deno recording: counts in `unit`, the
+/// subtitle starting `subtitle`, deep.js's functions labelled by name, file
+/// name and line.
+fn assert_deno_flamegraph(directory: &Path, subtitle: &str, unit: &str, what: &str) {
+    let svg = std::fs::read_to_string(directory.join("out/flamegraph.svg")).unwrap();
+    assert!(svg.contains(&format!(">{subtitle}")), "{what}: no subtitle {subtitle}");
+    let all = svg.split("<title>all (").nth(1).and_then(|rest| rest.split(')').next()).unwrap();
+    assert!(all.ends_with(&format!(" {unit}, 100%")), "{what}: all ({all})");
+    for label in ["kernel deep.js:32", "combine deep.js:26", "weigh deep.js:20", "square deep.js:16"] {
+        assert!(svg.contains(&format!("fg:label=\"{label}\"")), "{what}: no frame labelled {label}");
+    }
+}
+
+/// The files of a recording are in the output directory, none in the
+/// working directory.
+fn assert_files_in_output_directory(directory: &Path, what: &str) {
+    let names = |directory: &Path| -> Vec<String> {
+        std::fs::read_dir(directory)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    let out = names(&directory.join("out"));
+    assert!(out.iter().any(|name| name.starts_with("jit-") && name.ends_with(".dump")), "{what}: {out:?}");
+    assert!(out.iter().any(|name| name.starts_with("codspeed-v8-") && name.ends_with(".log")), "{what}: {out:?}");
+    let here = names(directory);
+    assert!(!here.iter().any(|name| name.starts_with("jit-") || name.ends_with(".log")), "{what}: {here:?}");
+}
+
+#[test]
+fn records_deno_run_under_perf() {
+    let Some(deno) = deno_or_skip() else { return };
+    if let Some(reason) = v8inline::commands::record::perf_unavailable_reason("perf".as_ref()) {
+        eprintln!("SKIPPED: perf cannot record here ({reason}); the fallback test still runs");
+        return;
+    }
+    let directory = deno_work_directory("deno-run");
+    let path = std::env::var("PATH").unwrap();
+    // The user's own --v8-flags are merged with record's.
+    let output = record_command(&directory, &deno, &["run", "-A", "--v8-flags=--expose-gc", "main.js", "1500"], &path);
+    assert!(output.stdout.contains("gc: function"), "--expose-gc lost: {}", output.stdout);
+    assert!(output.stdout.contains("rounds="), "{}", output.stdout);
+    assert!(!output.stderr.contains("does not know"), "{}", output.stderr);
+    assert!(!output.stderr.contains("perf is not usable"), "{}", output.stderr);
+    assert!(output.stderr.contains("JIT frames expanded"), "{}", output.stderr);
+    assert!(directory.join("out/perf.data").is_file());
+    assert_files_in_output_directory(&directory, "deno run");
+    assert_deno_inlined_chain(&directory, "deno run");
+    assert_deno_flamegraph(&directory, "cpu-clock: ", "ms", "deno run");
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+#[test]
+fn records_deno_test_bench_and_task_under_perf() {
+    let Some(deno) = deno_or_skip() else { return };
+    if let Some(reason) = v8inline::commands::record::perf_unavailable_reason("perf".as_ref()) {
+        eprintln!("SKIPPED: perf cannot record here ({reason}); the fallback test still runs");
+        return;
+    }
+    let path = std::env::var("PATH").unwrap();
+    // `deno task` takes no --v8-flags: the task's deno gets them from
+    // DENO_V8_FLAGS.
+    let commands: [(&str, &[&str]); 3] = [
+        ("test", &["test", "-A", "deep_test.js"]),
+        ("bench", &["bench", "-A", "deep_bench.js"]),
+        ("task", &["task", "deep"]),
+    ];
+    for (name, command) in commands {
+        let directory = deno_work_directory(&format!("deno-{name}"));
+        let output = record_command(&directory, &deno, command, &path);
+        assert!(!output.stderr.contains("does not know"), "deno {name}: {}", output.stderr);
+        assert_files_in_output_directory(&directory, &format!("deno {name}"));
+        assert_deno_inlined_chain(&directory, &format!("deno {name}"));
+        assert_deno_flamegraph(&directory, "cpu-clock: ", "ms", &format!("deno {name}"));
+        std::fs::remove_dir_all(&directory).unwrap();
+    }
+}
+
+#[test]
+fn deno_falls_back_to_v8_ticks_without_perf() {
+    let Some(deno) = deno_or_skip() else { return };
+    let directory = deno_work_directory("deno-ticks");
+    // A PATH without perf (deno's own directory only).
+    let output = record_command(&directory, &deno, &["run", "-A", "main.js", "1500"], "/nonexistent");
+    assert!(output.stderr.contains("perf is not usable: perf is not installed"), "{}", output.stderr);
+    assert!(output.stderr.contains("deno --v8-flags=--prof"), "{}", output.stderr);
+    assert!(!output.stderr.contains("does not know"), "{}", output.stderr);
+    assert!(!directory.join("out/perf.data").exists());
+    let out: Vec<String> = std::fs::read_dir(directory.join("out"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(out.iter().any(|name| name.starts_with("prof-") && name.ends_with(".log")), "{out:?}");
+    assert_deno_inlined_chain(&directory, "deno run with --prof");
+    // V8's ticks count 1 each: samples.
+    assert_deno_flamegraph(&directory, "V8 ticks: ", "samples", "deno run with --prof");
     std::fs::remove_dir_all(&directory).unwrap();
 }

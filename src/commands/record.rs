@@ -1,17 +1,19 @@
-//! `v8inline record -- node app.js`: from a slow node script to a flame
-//! graph with inlined frames in one command.
+//! `v8inline record -- node app.js` (or `-- deno run app.js`): from a slow
+//! script to a flame graph with inlined frames in one command.
 //!
-//! Runs the command under `perf record -e cpu-clock -k mono -g` with the
-//! node flags the expansion needs (`--perf-prof --log-code
+//! Runs the command under `perf record -e cpu-clock -k mono -g` with the V8
+//! flags the expansion needs (`--perf-prof --log-code
 //! --interpreted-frames-native-stack`, the code log and jitdump written into
 //! the output directory), then reads the perf.data directly
 //! ([`crate::sources::perf_data`]) and writes the folded stacks and the flame graph.
-//! Only flags that this node knows (`node --v8-options`) are added, so node
-//! 18 to 26 all work.
+//! Only flags that this runtime's V8 knows (`node --v8-options`, `deno run
+//! --v8-flags=--help`) are added, so node 18 to 26 and Deno 2 all work.
+//! node takes them among its own flags; Deno in one `--v8-flags=a,b,c`
+//! after its subcommand, merged with the user's own ([`Runtime`]).
 //!
 //! When perf is missing or may not profile (`perf_event_paranoid`, no
 //! permission in a container), it says so and falls back to V8's own
-//! sampler: `node --prof --log-code`, folded from the `tick` records
+//! sampler: `--prof --log-code`, folded from the `tick` records
 //! ([`crate::sources::ticks`]).
 
 use std::collections::HashSet;
@@ -21,6 +23,7 @@ use std::process::{Command, ExitStatus, Stdio};
 
 use crate::collapse::{CollapseOptions, CollapseSummary};
 use crate::diagnostics::Diagnostics;
+use crate::output::flamegraph::SvgOptions;
 use crate::pipeline::{self, FoldOptions, SampleInput};
 use crate::v8::inline_map::SourceOptions;
 use crate::v8::profile::ProfileOptions;
@@ -37,8 +40,8 @@ pub struct RecordOptions {
     pub frequency: u32,
     /// Where the recording and the outputs go (created if missing).
     pub output_dir: PathBuf,
-    /// The node binary, then its arguments (node flags, script, script
-    /// arguments).
+    /// The runtime's binary (node or deno), then its arguments (its flags,
+    /// the script and the script's arguments; for deno a subcommand first).
     pub command: Vec<OsString>,
     /// The perf binary (default `perf`, found on `PATH`).
     pub perf: OsString,
@@ -56,9 +59,130 @@ pub enum Sampler {
     },
 }
 
+/// The JavaScript runtime of a command: how it takes V8 flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runtime {
+    /// node: V8 flags among its own flags, before the script.
+    Node,
+    /// Deno: V8 flags in one `--v8-flags=a,b,c` after the subcommands that
+    /// take it (`run`, `test`, `bench`, ...), merged with the user's own;
+    /// for the others (`deno task`, whose tasks start deno again) in
+    /// `DENO_V8_FLAGS`, which every deno reads before its `--v8-flags`.
+    Deno,
+}
+
+/// Deno's subcommands that take `--v8-flags=` and run JavaScript.
+const DENO_V8_FLAG_SUBCOMMANDS: [&str; 6] = ["run", "serve", "test", "bench", "eval", "repl"];
+
+impl Runtime {
+    /// The runtime of a command's program: Deno if the binary is named
+    /// `deno`, node otherwise.
+    pub fn of(program: &OsStr) -> Runtime {
+        let file_name = Path::new(program).file_stem().and_then(OsStr::to_str);
+        if file_name == Some("deno") { Runtime::Deno } else { Runtime::Node }
+    }
+
+    /// `node` or `deno`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Runtime::Node => "node",
+            Runtime::Deno => "deno",
+        }
+    }
+
+    /// How to pass `--prof`, for messages.
+    fn prof_command(self) -> &'static str {
+        match self {
+            Runtime::Node => "node --prof",
+            Runtime::Deno => "deno --v8-flags=--prof",
+        }
+    }
+
+    /// The runtime's arguments with `v8_flags` added, and the environment
+    /// variables to set. `user_environment` is `DENO_V8_FLAGS` as the user
+    /// set it.
+    fn invocation(
+        self,
+        arguments: &[OsString],
+        v8_flags: &[OsString],
+        user_environment: Option<&OsStr>,
+    ) -> Result<Invocation, RecordError> {
+        match self {
+            Runtime::Node => Ok(Invocation {
+                arguments: v8_flags.iter().chain(arguments).cloned().collect(),
+                environment: Vec::new(),
+            }),
+            Runtime::Deno => deno_invocation(arguments, v8_flags, user_environment),
+        }
+    }
+}
+
+/// A command line's arguments after the program, and environment variables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Invocation {
+    arguments: Vec<OsString>,
+    environment: Vec<(OsString, OsString)>,
+}
+
+/// Deno's arguments with `v8_flags` in its `--v8-flags=` after the
+/// subcommand, after the user's own `--v8-flags=` values (those before the
+/// script: later arguments are the script's), or, for subcommands without
+/// `--v8-flags` (`task`), in `DENO_V8_FLAGS` after the user's.
+fn deno_invocation(
+    arguments: &[OsString],
+    v8_flags: &[OsString],
+    user_environment: Option<&OsStr>,
+) -> Result<Invocation, RecordError> {
+    // Deno splits the flags at commas.
+    let ours = v8_flags
+        .iter()
+        .map(|flag| {
+            flag.to_str()
+                .filter(|flag| !flag.contains(','))
+                .map(str::to_string)
+                .ok_or_else(|| RecordError::DenoFlag { flag: flag.to_string_lossy().into_owned() })
+        })
+        .collect::<Result<Vec<String>, RecordError>>()?;
+    let subcommand = arguments.iter().position(|argument| !argument.to_string_lossy().starts_with('-'));
+    let takes_v8_flags = subcommand
+        .and_then(|index| arguments[index].to_str())
+        .is_some_and(|subcommand| DENO_V8_FLAG_SUBCOMMANDS.contains(&subcommand));
+    let Some(subcommand) = subcommand.filter(|_| takes_v8_flags) else {
+        let mut value = OsString::new();
+        if let Some(user) = user_environment.filter(|user| !user.is_empty()) {
+            value.push(user);
+            value.push(",");
+        }
+        value.push(ours.join(","));
+        return Ok(Invocation { arguments: arguments.to_vec(), environment: vec![("DENO_V8_FLAGS".into(), value)] });
+    };
+    let mut merged = Vec::new();
+    let mut rest = Vec::new();
+    let mut before_script = true;
+    for argument in &arguments[subcommand + 1..] {
+        let text = argument.to_str();
+        if before_script && (argument == "--" || !text.is_some_and(|text| text.starts_with('-'))) {
+            before_script = false;
+        }
+        match text.and_then(|text| text.strip_prefix("--v8-flags=")) {
+            Some(user_flags) if before_script => {
+                merged.extend(user_flags.split(',').filter(|flag| !flag.is_empty()).map(str::to_string))
+            }
+            _ => rest.push(argument.clone()),
+        }
+    }
+    merged.extend(ours);
+    let mut result: Vec<OsString> = arguments[..=subcommand].to_vec();
+    result.push(format!("--v8-flags={}", merged.join(",")).into());
+    result.extend(rest);
+    Ok(Invocation { arguments: result, environment: Vec::new() })
+}
+
 /// What a recording produced.
 #[derive(Debug, Clone)]
 pub struct Recording {
+    /// The runtime recorded.
+    pub runtime: Runtime,
     /// The sampler used.
     pub sampler: Sampler,
     /// How the profiled command exited.
@@ -71,7 +195,7 @@ pub struct Recording {
     pub summary: CollapseSummary,
     /// JIT frames expanded into inlined functions.
     pub expanded_frames: u64,
-    /// Node flags that were wanted but this node does not know.
+    /// V8 flags that were wanted but this runtime's V8 does not know.
     pub unsupported_flags: Vec<String>,
     /// Messages for the user that are not about damaged inputs.
     pub notes: Vec<String>,
@@ -87,10 +211,17 @@ impl Recording {
         let mut lines = Vec::new();
         if let Sampler::V8Ticks { reason } = &self.sampler {
             lines.push(format!("perf is not usable: {reason}"));
-            lines.push("recorded with V8's own sampler instead (node --prof): counts are ticks".to_string());
+            lines.push(format!(
+                "recorded with V8's own sampler instead ({}): counts are ticks",
+                self.runtime.prof_command()
+            ));
         }
         if !self.unsupported_flags.is_empty() {
-            lines.push(format!("this node does not know --{}: not passed", self.unsupported_flags.join(", --")));
+            lines.push(format!(
+                "this {} does not know --{}: not passed",
+                self.runtime.name(),
+                self.unsupported_flags.join(", --")
+            ));
         }
         lines.extend(self.notes.iter().cloned());
         let mut report: String = lines.drain(..).map(|line| format!("v8inline: {line}\n")).collect();
@@ -114,6 +245,13 @@ pub enum RecordError {
     /// No command was given.
     #[error("record needs a command: v8inline record -- node app.js")]
     NoCommand,
+    /// A V8 flag that Deno would split (it splits `--v8-flags=` and
+    /// `DENO_V8_FLAGS` at commas): a path with a comma.
+    #[error("deno splits V8 flags at commas: {flag} cannot be passed (use an --output-dir without a comma)")]
+    DenoFlag {
+        /// The flag.
+        flag: String,
+    },
     /// The output directory could not be made or written.
     #[error("{path}: {source}")]
     Output {
@@ -171,17 +309,23 @@ fn flag_with_path(prefix: &str, path: &Path) -> OsString {
     flag
 }
 
-/// The V8 flag names `node --v8-options` lists (`  --perf-prof (...)`).
-pub fn known_v8_flags(node: &OsStr) -> Result<HashSet<String>, RecordError> {
-    let output = Command::new(node)
-        .arg("--v8-options")
+/// The V8 flag names the runtime's V8 lists (`  --perf-prof (...)`):
+/// `node --v8-options`, `deno run --v8-flags=--help`.
+pub fn known_v8_flags(program: &OsStr, runtime: Runtime) -> Result<HashSet<String>, RecordError> {
+    let mut command = Command::new(program);
+    match runtime {
+        Runtime::Node => command.arg("--v8-options"),
+        Runtime::Deno => command.args(["run", "--v8-flags=--help"]).env_remove("DENO_V8_FLAGS"),
+    };
+    let output = command
         .stdin(Stdio::null())
         .output()
-        .map_err(|source| RecordError::Spawn { program: node.to_string_lossy().into_owned(), source })?;
+        .map_err(|source| RecordError::Spawn { program: program.to_string_lossy().into_owned(), source })?;
     Ok(parse_v8_options(&String::from_utf8_lossy(&output.stdout)))
 }
 
-/// Parses the flag list of `--v8-options` (names with `-`, as V8 prints them).
+/// Parses V8's flag list (`--v8-options`, `--help`; names with `-`, as V8
+/// prints them).
 fn parse_v8_options(text: &str) -> HashSet<String> {
     text.lines()
         .filter_map(|line| line.trim_start().strip_prefix("--"))
@@ -242,13 +386,18 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
     std::fs::create_dir_all(&output_dir)
         .map_err(|source| RecordError::Output { path: output_dir.display().to_string(), source })?;
     clear_previous_recording(&output_dir)?;
-    let known = known_v8_flags(node)?;
+    let runtime = Runtime::of(node);
+    let known = known_v8_flags(node, runtime)?;
+    let user_deno_v8_flags = std::env::var_os("DENO_V8_FLAGS");
     let mut notes = Vec::new();
     let mut diagnostics = Diagnostics::new();
     let sampler = match perf_unavailable_reason(&options.perf) {
         None => Sampler::Perf,
         Some(reason) => {
-            announce(&format!("perf is not usable: {reason}; recording with V8's own sampler (node --prof) instead"));
+            announce(&format!(
+                "perf is not usable: {reason}; recording with V8's own sampler ({}) instead",
+                runtime.prof_command()
+            ));
             Sampler::V8Ticks { reason }
         }
     };
@@ -262,6 +411,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
     let (exit_status, unsupported_flags, folded, summary, expanded_frames) = match &sampler {
         Sampler::Perf => {
             let (flags, unsupported) = supported(perf_flags(&output_dir), &known);
+            let invocation = runtime.invocation(node_arguments, &flags, user_deno_v8_flags.as_deref())?;
             let perf_data = output_dir.join("perf.data");
             let mut command = Command::new(&options.perf);
             command
@@ -271,8 +421,8 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
                 .arg(&perf_data)
                 .arg("--")
                 .arg(node)
-                .args(&flags)
-                .args(node_arguments);
+                .args(&invocation.arguments)
+                .envs(invocation.environment);
             let exit_status = command.status().map_err(|source| RecordError::Spawn {
                 program: options.perf.to_string_lossy().into_owned(),
                 source,
@@ -297,13 +447,15 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         }
         Sampler::V8Ticks { .. } => {
             let (flags, unsupported) = supported(prof_flags(&output_dir, options.frequency), &known);
+            let invocation = runtime.invocation(node_arguments, &flags, user_deno_v8_flags.as_deref())?;
             let exit_status = Command::new(node)
-                .args(&flags)
-                .args(node_arguments)
+                .args(&invocation.arguments)
+                .envs(invocation.environment)
                 .status()
                 .map_err(|source| RecordError::Spawn { program: node.to_string_lossy().into_owned(), source })?;
-            let log = find_file(&output_dir, "prof-", ".log")
-                .ok_or_else(|| RecordError::Fold(format!("{}: node wrote no prof-PID.log", output_dir.display())))?;
+            let log = find_file(&output_dir, "prof-", ".log").ok_or_else(|| {
+                RecordError::Fold(format!("{}: {} wrote no prof-PID.log", output_dir.display(), runtime.name()))
+            })?;
             let fold_options = FoldOptions {
                 collapse,
                 profiles: ProfileOptions { sources, ..ProfileOptions::default() },
@@ -319,13 +471,22 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
     std::fs::write(&folded_path, &folded)
         .map_err(|source| RecordError::Output { path: folded_path.display().to_string(), source })?;
     let flamegraph_path = output_dir.join(FLAMEGRAPH_FILE);
-    let title = format!("v8inline record: {}", display_command(&options.command));
+    let svg_options = SvgOptions {
+        title: format!("v8inline record: {}", display_command(&options.command)),
+        event: match &sampler {
+            Sampler::Perf => summary.event.clone(),
+            Sampler::V8Ticks { .. } => Some("V8 ticks".to_string()),
+        },
+        samples: summary.samples_kept,
+        total_count: summary.total_count,
+    };
     let svg_error = |source| RecordError::Output { path: flamegraph_path.display().to_string(), source };
     let file = std::fs::File::create(&flamegraph_path).map_err(svg_error)?;
     let text = String::from_utf8_lossy(&folded);
-    crate::output::flamegraph::write_svg(text.lines(), &title, std::io::BufWriter::new(file))
+    crate::output::flamegraph::write_svg(text.lines(), &svg_options, std::io::BufWriter::new(file))
         .map_err(|error| RecordError::Output { path: flamegraph_path.display().to_string(), source: error })?;
     Ok(Recording {
+        runtime,
         sampler,
         exit_status,
         folded_path,
@@ -432,6 +593,7 @@ mod tests {
         let mut diagnostics = Diagnostics::new();
         diagnostics.warn(crate::diagnostics::WarningKind::NoSymbols, || "/usr/bin/node: not ELF".to_string());
         let recording = Recording {
+            runtime: Runtime::Node,
             sampler: Sampler::Perf,
             exit_status: ExitStatus::from_raw(0),
             folded_path: "out/profile.folded".into(),
@@ -464,5 +626,114 @@ mod tests {
         let (kept, unsupported) = supported(perf_flags(Path::new("/out")), &known);
         assert_eq!(kept, ["--perf-prof", "--log-code", "--no-logfile-per-isolate"]);
         assert_eq!(unsupported, vec!["interpreted-frames-native-stack", "logfile"]);
+    }
+
+    fn strings(arguments: &[OsString]) -> Vec<String> {
+        arguments.iter().map(|argument| argument.to_string_lossy().into_owned()).collect()
+    }
+
+    fn os(arguments: &[&str]) -> Vec<OsString> {
+        arguments.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn runtime_is_told_by_the_binary_name() {
+        assert_eq!(Runtime::of("deno".as_ref()), Runtime::Deno);
+        assert_eq!(Runtime::of("/opt/deno/node_modules/@deno/linux-x64-glibc/deno".as_ref()), Runtime::Deno);
+        assert_eq!(Runtime::of("node".as_ref()), Runtime::Node);
+        assert_eq!(Runtime::of("/opt/nodes/node20/bin/node".as_ref()), Runtime::Node);
+    }
+
+    #[test]
+    fn node_takes_v8_flags_before_the_script() {
+        let invocation = Runtime::Node
+            .invocation(
+                &os(&["--max-old-space-size=100", "app.js", "--v8-flags=x"]),
+                &os(&["--perf-prof", "--log-code"]),
+                None,
+            )
+            .unwrap();
+        assert_eq!(
+            strings(&invocation.arguments),
+            ["--perf-prof", "--log-code", "--max-old-space-size=100", "app.js", "--v8-flags=x"]
+        );
+        assert!(invocation.environment.is_empty());
+    }
+
+    #[test]
+    fn deno_takes_v8_flags_after_the_subcommand_merged_with_the_users() {
+        let ours = os(&["--perf-prof", "--logfile=/out/codspeed-v8-%p.log"]);
+        // The user's --v8-flags before the script are merged, theirs first;
+        // after the script they are the script's arguments.
+        let invocation = Runtime::Deno
+            .invocation(
+                &os(&["run", "-A", "--v8-flags=--max-old-space-size=100,--stack-size=2000", "app.js", "--v8-flags=x"]),
+                &ours,
+                None,
+            )
+            .unwrap();
+        assert_eq!(
+            strings(&invocation.arguments),
+            [
+                "run",
+                "--v8-flags=--max-old-space-size=100,--stack-size=2000,--perf-prof,--logfile=/out/codspeed-v8-%p.log",
+                "-A",
+                "app.js",
+                "--v8-flags=x"
+            ]
+        );
+        assert!(invocation.environment.is_empty());
+        for subcommand in ["test", "bench"] {
+            let invocation = Runtime::Deno
+                .invocation(&os(&[subcommand, "--v8-flags=--a", "bench.js", "--", "--v8-flags=y"]), &ours, None)
+                .unwrap();
+            assert_eq!(
+                strings(&invocation.arguments),
+                [
+                    subcommand,
+                    "--v8-flags=--a,--perf-prof,--logfile=/out/codspeed-v8-%p.log",
+                    "bench.js",
+                    "--",
+                    "--v8-flags=y"
+                ]
+            );
+        }
+        // Global flags before the subcommand stay there.
+        let invocation = Runtime::Deno.invocation(&os(&["-q", "run", "app.js"]), &ours, None).unwrap();
+        assert_eq!(
+            strings(&invocation.arguments),
+            ["-q", "run", "--v8-flags=--perf-prof,--logfile=/out/codspeed-v8-%p.log", "app.js"]
+        );
+    }
+
+    #[test]
+    fn deno_task_takes_v8_flags_from_the_environment() {
+        let ours = os(&["--perf-prof", "--log-code"]);
+        let invocation = Runtime::Deno.invocation(&os(&["task", "bench"]), &ours, None).unwrap();
+        assert_eq!(strings(&invocation.arguments), ["task", "bench"]);
+        assert_eq!(invocation.environment, [("DENO_V8_FLAGS".into(), "--perf-prof,--log-code".into())]);
+        // After the user's own, as deno puts --v8-flags after them.
+        let invocation =
+            Runtime::Deno.invocation(&os(&["task", "bench"]), &ours, Some("--stack-size=2000".as_ref())).unwrap();
+        assert_eq!(
+            invocation.environment,
+            [("DENO_V8_FLAGS".into(), "--stack-size=2000,--perf-prof,--log-code".into())]
+        );
+        // `deno app.js` runs the script: deno reads the environment there too.
+        let invocation = Runtime::Deno.invocation(&os(&["app.js"]), &ours, None).unwrap();
+        assert_eq!(strings(&invocation.arguments), ["app.js"]);
+        assert_eq!(invocation.environment.len(), 1);
+    }
+
+    #[test]
+    fn deno_flags_with_commas_are_refused() {
+        let error =
+            Runtime::Deno.invocation(&os(&["run", "app.js"]), &os(&["--logfile=/a,b/x.log"]), None).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "deno splits V8 flags at commas: --logfile=/a,b/x.log cannot be passed (use an --output-dir without a comma)"
+        );
+        // node takes them as they are.
+        assert!(Runtime::Node.invocation(&os(&["app.js"]), &os(&["--logfile=/a,b/x.log"]), None).is_ok());
     }
 }

@@ -4,25 +4,621 @@
 //! annotation-driven palette): inlined JavaScript `_[i]` aqua, JIT code
 //! `_[j]` green, kernel `_[k]` orange, native code yellow or red. inferno
 //! hides the annotations in the frame labels.
+//!
+//! Two things differ from inferno's defaults, in the SVG only (the folded
+//! stacks stay as inferno writes them):
+//!
+//! - Counts are stated in their unit ([`CountUnit`]): perf periods of the
+//!   `cpu-clock` and `task-clock` events are nanoseconds, shown as time
+//!   through inferno's `count_name` and `factor`; counts of 1 per sample
+//!   are samples. The subtitle names the event and the total.
+//! - JavaScript frames are labelled with what a person looks for
+//!   ([`frame_label`]: `parseStatement acorn.js:1416`); the tooltip, the
+//!   details line and search keep the full name (`JS:*pp$8.parseStatement
+//!   /app/node_modules/acorn/dist/acorn.js:1416:31`). inferno has no option
+//!   for a label other than the name, so the SVG it writes is rewritten
+//!   ([`relabel`]): each frame's `<text>` gets the label and carries it in a
+//!   `fg:label` attribute, and the embedded script, which sizes the labels
+//!   from the title when the page loads, zooms or resizes, reads that
+//!   attribute instead.
 
 use std::io::{self, Write};
 
 use inferno::flamegraph::color::{MultiPalette, Palette};
 use inferno::flamegraph::{self, Options, TextTruncateDirection};
+use quick_xml::events::{BytesCData, BytesStart, BytesText, Event};
+use quick_xml::{Reader, Writer};
 
-/// Renders folded lines (`stack count`) as an SVG flame graph titled
-/// `title`. The output depends only on the input: colors come from hashes
-/// of the frame names, not from a random generator.
+/// What a flame graph shows besides its stacks: the title and what the
+/// counts are.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SvgOptions {
+    /// The title (the input, or the recorded command).
+    pub title: String,
+    /// The sampled event (`cpu-clock`) or sampler (`V8 ticks`), if known.
+    pub event: Option<String>,
+    /// Samples folded into the stacks.
+    pub samples: u64,
+    /// The sum of the stacks' counts.
+    pub total_count: u64,
+}
+
+impl SvgOptions {
+    /// What the counts are: see [`CountUnit::of`].
+    pub fn unit(&self) -> CountUnit {
+        CountUnit::of(self.event.as_deref(), self.samples, self.total_count)
+    }
+
+    /// The subtitle: the event, the samples and, for periods, their total
+    /// (`cpu-clock: 1,526 samples, 1.53 s of CPU time`).
+    pub fn subtitle(&self) -> String {
+        let event = self.event.as_deref().unwrap_or("samples");
+        let plural = if self.samples == 1 { "" } else { "s" };
+        let samples = format!("{} sample{plural}", thousands(self.samples));
+        match self.unit() {
+            CountUnit::Samples => format!("{event}: {samples}"),
+            CountUnit::Nanoseconds => format!("{event}: {samples}, {} of CPU time", duration(self.total_count)),
+            CountUnit::Events => {
+                format!(
+                    "{event}: {samples}, {} {}",
+                    thousands(self.total_count),
+                    event_count_name(self.event.as_deref())
+                )
+            }
+        }
+    }
+}
+
+/// What the counts of folded stacks are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountUnit {
+    /// Each sample counts 1 (V8 ticks; perf samples without a period).
+    Samples,
+    /// perf periods of a clock event (`cpu-clock`, `task-clock`).
+    Nanoseconds,
+    /// perf periods of another event (`cycles`, `instructions`): events.
+    Events,
+}
+
+impl CountUnit {
+    /// The unit of `total_count` over `samples` samples of `event`: samples
+    /// if every sample counted 1, else nanoseconds for the clock events
+    /// (whose periods perf measures in nanoseconds), else events.
+    pub fn of(event: Option<&str>, samples: u64, total_count: u64) -> CountUnit {
+        if total_count == samples {
+            return CountUnit::Samples;
+        }
+        // perf script may print modifiers: `cpu-clock:u`.
+        match event.map(|event| event.split(':').next().unwrap_or(event)) {
+            Some("cpu-clock" | "task-clock") => CountUnit::Nanoseconds,
+            _ => CountUnit::Events,
+        }
+    }
+}
+
+/// inferno's `count_name` and `factor` for counts in `unit`: nanoseconds
+/// in the largest unit that one sample's mean period reaches, so a frame of
+/// one sample reads at least 1 (inferno rounds to whole numbers).
+fn count_name_and_factor(options: &SvgOptions) -> (String, f64) {
+    match options.unit() {
+        CountUnit::Samples => ("samples".to_string(), 1.0),
+        CountUnit::Events => (event_count_name(options.event.as_deref()).to_string(), 1.0),
+        CountUnit::Nanoseconds => {
+            let mean_period = options.total_count / options.samples.max(1);
+            let (name, factor) = match mean_period {
+                1_000_000_000.. => ("s", 1e-9),
+                1_000_000.. => ("ms", 1e-6),
+                1_000.. => ("µs", 1e-3),
+                _ => ("ns", 1.0),
+            };
+            (name.to_string(), factor)
+        }
+    }
+}
+
+/// The name of a count of `event`s: the event without modifiers.
+fn event_count_name(event: Option<&str>) -> &str {
+    event.and_then(|event| event.split(':').next()).filter(|name| !name.is_empty()).unwrap_or("events")
+}
+
+/// `1234567` as `1,234,567`.
+fn thousands(value: u64) -> String {
+    let digits = value.to_string();
+    let mut text = String::with_capacity(digits.len() + digits.len() / 3);
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            text.push(',');
+        }
+        text.push(digit);
+    }
+    text
+}
+
+/// Nanoseconds as seconds or milliseconds with three significant digits
+/// or more (`1.53 s`, `12.3 ms`, `0.412 ms`).
+fn duration(nanoseconds: u64) -> String {
+    let seconds = nanoseconds as f64 / 1e9;
+    if seconds >= 100.0 {
+        format!("{seconds:.0} s")
+    } else if seconds >= 10.0 {
+        format!("{seconds:.1} s")
+    } else if seconds >= 1.0 {
+        format!("{seconds:.2} s")
+    } else {
+        let milliseconds = nanoseconds as f64 / 1e6;
+        if milliseconds >= 100.0 {
+            format!("{milliseconds:.0} ms")
+        } else if milliseconds >= 10.0 {
+            format!("{milliseconds:.1} ms")
+        } else if milliseconds >= 1.0 {
+            format!("{milliseconds:.2} ms")
+        } else {
+            format!("{milliseconds:.3} ms")
+        }
+    }
+}
+
+/// Renders folded lines (`stack count`) as an SVG flame graph. The output
+/// depends only on the input: colors come from hashes of the frame names,
+/// not from a random generator.
 pub fn write_svg<'lines, W: Write>(
     folded_lines: impl IntoIterator<Item = &'lines str>,
-    title: &str,
-    output: W,
+    svg_options: &SvgOptions,
+    mut output: W,
 ) -> io::Result<()> {
     let mut options = Options::default();
     options.colors = Palette::Multi(MultiPalette::Java);
     options.deterministic = true;
-    options.title = title.to_string();
+    options.title = svg_options.title.clone();
+    options.subtitle = Some(svg_options.subtitle());
+    (options.count_name, options.factor) = count_name_and_factor(svg_options);
     // Labels start with the function's name; cut the script path instead.
     options.text_truncate_direction = TextTruncateDirection::Right;
-    flamegraph::from_lines(&mut options, folded_lines, output)
+    let mut rendered = Vec::new();
+    flamegraph::from_lines(&mut options, folded_lines, &mut rendered)?;
+    let layout = LabelLayout {
+        font_size: options.font_size as f64,
+        font_width: options.font_width,
+        image_width: options.image_width.unwrap_or(INFERNO_IMAGE_WIDTH) as f64,
+    };
+    relabel(&rendered, &layout, &mut output)?;
+    output.flush()
+}
+
+/// inferno's image width when none is given (its `DEFAULT_IMAGE_WIDTH`),
+/// which it sizes the labels written into the SVG for.
+const INFERNO_IMAGE_WIDTH: usize = 1200;
+
+/// The short label of a frame named `name` (without its annotation), if it
+/// is a JavaScript frame with a script position: the function name without
+/// the object it was found on, the script's file name and the line
+/// (`JS:*pp$8.parseStatement /app/acorn/dist/acorn.js:1416:31` is
+/// `parseStatement acorn.js:1416`; `JS:~ file:///app/main.ts:1:1` is
+/// `(anonymous) main.ts:1`). Names as V8 writes them into the jitdump and
+/// code log: `TAG:MARKER` (tag `JS`, or `LazyCompile`, `Function`, `Script`,
+/// `Eval` before V8 11; marker the tier: `~`, `^`, `+`, `*`, `+'`, `*'`,
+/// `o+`, `o*`), then `function script:line[:column]`. Other frames (native,
+/// kernel, builtins) keep their name.
+pub fn frame_label(name: &str) -> Option<String> {
+    let (tag, rest) = name.split_once(':')?;
+    if !["JS", "LazyCompile", "Function", "Script", "Eval"].contains(&tag) {
+        return None;
+    }
+    let rest = strip_tier_marker(rest);
+    let (function, location) = split_function_and_location(rest)?;
+    let (script, line) = script_and_line(location)?;
+    let file_name = script.rsplit(['/', '\\']).next().filter(|file_name| !file_name.is_empty()).unwrap_or(script);
+    Some(format!("{} {file_name}:{line}", short_function_name(function)))
+}
+
+/// `rest` without its leading tier marker (`o`? then one of `~^+*`, then
+/// `'`?).
+fn strip_tier_marker(rest: &str) -> &str {
+    let after_osr = rest.strip_prefix('o').filter(|after| after.starts_with(['~', '^', '+', '*'])).unwrap_or(rest);
+    match after_osr.strip_prefix(['~', '^', '+', '*']) {
+        Some(after_tier) => after_tier.strip_prefix('\'').unwrap_or(after_tier),
+        None => rest,
+    }
+}
+
+/// Splits `function script:line[:column]` at the space before the script.
+/// Function names may hold spaces (`get size`), so may paths: the script
+/// is the first that starts as a path or URL does (`/`, `file:`, `node:`,
+/// `ext:`, `https:`), else the last one with a position.
+fn split_function_and_location(text: &str) -> Option<(&str, &str)> {
+    let mut last_with_position = None;
+    for (space, _) in text.match_indices(' ') {
+        let (function, location) = (&text[..space], &text[space + 1..]);
+        let Some((script, _)) = script_and_line(location) else { continue };
+        if script.starts_with('/') || has_url_scheme(script) {
+            return Some((function, location));
+        }
+        last_with_position = Some((function, location));
+    }
+    last_with_position
+}
+
+/// Whether `script` starts with `scheme:` (letters, digits, `+-.`).
+fn has_url_scheme(script: &str) -> bool {
+    let Some((scheme, _)) = script.split_once(':') else { return false };
+    scheme.starts_with(|first: char| first.is_ascii_alphabetic())
+        && scheme.chars().all(|character| character.is_ascii_alphanumeric() || "+-.".contains(character))
+}
+
+/// `script:line:column` or `script:line` split into the script (not empty)
+/// and the line.
+fn script_and_line(location: &str) -> Option<(&str, &str)> {
+    let is_number = |text: &str| !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit());
+    let (before, last) = location.rsplit_once(':')?;
+    if !is_number(last) {
+        return None;
+    }
+    let (script, line) = match before.rsplit_once(':') {
+        Some((script, line)) if is_number(line) => (script, line),
+        _ => (before, last),
+    };
+    (!script.is_empty()).then_some((script, line))
+}
+
+/// The function's own name: the last part of a dotted name whose parts are
+/// identifiers (`pp$8.parseStatement` is `parseStatement`), other names as
+/// they are (`get size`, `Module._extensions..js`), `(anonymous)` for none.
+fn short_function_name(function: &str) -> &str {
+    if function.is_empty() {
+        return "(anonymous)";
+    }
+    let is_identifier = |part: &str| {
+        !part.is_empty()
+            && part.chars().enumerate().all(|(index, character)| {
+                character.is_alphanumeric() || character == '_' || character == '$' || (index == 0 && character == '#')
+            })
+    };
+    if function.split('.').all(is_identifier) { function.rsplit('.').next().unwrap_or(function) } else { function }
+}
+
+/// How inferno sizes labels: the characters that fit a frame are its width
+/// over `font_size * font_width` pixels, in an image `image_width` wide.
+#[derive(Debug, Clone, Copy)]
+struct LabelLayout {
+    font_size: f64,
+    font_width: f64,
+    image_width: f64,
+}
+
+impl LabelLayout {
+    /// `label` cut to a frame `width_percent` wide, as inferno cuts names
+    /// (on the right, `..` appended; empty when 3 characters do not fit).
+    fn fit(&self, label: &str, width_percent: f64) -> String {
+        let fitting = (width_percent / (100.0 * self.font_size * self.font_width / self.image_width)).trunc() as usize;
+        if fitting < 3 {
+            return String::new();
+        }
+        if label.chars().count() < fitting {
+            return label.to_string();
+        }
+        let mut cut: String = label.chars().take(fitting - 2).collect();
+        cut.push_str("..");
+        cut
+    }
+}
+
+/// The expression inferno's script labels a frame `e` with: its title
+/// without the trailing `(count unit, share)`. Twice in the script: when
+/// labels are sized for a monospace font and for any font.
+const SCRIPT_LABEL_SOURCE: &str = r#"find_child(e, "title").textContent.replace(/\([^(]*\)$/,"")"#;
+/// What search matches a frame `e` against in inferno's script: its title.
+const SCRIPT_SEARCH_SOURCE: &str = "var func = g_to_text(e);";
+/// Functions added to inferno's script: the label of a frame is its
+/// `fg:label`, and search matches the title and the label.
+const SCRIPT_LABEL_FUNCTIONS: &str = r#"
+// v8inline: a frame's label leads with the function, file name and line;
+// the full name stays in the title (tooltip, details, search).
+function frame_label(e) {
+    var label = find_child(e, "text").getAttribute("fg:label");
+    return label != null ? label : find_child(e, "title").textContent.replace(/\([^(]*\)$/,"");
+}
+function frame_search_text(e) {
+    var label = find_child(e, "text").getAttribute("fg:label");
+    return label != null ? g_to_text(e) + "\n" + label : g_to_text(e);
+}
+"#;
+
+/// inferno's script with labels and search taken from [`frame_label`]'s
+/// labels; `None` if the script no longer has the expressions replaced.
+fn patch_script(script: &str) -> Option<String> {
+    if script.matches(SCRIPT_LABEL_SOURCE).count() != 2 || script.matches(SCRIPT_SEARCH_SOURCE).count() != 1 {
+        return None;
+    }
+    let mut patched = script
+        .replace(SCRIPT_LABEL_SOURCE, "frame_label(e)")
+        .replace(SCRIPT_SEARCH_SOURCE, "var func = frame_search_text(e);");
+    patched.push_str(SCRIPT_LABEL_FUNCTIONS);
+    Some(patched)
+}
+
+/// Copies the SVG that inferno wrote, with each JavaScript frame's label
+/// made [`frame_label`]'s and inferno's script patched to use it.
+///
+/// inferno writes a frame as `<g><title>NAME (COUNT UNIT, SHARE%)</title>
+/// <rect width="W%" .../><text ...>LABEL</text></g>` inside `<svg
+/// id="frames">`. The name is read back from the title (its last `(` opens
+/// the counts: inferno's count names hold none); the label is written into
+/// `<text>`, cut to the frame's width as inferno cuts it, and into its
+/// `fg:label` attribute. Everything else is copied as it is.
+fn relabel<W: Write>(svg: &[u8], layout: &LabelLayout, output: W) -> io::Result<()> {
+    let invalid = |error: quick_xml::Error| io::Error::new(io::ErrorKind::InvalidData, error);
+    let mut reader = Reader::from_reader(svg);
+    let mut writer = Writer::new(output);
+    let mut in_frames = false;
+    let mut in_script = false;
+    // The frame being copied: its title text (escaped) while inside
+    // `<title>`, then its name and rectangle width.
+    let mut title: Option<String> = None;
+    let mut name: Option<String> = None;
+    let mut width_percent = 0.0;
+    loop {
+        let event = reader.read_event().map_err(invalid)?;
+        match &event {
+            Event::Eof => break,
+            Event::Start(start) if start.name().as_ref() == b"svg" => {
+                in_frames = attribute(start, b"id").as_deref() == Some("frames");
+            }
+            Event::End(end) if end.name().as_ref() == b"svg" => in_frames = false,
+            Event::Start(start) if start.name().as_ref() == b"script" => in_script = true,
+            Event::End(end) if end.name().as_ref() == b"script" => in_script = false,
+            Event::CData(data) if in_script => {
+                let script = String::from_utf8_lossy(data);
+                if let Some(patched) = patch_script(&script) {
+                    writer.write_event(Event::CData(BytesCData::new(patched)))?;
+                    continue;
+                }
+            }
+            Event::Start(start) if in_frames && start.name().as_ref() == b"g" => {
+                (title, name, width_percent) = (None, None, 0.0);
+            }
+            Event::Start(start) if in_frames && start.name().as_ref() == b"title" => title = Some(String::new()),
+            Event::Text(text) if title.is_some() => {
+                if let Some(title) = &mut title {
+                    title.push_str(&text.decode().unwrap_or_default());
+                }
+            }
+            // quick-xml reports `&amp;` and the like apart from the text.
+            Event::GeneralRef(reference) if title.is_some() => {
+                if let Some(title) = &mut title {
+                    title.push('&');
+                    title.push_str(&reference.decode().unwrap_or_default());
+                    title.push(';');
+                }
+            }
+            Event::End(end) if end.name().as_ref() == b"title" => {
+                name = title.take().and_then(|title| {
+                    let title = quick_xml::escape::unescape(&title).ok()?.into_owned();
+                    let counts = title.rfind('(')?;
+                    Some(title[..counts].trim_end().to_string())
+                });
+            }
+            Event::Empty(rect) if in_frames && rect.name().as_ref() == b"rect" => {
+                width_percent =
+                    attribute(rect, b"width").and_then(|width| width.trim_end_matches('%').parse().ok()).unwrap_or(0.0);
+            }
+            Event::Start(text) if in_frames && text.name().as_ref() == b"text" => {
+                if let Some(label) = name.take().as_deref().and_then(frame_label) {
+                    let mut start = text.to_owned();
+                    start.push_attribute(("fg:label", label.as_str()));
+                    writer.write_event(Event::Start(start))?;
+                    skip_to_end_of_text(&mut reader).map_err(invalid)?;
+                    writer.write_event(Event::Text(BytesText::new(&layout.fit(&label, width_percent))))?;
+                    writer.write_event(Event::End(text.to_end().into_owned()))?;
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        writer.write_event(event)?;
+    }
+    Ok(())
+}
+
+/// Reads past the content of a `<text>` element and its end tag.
+fn skip_to_end_of_text(reader: &mut Reader<&[u8]>) -> Result<(), quick_xml::Error> {
+    loop {
+        match reader.read_event()? {
+            Event::End(end) if end.name().as_ref() == b"text" => return Ok(()),
+            Event::Eof => return Ok(()),
+            _ => {}
+        }
+    }
+}
+
+/// An attribute's value as written (those read here hold no escapes), if
+/// the element has it.
+fn attribute(element: &BytesStart<'_>, key: &[u8]) -> Option<String> {
+    let attribute = element.try_get_attribute(key).ok().flatten()?;
+    Some(String::from_utf8_lossy(&attribute.value).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_lead_with_function_file_and_line() {
+        let cases = [
+            (
+                "JS:*pp$8.parseStatement /tmp/app/node_modules/acorn/dist/acorn.js:1416:31",
+                "parseStatement acorn.js:1416",
+            ),
+            ("JS:*kernel /app/deep.js:32:16", "kernel deep.js:32"),
+            ("JS:*'kernel file:///tmp/denotry/deep.js:32:16", "kernel deep.js:32"),
+            ("JS:o*kernel /app/deep.js:32:16", "kernel deep.js:32"),
+            ("JS:o+ /app/deep.js:1:1", "(anonymous) deep.js:1"),
+            ("JS:~onload /app/page.js:3:1", "onload page.js:3"),
+            ("JS:^ordinary /app/deep.js:9:2", "ordinary deep.js:9"),
+            ("JS:+'scale /app/lib.js:10:15", "scale lib.js:10"),
+            ("JS:~ node:internal/main/run_main_module:1:1", "(anonymous) run_main_module:1"),
+            ("JS:~Module._extensions..js node:module:5:1504", "Module._extensions..js node:module:5"),
+            ("JS:~Module._load node:module:1:22824", "_load node:module:1"),
+            ("Script:~ file:///tmp/app/main.ts:1:1", "(anonymous) main.ts:1"),
+            ("LazyCompile:*kernel /app/deep.js:32", "kernel deep.js:32"),
+            (
+                "Function:~<instance_members_initializer> node:internal/modules/esm/loader:84",
+                "<instance_members_initializer> loader:84",
+            ),
+            ("JS:~get size /tmp/my app/lib.js:4:7", "get size lib.js:4"),
+            ("JS:~#private.Foo.#bar ext:core/01_core.js:12:3", "#bar 01_core.js:12"),
+            ("JS:*ohNo https://deno.land/std/path/mod.ts:7:1", "ohNo mod.ts:7"),
+        ];
+        for (name, label) in cases {
+            assert_eq!(frame_label(name).as_deref(), Some(label), "{name}");
+        }
+        for name in [
+            "Builtin:ArrayMap",
+            "node::Start",
+            "[unknown]",
+            "do_syscall_64",
+            "JS:~foo :1:5",
+            "JS:*kernel",
+            "v8::internal::Invoke(v8::internal::Isolate*)",
+        ] {
+            assert_eq!(frame_label(name), None, "{name}");
+        }
+    }
+
+    #[test]
+    fn counts_are_stated_in_their_unit() {
+        let clock = |samples, total| SvgOptions {
+            title: "t".into(),
+            event: Some("cpu-clock".into()),
+            samples,
+            total_count: total,
+        };
+        assert_eq!(clock(1526, 1_530_591_234).unit(), CountUnit::Nanoseconds);
+        assert_eq!(count_name_and_factor(&clock(1526, 1_530_591_234)), ("ms".to_string(), 1e-6));
+        assert_eq!(clock(1526, 1_530_591_234).subtitle(), "cpu-clock: 1,526 samples, 1.53 s of CPU time");
+        assert_eq!(count_name_and_factor(&clock(10, 1_000_000)).0, "µs");
+        assert_eq!(count_name_and_factor(&clock(2, 4_000_000_000)).0, "s");
+        assert_eq!(clock(1, 1_003_009).subtitle(), "cpu-clock: 1 sample, 1.00 ms of CPU time");
+        let task_clock = SvgOptions { event: Some("task-clock:u".into()), ..clock(3, 3_000_000) };
+        assert_eq!(task_clock.unit(), CountUnit::Nanoseconds);
+        let ticks = SvgOptions { event: Some("V8 ticks".into()), ..clock(773, 773) };
+        assert_eq!(ticks.unit(), CountUnit::Samples);
+        assert_eq!(count_name_and_factor(&ticks), ("samples".to_string(), 1.0));
+        assert_eq!(ticks.subtitle(), "V8 ticks: 773 samples");
+        let cycles = SvgOptions { event: Some("cycles".into()), ..clock(2, 5_000_000) };
+        assert_eq!(cycles.unit(), CountUnit::Events);
+        assert_eq!(count_name_and_factor(&cycles), ("cycles".to_string(), 1.0));
+        assert_eq!(cycles.subtitle(), "cycles: 2 samples, 5,000,000 cycles");
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(123), "123");
+        assert_eq!(thousands(1234), "1,234");
+        assert_eq!(duration(412_000), "0.412 ms");
+        assert_eq!(duration(123_400_000_000), "123 s");
+    }
+
+    /// Frames of the SVG: (title, `fg:label`, text).
+    fn frames(svg: &str) -> Vec<(String, Option<String>, String)> {
+        let mut frames = Vec::new();
+        for group in svg.split("<g><title>").skip(1) {
+            let title = group[..group.find("</title>").unwrap()].to_string();
+            let text_start = group.find("<text ").unwrap();
+            let text_tag = &group[text_start..text_start + group[text_start..].find('>').unwrap()];
+            let label = text_tag.split("fg:label=\"").nth(1).map(|rest| rest[..rest.find('"').unwrap()].to_string());
+            let text_end = group.find("</text>").unwrap();
+            let text = group[text_start + text_tag.len() + 1..text_end].to_string();
+            frames.push((title, label, text));
+        }
+        frames
+    }
+
+    #[test]
+    fn svg_labels_javascript_frames_and_keeps_full_names_in_titles() {
+        let folded = [
+            "node;JS:*pp$8.parseStatement /tmp/app/node_modules/acorn/dist/acorn.js:1416:31_[j];JS:*square /app/deep.js:16:16_[i] 3009027",
+            "node;JS:~<instance_members_initializer> /app/a&b.js:1:1_[j] 1003009",
+            "node;node::Start 1003009",
+        ];
+        let options = SvgOptions {
+            title: "v8inline: test".into(),
+            event: Some("cpu-clock".into()),
+            samples: 5,
+            total_count: 5_015_045,
+        };
+        let mut svg = Vec::new();
+        write_svg(folded, &options, &mut svg).unwrap();
+        let svg = String::from_utf8(svg).unwrap();
+        assert!(svg.contains(">cpu-clock: 5 samples, 5.02 ms of CPU time</text>"), "{svg}");
+        let frames = frames(&svg);
+        let find = |title_start: &str| {
+            frames
+                .iter()
+                .find(|(title, _, _)| title.starts_with(title_start))
+                .unwrap_or_else(|| panic!("no frame {title_start} in {frames:?}"))
+        };
+        assert_eq!(find("all ").0, "all (5 ms, 100%)");
+        let (title, label, text) = find("JS:*pp$8.parseStatement");
+        assert_eq!(title, "JS:*pp$8.parseStatement /tmp/app/node_modules/acorn/dist/acorn.js:1416:31 (3 ms, 59.82%)");
+        assert_eq!(label.as_deref(), Some("parseStatement acorn.js:1416"));
+        assert_eq!(text, "parseStatement acorn.js:1416");
+        let (_, label, _) = find("JS:*square");
+        assert_eq!(label.as_deref(), Some("square deep.js:16"));
+        // Escaped names are read back and the labels escaped again.
+        let (title, label, _) = find("JS:~&lt;instance_members_initializer&gt; /app/a&amp;b.js:1:1 (1 ms");
+        assert!(title.ends_with("(1 ms, 19.94%)"), "{title}");
+        assert_eq!(label.as_deref(), Some("&lt;instance_members_initializer&gt; a&amp;b.js:1"));
+        let (_, label, text) = find("node::Start");
+        assert_eq!((label, text.as_str()), (&None, "node::Start"));
+        // The script labels frames by fg:label and searches titles and labels.
+        assert!(svg.contains("function frame_label(e)"));
+        assert!(!svg.contains(SCRIPT_LABEL_SOURCE.replace('"', "&quot;").as_str()));
+        assert_eq!(svg.matches("frame_label(e)").count(), 3, "two uses and the definition");
+        assert!(svg.contains("var func = frame_search_text(e);"));
+    }
+
+    #[test]
+    fn inferno_script_is_patched() {
+        // The script inferno embeds still has what patch_script replaces:
+        // when an inferno update changes it, this fails.
+        let mut svg = Vec::new();
+        let mut options = Options::default();
+        flamegraph::from_lines(&mut options, ["a;b 1"], &mut svg).unwrap();
+        let svg = String::from_utf8(svg).unwrap();
+        let script_start = svg.find("\"use strict\";").unwrap();
+        let script = &svg[script_start..svg[script_start..].find("]]>").unwrap() + script_start];
+        let patched = patch_script(script).expect("inferno's script changed: update patch_script");
+        // Left only in frame_label's fallback for frames without fg:label.
+        assert_eq!(patched.matches(SCRIPT_LABEL_SOURCE).count(), 1);
+    }
+
+    #[test]
+    fn relabel_copies_everything_else_as_inferno_wrote_it() {
+        // Without JavaScript frames, only the script changes.
+        let mut options = Options::default();
+        options.deterministic = true;
+        options.subtitle = Some("a & <b>".into());
+        let mut original = Vec::new();
+        flamegraph::from_lines(
+            &mut options,
+            ["main;node::Start 2", "main;do_syscall_64 1", "main;f<'a> 1"],
+            &mut original,
+        )
+        .unwrap();
+        let layout = LabelLayout { font_size: 12.0, font_width: 0.59, image_width: 1200.0 };
+        let mut relabelled = Vec::new();
+        relabel(&original, &layout, &mut relabelled).unwrap();
+        let original = String::from_utf8(original).unwrap();
+        let script_start = original.find("\"use strict\";").unwrap();
+        let script_end = original[script_start..].find("]]>").unwrap() + script_start;
+        let script = &original[script_start..script_end];
+        let expected = original.replace(script, &patch_script(script).unwrap());
+        assert_eq!(String::from_utf8(relabelled).unwrap(), expected);
+    }
+
+    #[test]
+    fn labels_are_cut_to_the_frame_as_inferno_cuts_names() {
+        let layout = LabelLayout { font_size: 12.0, font_width: 0.59, image_width: 1200.0 };
+        // One character is 12 * 0.59 = 7.08 px of 1200: 0.59 %.
+        assert_eq!(layout.fit("parseStatement acorn.js:1416", 100.0), "parseStatement acorn.js:1416");
+        assert_eq!(layout.fit("parseStatement acorn.js:1416", 0.59 * 10.5), "parseSta..");
+        assert_eq!(layout.fit("parseStatement acorn.js:1416", 0.59 * 2.5), "");
+    }
 }

@@ -175,8 +175,9 @@ pub(crate) enum Command {
     /// Compare two profiles (folded stacks or JSON reports): each function's
     /// change of self and inclusive share, worst regression first.
     Compare(CompareArgs),
-    /// Profile a node command and write folded stacks and a flame graph
-    /// with inlined frames: `v8inline record -- node app.js`.
+    /// Profile a node or Deno command and write folded stacks and a flame
+    /// graph with inlined frames: `v8inline record -- node app.js`,
+    /// `v8inline record -- deno run -A app.js`.
     Record(RecordArgs),
 }
 
@@ -188,7 +189,9 @@ pub(crate) struct RecordArgs {
     /// Where the recording, profile.folded and flamegraph.svg go.
     #[arg(long, default_value = "v8inline-profile", value_name = "DIR")]
     pub(crate) output_dir: PathBuf,
-    /// The node command: the node binary, node flags, script and its arguments.
+    /// The command: the node binary, node flags, script and its arguments;
+    /// or deno, its subcommand (run, test, bench, task), its flags, script
+    /// and arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub(crate) command: Vec<std::ffi::OsString>,
 }

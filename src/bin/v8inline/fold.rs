@@ -7,6 +7,7 @@ use crate::args::{AnnotateFormat, FoldArgs, OutputArgs, ReportFormat, SummaryFor
 use crate::failure::{Failure, report_warnings, standard_output_failure, write_file, write_output};
 use v8inline::collapse::{CollapseOptions, CollapseSummary};
 use v8inline::output::annotations::{SourceRoot, github_annotations, markdown_summary};
+use v8inline::output::flamegraph::SvgOptions;
 use v8inline::output::json::JsonReport;
 use v8inline::output::pprof::write_pprof;
 use v8inline::output::report::{Report, WeightUnit};
@@ -43,9 +44,15 @@ pub(crate) fn fold(args: FoldArgs) -> Result<(), Failure> {
         let mut folded = Vec::new();
         profile.write_folded(&mut folded)?;
         let text = String::from_utf8_lossy(&folded);
-        let title = format!("v8inline: {}", profile.input_name);
+        let svg_options = SvgOptions {
+            title: format!("v8inline: {}", profile.input_name),
+            // V8's ticks carry no perf event; each counts 1.
+            event: summary.event.clone().or_else(|| args.ticks.is_some().then(|| "V8 ticks".to_string())),
+            samples: summary.samples_kept,
+            total_count: summary.total_count,
+        };
         let mut svg = Vec::new();
-        v8inline::output::flamegraph::write_svg(text.lines(), &title, &mut svg)?;
+        v8inline::output::flamegraph::write_svg(text.lines(), &svg_options, &mut svg)?;
         write_file(svg_path, &svg)?;
     }
     if args.outputs.needs_details() {
