@@ -180,8 +180,9 @@ pub struct Frame {
     pub symbol: Option<StringId>,
     /// The offset of the address into the symbol, when the source gave one.
     pub symbol_offset: Option<u64>,
-    /// The address as a text source printed it, when that differs from
-    /// `{address:x}` (names with addresses keep it).
+    /// The address as `perf script` prints it, when that differs from
+    /// `{address:x}`: a text source's own digits, or for a frame in a mapped
+    /// file the file's address of it (names with addresses show it).
     pub address_text: Option<StringId>,
 }
 

@@ -293,6 +293,11 @@ fn is_better(challenger: &Candidate, incumbent: &Candidate) -> bool {
 /// Demangles a C++ (Itanium ABI) name without parameters or return type,
 /// as perf prints it; other names are returned as they are.
 pub fn demangle(raw_name: &str) -> Box<str> {
+    // perf demangles a PLT entry's target and appends `@plt` again
+    // (`dso__synthesize_plt_symbols`).
+    if let Some(target) = raw_name.strip_suffix("@plt") {
+        return format!("{}@plt", demangle(target)).into();
+    }
     if !raw_name.starts_with("_Z") {
         return raw_name.into();
     }
@@ -300,9 +305,60 @@ pub fn demangle(raw_name: &str) -> Box<str> {
     match cpp_demangle::Symbol::new(raw_name).ok().and_then(|symbol| symbol.demangle_with_options(&options).ok()) {
         // cpp_demangle prints an empty template parameter pack as `, >`
         // where binutils (and so perf) prints nothing.
-        Some(demangled) => binutils_thunk_name(raw_name, &demangled.replace(", >", ">")).into(),
+        Some(demangled) => binutils_thunk_name(raw_name, &binutils_literals(&demangled.replace(", >", ">"))).into(),
         None => raw_name.into(),
     }
+}
+
+/// Integer literals of template arguments as binutils prints them (`0ul`,
+/// `3u`, `true`; `d_print_comp`'s `DEMANGLE_COMPONENT_LITERAL` in
+/// libiberty's cp-demangle.c) rather than cpp_demangle (`(unsigned long)0`).
+fn binutils_literals(demangled: &str) -> String {
+    const SUFFIXES: [(&str, &str); 6] = [
+        ("(int)", ""),
+        ("(unsigned int)", "u"),
+        ("(long)", "l"),
+        ("(unsigned long)", "ul"),
+        ("(long long)", "ll"),
+        ("(unsigned long long)", "ull"),
+    ];
+    if !demangled.contains(")") {
+        return demangled.to_string();
+    }
+    let mut result = String::with_capacity(demangled.len());
+    let mut rest = demangled;
+    'outer: while let Some(open) = rest.find('(') {
+        result.push_str(&rest[..open]);
+        let candidate = &rest[open..];
+        let digits_of = |after: &str| {
+            let sign = usize::from(after.starts_with('-'));
+            let length = after[sign..].bytes().take_while(u8::is_ascii_digit).count();
+            (length > 0).then_some(sign + length)
+        };
+        for (cast, suffix) in SUFFIXES {
+            if let Some(after) = candidate.strip_prefix(cast)
+                && let Some(length) = digits_of(after)
+            {
+                result.push_str(&after[..length]);
+                result.push_str(suffix);
+                rest = &after[length..];
+                continue 'outer;
+            }
+        }
+        for (literal, word) in [("(bool)0", "false"), ("(bool)1", "true")] {
+            if let Some(after) = candidate.strip_prefix(literal)
+                && !after.starts_with(|character: char| character.is_ascii_digit())
+            {
+                result.push_str(word);
+                rest = after;
+                continue 'outer;
+            }
+        }
+        result.push('(');
+        rest = &candidate[1..];
+    }
+    result.push_str(rest);
+    result
 }
 
 /// Thunks as binutils names them (`non-virtual thunk to X`) rather than
@@ -452,6 +508,19 @@ mod tests {
             "v8::internal::compiler::PipelineImpl::Run<v8::internal::compiler::GraphBuilderPhase>"
         );
         assert_eq!(&*demangle("_Znot a name"), "_Znot a name");
+        // PLT entries and template literals, as perf script printed them
+        // for the same addresses of testdata/realapp.
+        assert_eq!(&*demangle("_ZdlPv@plt"), "operator delete@plt");
+        assert_eq!(&*demangle("_ZNSo6sentryC1ERSo@plt"), "std::ostream::sentry::sentry@plt");
+        assert_eq!(&*demangle("memcpy@plt"), "memcpy@plt");
+        assert_eq!(
+            &*demangle("_ZN2v88internal8compiler14GraphAssembler4BindILm0EEEvPNS2_5LabelIXT_EEE"),
+            "v8::internal::compiler::GraphAssembler::Bind<0ul>"
+        );
+        assert_eq!(
+            binutils_literals("f<(int)-3, (bool)1, (unsigned int)7, (char)65>(x)"),
+            "f<-3, true, 7u, (char)65>(x)"
+        );
     }
 
     #[test]

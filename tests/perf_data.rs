@@ -1,6 +1,7 @@
 //! `--perf-data`: perf.data read directly must fold exactly as `perf script`
 //! of the same recording does (`testdata/perf-data`, written by
-//! `testdata/record.sh perf-data`).
+//! `testdata/record.sh perf-data`, and the real npm-package app of
+//! `testdata/realapp`, written by its `record.sh`).
 //!
 //! Native frames are named from the binaries on this machine, as perf script
 //! names them when it runs; the recording keeps the build ids perf saw, and
@@ -16,7 +17,10 @@ fn recording() -> PathBuf {
 }
 
 fn file_starting_with(prefix: &str) -> String {
-    let directory = recording();
+    file_in(&recording(), prefix)
+}
+
+fn file_in(directory: &Path, prefix: &str) -> String {
     let path = std::fs::read_dir(&directory)
         .unwrap()
         .map(|entry| entry.unwrap().path())
@@ -36,8 +40,12 @@ fn v8inline(args: &[&str]) -> (bool, String, String) {
 }
 
 fn fold(input: &[&str], extra: &[&str]) -> (String, String) {
-    let log = file_starting_with("codspeed-v8-");
-    let jitdump = file_starting_with("jit-");
+    fold_in(&recording(), input, extra)
+}
+
+fn fold_in(directory: &Path, input: &[&str], extra: &[&str]) -> (String, String) {
+    let log = file_in(directory, "codspeed-v8-");
+    let jitdump = file_in(directory, "jit-");
     let mut args = vec!["--log", &log, "--jitdump", &jitdump];
     args.extend_from_slice(extra);
     args.extend_from_slice(input);
@@ -61,26 +69,51 @@ fn javascript_only(folded: &str) -> std::collections::BTreeMap<String, u64> {
     stacks
 }
 
-#[test]
-fn perf_data_folds_as_perf_script_does() {
-    let perf_data = file_starting_with("perf.data");
-    let perf_script = file_starting_with("perf.script");
+/// Folds the recording in `directory` from its perf.data and from its perf
+/// script with each option set, and compares: byte for byte where the
+/// recording was made, the JavaScript frames elsewhere. `inlined` is a frame
+/// an expanded stack must hold.
+fn assert_perf_data_folds_as_perf_script(directory: &Path, inlined: &str) {
+    let perf_data = file_in(directory, "perf.data");
+    let perf_script = file_in(directory, "perf.script");
     for extra in [&[][..], &["--all"], &["--tid", "--addrs"]] {
-        let (from_data, notes) = fold(&["--perf-data", &perf_data], extra);
-        let (from_script, _) = fold(&[&perf_script], extra);
+        let (from_data, notes) = fold_in(directory, &["--perf-data", &perf_data], extra);
+        let (from_script, _) = fold_in(directory, &[&perf_script], extra);
         // perf script prints only thread ids by default, so inferno names the
         // root `node-?/TID`; perf.data has the pid.
-        let pid = file_starting_with("jit-").rsplit('-').next().unwrap().split('.').next().unwrap().to_string();
+        let pid = file_in(directory, "jit-").rsplit('-').next().unwrap().split('.').next().unwrap().to_string();
         let from_script = from_script.replace("node-?/", &format!("node-{pid}/"));
-        assert!(from_data.contains("square /tmp/v8inline-testdata/perf-data/deep.js"), "no inlined square frame");
+        assert!(from_data.contains(inlined), "no {inlined} frame");
         let other_machine = ["build id differs", "no symbols", "no kernel symbols"];
         if other_machine.iter().any(|sign| notes.contains(sign)) {
             // Not the machine of the recording: compare what does not depend on it.
             assert_eq!(javascript_only(&from_data), javascript_only(&from_script), "{extra:?}");
         } else {
-            assert!(from_data == from_script, "{extra:?}: perf.data and perf script fold differently");
+            let differing: Vec<(&str, &str)> =
+                from_data.lines().zip(from_script.lines()).filter(|(data, script)| data != script).take(3).collect();
+            assert!(
+                from_data == from_script,
+                "{} {extra:?}: perf.data and perf script fold differently ({} and {} lines), e.g. {differing:?}",
+                directory.display(),
+                from_data.lines().count(),
+                from_script.lines().count()
+            );
         }
     }
+}
+
+#[test]
+fn perf_data_folds_as_perf_script_does() {
+    assert_perf_data_folds_as_perf_script(&recording(), "square /tmp/v8inline-testdata/perf-data/deep.js");
+}
+
+#[test]
+fn perf_data_of_a_real_app_folds_as_perf_script_does() {
+    let realapp = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/realapp");
+    assert_perf_data_folds_as_perf_script(
+        &realapp,
+        "JS:*pp$8.parseStatement /tmp/v8inline-realapp/node_modules/acorn/dist/acorn.js",
+    );
 }
 
 #[test]

@@ -884,24 +884,32 @@ impl PerfDataReader {
             let module = self.interner.module("[unknown]", ModuleKind::Unknown);
             return frame(module, "[unknown]", None, &mut self.interner);
         };
+        let is_anonymous = mapping.path.starts_with("//anon") || mapping.path.starts_with("[anon");
+        // perf script prints an address in a file as the file's own address
+        // (`map__map_ip`: minus the mapping's start, plus its file offset);
+        // anonymous memory keeps the runtime address.
+        let address_in_file = address.wrapping_sub(mapping.start).wrapping_add(mapping.file_offset);
+        let address_text = (!is_anonymous && address_in_file != address)
+            .then(|| self.interner.intern(&format!("{address_in_file:x}")));
+        let in_file = |frame: Frame| Frame { address_text, ..frame };
         if !mapping.has_symbols() {
-            let module = if mapping.path.starts_with("//anon") || mapping.path.starts_with("[anon") {
+            let module = if is_anonymous {
                 // perf's name for anonymous executable memory (map__new).
                 self.interner.module(&format!("/tmp/perf-{pid}.map"), ModuleKind::PerfMap { pid: Some(pid as u32) })
             } else {
                 self.interner.module_at_path(&mapping.path)
             };
-            return frame(module, "[unknown]", None, &mut self.interner);
+            return in_file(frame(module, "[unknown]", None, &mut self.interner));
         }
         let mapping = mapping.clone();
         let module = self.interner.module_at_path(&mapping.path);
         if !self.build_id_matches(&mapping.path) {
-            return frame(module, "[unknown]", None, &mut self.interner);
+            return in_file(frame(module, "[unknown]", None, &mut self.interner));
         }
-        match self.symbols.symbolize(&mapping, address) {
+        in_file(match self.symbols.symbolize(&mapping, address) {
             Some(hit) => frame(module, hit.name, Some(hit.offset), &mut self.interner),
             None => frame(module, "[unknown]", None, &mut self.interner),
-        }
+        })
     }
 
     /// This machine's kernel symbols, unless perf recorded another kernel
