@@ -21,7 +21,7 @@ fn file_starting_with(prefix: &str) -> String {
 }
 
 fn file_in(directory: &Path, prefix: &str) -> String {
-    let path = std::fs::read_dir(&directory)
+    let path = std::fs::read_dir(directory)
         .unwrap()
         .map(|entry| entry.unwrap().path())
         .find(|path| path.file_name().unwrap().to_string_lossy().starts_with(prefix))
@@ -37,10 +37,6 @@ fn v8inline(args: &[&str]) -> (bool, String, String) {
         String::from_utf8(output.stdout).unwrap(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
-}
-
-fn fold(input: &[&str], extra: &[&str]) -> (String, String) {
-    fold_in(&recording(), input, extra)
 }
 
 fn fold_in(directory: &Path, input: &[&str], extra: &[&str]) -> (String, String) {
