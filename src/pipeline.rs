@@ -135,8 +135,8 @@ impl FoldedProfile {
     }
 }
 
-/// Expands each sample and hands it to the folder.
-struct ExpandingFolder {
+/// The pipeline's sink: expands each sample and hands it to the folder.
+pub struct ExpandingFolder {
     expander: V8Expander,
     expanded: ExpandedSample,
     folder: Folder,
@@ -150,7 +150,8 @@ impl SampleSink for ExpandingFolder {
 }
 
 impl ExpandingFolder {
-    fn new(profiles: Profiles, options: &FoldOptions) -> ExpandingFolder {
+    /// A sink expanding with `profiles` and folding as `options` say.
+    pub fn new(profiles: Profiles, options: &FoldOptions) -> ExpandingFolder {
         let mut folder = Folder::new(&options.collapse);
         if options.record_details {
             folder.record_details();
@@ -158,7 +159,12 @@ impl ExpandingFolder {
         ExpandingFolder { expander: V8Expander::new(profiles, options.expand), expanded: ExpandedSample::new(), folder }
     }
 
-    /// The profile, with the source's counters, warnings and notes added.
+    /// The stacks folded so far.
+    pub fn folder(&self) -> &Folder {
+        &self.folder
+    }
+
+    /// The profile, with the source's counters and warnings added.
     fn finish(
         self,
         mut summary: CollapseSummary,

@@ -102,7 +102,29 @@ impl ElfSymbols {
     /// binary with debug info is mostly other sections: node's is 99 MB).
     fn read_sections(path: &Path) -> Result<ElfSymbols, String> {
         let file = std::fs::File::open(path).map_err(|error| error.to_string())?;
-        ElfSymbols::parse_data(&object::ReadCache::new(file))
+        let cache = object::ReadCache::new(file);
+        // Symbol and string tables are read whole, one read each: through
+        // the cache alone every symbol name would be a read of its own
+        // (node has ~100,000).
+        let tables = {
+            use object::{Object, ObjectSection};
+            let elf = object::File::parse(&cache).map_err(|error| error.to_string())?;
+            let tables: Vec<(u64, u64)> = elf
+                .sections()
+                .filter(|section| {
+                    matches!(section.name(), Ok(".symtab" | ".strtab" | ".dynsym" | ".dynstr" | ".rela.plt"))
+                })
+                .filter_map(|section| section.file_range())
+                .collect();
+            tables
+        };
+        let loaded = tables
+            .into_iter()
+            .filter_map(|(offset, size)| {
+                object::ReadRef::read_bytes_at(&cache, offset, size).ok().map(|bytes| LoadedRange { offset, bytes })
+            })
+            .collect();
+        ElfSymbols::parse_data(&PartlyLoadedFile { loaded, rest: &cache })
     }
 
     /// Parses the symbols of an ELF file in memory.
@@ -380,6 +402,55 @@ fn binutils_thunk_name(raw_name: &str, demangled: &str) -> String {
         .and_then(|inner| inner.find("}, ").map(|comma| &inner[comma + 3..]))
         .unwrap_or(demangled);
     format!("{prefix}{target}")
+}
+
+/// A range of a file read whole.
+struct LoadedRange<'data> {
+    offset: u64,
+    bytes: &'data [u8],
+}
+
+impl LoadedRange<'_> {
+    /// The loaded bytes from `offset` on, if it lies in this range.
+    fn from(&self, offset: u64) -> Option<&[u8]> {
+        let start = usize::try_from(offset.checked_sub(self.offset)?).ok()?;
+        self.bytes.get(start..)
+    }
+}
+
+/// A file whose symbol and string tables are in memory; other reads go
+/// through object's [`object::ReadCache`].
+struct PartlyLoadedFile<'data, R: object::ReadCacheOps> {
+    loaded: Vec<LoadedRange<'data>>,
+    rest: &'data object::ReadCache<R>,
+}
+
+impl<'data, R: object::ReadCacheOps> object::ReadRef<'data> for &'data PartlyLoadedFile<'data, R> {
+    fn len(self) -> Result<u64, ()> {
+        self.rest.len()
+    }
+
+    fn read_bytes_at(self, offset: u64, size: u64) -> Result<&'data [u8], ()> {
+        let size_in_memory = usize::try_from(size).map_err(|_| ())?;
+        for range in &self.loaded {
+            if let Some(bytes) = range.from(offset).filter(|bytes| bytes.len() >= size_in_memory) {
+                return Ok(&bytes[..size_in_memory]);
+            }
+        }
+        self.rest.read_bytes_at(offset, size)
+    }
+
+    fn read_bytes_at_until(self, range: std::ops::Range<u64>, delimiter: u8) -> Result<&'data [u8], ()> {
+        for loaded in &self.loaded {
+            if let Some(bytes) = loaded.from(range.start) {
+                let limit =
+                    usize::try_from(range.end.checked_sub(range.start).ok_or(())?).map_err(|_| ())?.min(bytes.len());
+                let end = memchr::memchr(delimiter, &bytes[..limit]).ok_or(())?;
+                return Ok(&bytes[..end]);
+            }
+        }
+        self.rest.read_bytes_at_until(range, delimiter)
+    }
 }
 
 /// The symbols of every file looked up so far, each read once.

@@ -117,19 +117,57 @@ pub fn read_perf_data(
     event: Option<&str>,
     sink: &mut dyn SampleSink,
 ) -> Result<PerfDataSummary, PerfDataError> {
-    let error = |message: String| PerfDataError { path: path.display().to_string(), message };
-    let mut reader = PerfDataReader::new(event);
-    if path.extension().is_some_and(|extension| extension == "gz") {
-        let (bytes, cut_short) = read_file_allowing_cut(path).map_err(|problem| error(problem.source.to_string()))?;
-        if cut_short {
-            reader.diagnostics.add_compressed_cut(path, &format!("{} decompressed bytes", bytes.len()));
-        }
-        reader.read(std::io::Cursor::new(bytes), path, sink).map_err(error)?;
-    } else {
-        let file = std::fs::File::open(path).map_err(|problem| error(problem.to_string()))?;
-        reader.read(std::io::BufReader::with_capacity(1 << 20, file), path, sink).map_err(error)?;
+    PerfDataSource::new().read(path, event, sink)
+}
+
+/// Reads perf.data files, keeping what does not depend on the file for the
+/// next one: the symbols of binaries and of the running kernel, loaded on
+/// first use (the benchmarks read one file many times).
+#[derive(Default)]
+pub struct PerfDataSource {
+    /// ELF symbols by path.
+    symbols: SymbolCache,
+    /// The running kernel's symbols, once loaded (or why they cannot be).
+    running_kernel: Option<Rc<Result<KernelSymbols, String>>>,
+}
+
+impl PerfDataSource {
+    /// A source that has loaded nothing yet.
+    pub fn new() -> PerfDataSource {
+        PerfDataSource::default()
     }
-    Ok(reader.finish())
+
+    /// [`read_perf_data`], with the symbols loaded before.
+    pub fn read(
+        &mut self,
+        path: &Path,
+        event: Option<&str>,
+        sink: &mut dyn SampleSink,
+    ) -> Result<PerfDataSummary, PerfDataError> {
+        let error = |message: String| PerfDataError { path: path.display().to_string(), message };
+        let mut reader = PerfDataReader::new(event, std::mem::take(&mut self.symbols), self.running_kernel.clone());
+        let result = if path.extension().is_some_and(|extension| extension == "gz") {
+            match read_file_allowing_cut(path) {
+                Ok((bytes, cut_short)) => {
+                    if cut_short {
+                        reader.diagnostics.add_compressed_cut(path, &format!("{} decompressed bytes", bytes.len()));
+                    }
+                    reader.read(std::io::Cursor::new(bytes), path, sink)
+                }
+                Err(problem) => Err(problem.source.to_string()),
+            }
+        } else {
+            match std::fs::File::open(path) {
+                Ok(file) => reader.read(std::io::BufReader::with_capacity(1 << 20, file), path, sink),
+                Err(problem) => Err(problem.to_string()),
+            }
+        };
+        let (summary, symbols, running_kernel) = reader.finish();
+        self.symbols = symbols;
+        self.running_kernel = running_kernel;
+        result.map_err(error)?;
+        Ok(summary)
+    }
 }
 
 /// The directory of a perf.data: where `perf record` ran, and so where
@@ -578,7 +616,11 @@ struct PerfDataReader {
     /// Interned thread texts by (pid, tid).
     thread_texts: FxHashMap<(i32, i32), ThreadTexts>,
     symbols: SymbolCache,
-    kernel: Option<KernelSymbols>,
+    /// The kernel symbols frames are named by: the running kernel's, or
+    /// none when the recording is of another kernel.
+    kernel: Option<Rc<Result<KernelSymbols, String>>>,
+    /// The running kernel's symbols, once loaded.
+    running_kernel: Option<Rc<Result<KernelSymbols, String>>>,
     /// Address spaces by pid.
     processes: FxHashMap<i32, AddressSpace>,
     /// Thread names by tid.
@@ -600,14 +642,19 @@ struct PerfDataReader {
 }
 
 impl PerfDataReader {
-    fn new(event: Option<&str>) -> PerfDataReader {
+    fn new(
+        event: Option<&str>,
+        symbols: SymbolCache,
+        running_kernel: Option<Rc<Result<KernelSymbols, String>>>,
+    ) -> PerfDataReader {
         PerfDataReader {
             interner: SampleInterner::new(),
             sample: Sample::default(),
             frames: FxHashMap::default(),
             thread_texts: FxHashMap::default(),
-            symbols: SymbolCache::new(),
+            symbols,
             kernel: None,
+            running_kernel,
             processes: FxHashMap::default(),
             thread_names: FxHashMap::default(),
             recorded_build_ids: FxHashMap::default(),
@@ -873,7 +920,11 @@ impl PerfDataReader {
                 self.kernel = Some(self.load_kernel_symbols());
             }
             let module = self.interner.module(KERNEL_DSO, ModuleKind::Kernel);
-            let hit = self.kernel.as_ref().and_then(|kernel| kernel.lookup(address));
+            let hit = self
+                .kernel
+                .as_deref()
+                .and_then(|kernel| kernel.as_ref().ok())
+                .and_then(|kernel| kernel.lookup(address));
             return match hit {
                 Some((name, offset)) => frame(module, name, Some(offset), &mut self.interner),
                 None => frame(module, "[unknown]", None, &mut self.interner),
@@ -914,7 +965,7 @@ impl PerfDataReader {
 
     /// This machine's kernel symbols, unless perf recorded another kernel
     /// (its build id differs from `/sys/kernel/notes`).
-    fn load_kernel_symbols(&mut self) -> KernelSymbols {
+    fn load_kernel_symbols(&mut self) -> Rc<Result<KernelSymbols, String>> {
         let recorded = self.recorded_build_ids.get(KERNEL_DSO);
         let running = std::fs::read(KERNEL_NOTES).ok().and_then(|notes| gnu_build_id(&notes));
         if let (Some(recorded), Some(running)) = (recorded, running)
@@ -928,12 +979,13 @@ impl PerfDataReader {
                     hex(&running)
                 )
             });
-            return KernelSymbols::default();
+            return Rc::new(Ok(KernelSymbols::default()));
         }
-        KernelSymbols::load().unwrap_or_else(|problem| {
+        let running = self.running_kernel.get_or_insert_with(|| Rc::new(KernelSymbols::load())).clone();
+        if let Err(problem) = running.as_ref() {
             self.diagnostics.warn(WarningKind::NoKernelSymbols, || format!("{KERNEL_DSO}: {problem}"));
-            KernelSymbols::default()
-        })
+        }
+        running
     }
 
     /// Whether the file on disk is the one perf saw (when perf recorded its
@@ -963,14 +1015,17 @@ impl PerfDataReader {
         true
     }
 
-    fn finish(mut self) -> PerfDataSummary {
-        self.diagnostics.merge(&self.symbols.diagnostics);
-        PerfDataSummary {
+    /// The summary, and the caches to keep for the next file.
+    fn finish(mut self) -> (PerfDataSummary, SymbolCache, Option<Rc<Result<KernelSymbols, String>>>) {
+        // Each file reports the binaries it could not use.
+        self.diagnostics.merge(&std::mem::take(&mut self.symbols.diagnostics));
+        let summary = PerfDataSummary {
             samples_read: self.samples_read,
             samples_filtered_out: self.samples_filtered_out,
             event: self.selected_event,
             diagnostics: self.diagnostics,
-        }
+        };
+        (summary, self.symbols, self.running_kernel)
     }
 }
 

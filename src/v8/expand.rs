@@ -140,6 +140,15 @@ struct AddressHit {
     clock_mismatch: bool,
 }
 
+/// The last pid looked up and its process.
+#[derive(Debug, Clone, Copy)]
+struct ProcessLookup {
+    pid: u32,
+    /// How many processes were loaded then.
+    loaded_processes: usize,
+    process: Option<usize>,
+}
+
 /// At most this many raw addresses are remembered; then the cache starts over.
 const ADDRESS_CACHE_LIMIT: usize = 1 << 20;
 
@@ -171,6 +180,8 @@ pub struct V8Expander {
     locations: Vec<CachedLocation>,
     /// Raw addresses resolved before.
     address_cache: FxHashMap<AddressKey, AddressHit>,
+    /// The last process lookup.
+    last_process: Option<ProcessLookup>,
     code_by_index: FxHashMap<(usize, u64), CodeId>,
     /// How many processes `code_by_index` covers.
     indexed_processes: usize,
@@ -187,6 +198,7 @@ impl V8Expander {
             cache: FxHashMap::default(),
             locations: Vec::new(),
             address_cache: FxHashMap::default(),
+            last_process: None,
             code_by_index: FxHashMap::default(),
             indexed_processes: 0,
         }
@@ -202,7 +214,19 @@ impl V8Expander {
     /// thread); a lone loaded process takes every sample.
     fn process_for(&mut self, frame: &FrameContext<'_>, module_pid: Option<u32>) -> Option<usize> {
         let sample = frame.sample;
-        self.profiles.process_for_pid(sample.pid.or(module_pid).or(sample.tid).unwrap_or(0))
+        let pid = sample.pid.or(module_pid).or(sample.tid).unwrap_or(0);
+        // Most frames in a row are of one process; the answer changes only
+        // when a process is loaded (discovery).
+        let loaded = self.profiles.maps().len();
+        if let Some(last) = self.last_process
+            && last.pid == pid
+            && last.loaded_processes == loaded
+        {
+            return last.process;
+        }
+        let process = self.profiles.process_for_pid(pid);
+        self.last_process = Some(ProcessLookup { pid, loaded_processes: self.profiles.maps().len(), process });
+        process
     }
 
     fn code_for_index(&mut self, process: usize, code_index: u64) -> Option<CodeId> {
