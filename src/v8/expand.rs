@@ -15,12 +15,14 @@
 //! return address points after its call, and a timer sample lands on the
 //! instruction after the one that was running.
 
+use std::sync::Arc;
+
 use fxhash::FxHashMap;
 use indexmap::IndexSet;
 
 use crate::collapse::{ExpandedFrames, FrameContext, FrameExpander};
 use crate::sample::{AddressKind, ModuleKind, SampleTime};
-use crate::v8::inline_map::{CodeId, InlineMap, SourceFrame, TimeRange};
+use crate::v8::inline_map::{CodeId, SourceFrame, TimeRange};
 use crate::v8::inline_stack::{FrameFunction, InlineFrame, PositionRule};
 use crate::v8::profile::Profiles;
 
@@ -111,12 +113,22 @@ struct CachedFrame {
 #[derive(Debug, Clone)]
 struct CachedLocation {
     key: ExpansionKey,
-    /// The frames as folded, innermost first.
-    frames: Vec<CachedFrame>,
-    /// The inline stack they were named from.
-    inline_frames: Vec<InlineFrame>,
+    /// Where its frames start in `V8Expander::location_frames` and its
+    /// inline stack in `V8Expander::location_inline_frames` (as many of
+    /// each), innermost first: one arena for all, not two vectors each.
+    frames_start: u32,
+    /// How many frames.
+    frame_count: u16,
     /// Whether the code object has source positions.
     has_positions: bool,
+}
+
+impl CachedLocation {
+    /// The range of its frames in the arenas.
+    fn frames(&self) -> std::ops::Range<usize> {
+        let start = self.frames_start as usize;
+        start..start + usize::from(self.frame_count)
+    }
 }
 
 /// A raw address looked up before, per process and position rule.
@@ -178,6 +190,10 @@ pub struct V8Expander {
     /// Location id per key; the id indexes `locations`.
     cache: FxHashMap<ExpansionKey, u32>,
     locations: Vec<CachedLocation>,
+    /// The frames of all cached locations, as folded.
+    location_frames: Vec<CachedFrame>,
+    /// The inline stacks they were named from.
+    location_inline_frames: Vec<InlineFrame>,
     /// Raw addresses resolved before.
     address_cache: FxHashMap<AddressKey, AddressHit>,
     /// The last process lookup.
@@ -197,6 +213,8 @@ impl V8Expander {
             names: IndexSet::default(),
             cache: FxHashMap::default(),
             locations: Vec::new(),
+            location_frames: Vec::new(),
+            location_inline_frames: Vec::new(),
             address_cache: FxHashMap::default(),
             last_process: None,
             code_by_index: FxHashMap::default(),
@@ -255,21 +273,19 @@ impl V8Expander {
         if let Some(&location) = self.cache.get(&key) {
             return location;
         }
-        let map: &InlineMap = &self.profiles.maps()[key.process];
-        let mut inline_frames = Vec::new();
-        map.inline_frames(key.code, key.offset, key.rule, &mut inline_frames);
-        let names: Vec<(String, bool)> = inline_frames
-            .iter()
-            .map(|frame| {
-                let inlined = matches!(frame.function, FrameFunction::Inlined(_));
-                (map.frame_name(key.code, frame.function).into_owned(), inlined)
-            })
-            .collect();
+        let map = Arc::clone(&self.profiles.maps()[key.process]);
+        let frames_start = self.location_inline_frames.len();
+        map.inline_frames(key.code, key.offset, key.rule, &mut self.location_inline_frames);
+        for index in frames_start..self.location_inline_frames.len() {
+            let function = self.location_inline_frames[index].function;
+            let name = self.intern(&map.frame_name(key.code, function));
+            self.location_frames.push(CachedFrame { name, inlined: matches!(function, FrameFunction::Inlined(_)) });
+        }
+        let frame_count = u16::try_from(self.location_frames.len() - frames_start).unwrap_or(u16::MAX);
         let has_positions = map.log_object(key.code).is_some_and(|object| object.source_info.is_some());
-        let frames =
-            names.iter().map(|(name, inlined)| CachedFrame { name: self.intern(name), inlined: *inlined }).collect();
         let location = u32::try_from(self.locations.len()).unwrap_or(u32::MAX);
-        self.locations.push(CachedLocation { key, frames, inline_frames, has_positions });
+        let frames_start = u32::try_from(frames_start).unwrap_or(u32::MAX);
+        self.locations.push(CachedLocation { key, frames_start, frame_count, has_positions });
         self.cache.insert(key, location);
         location
     }
@@ -284,7 +300,10 @@ impl V8Expander {
             pid: map.pid,
             address: code.address + cached.key.offset,
             code_name: &code.name,
-            frames: cached.inline_frames.iter().map(|frame| map.describe(cached.key.code, frame)).collect(),
+            frames: self.location_inline_frames[cached.frames()]
+                .iter()
+                .map(|frame| map.describe(cached.key.code, frame))
+                .collect(),
         })
     }
 }
@@ -373,11 +392,12 @@ impl FrameExpander for V8Expander {
             }
         };
         let cached = &self.locations[location as usize];
-        for cached_frame in &cached.frames {
+        let cached_frames = &self.location_frames[cached.frames()];
+        for cached_frame in cached_frames {
             frames.push(&self.names[cached_frame.name as usize], cached_frame.inlined);
         }
         frames.set_location(location);
-        match (cached.has_positions, cached.frames.len()) {
+        match (cached.has_positions, cached_frames.len()) {
             (false, _) => self.stats.resolved_without_positions += 1,
             (true, 1) => self.stats.resolved_without_inlining += 1,
             (true, _) => self.stats.expanded += 1,
