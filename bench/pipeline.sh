@@ -20,6 +20,12 @@
 #    against `inferno-collapse-perf BIG.script > OUT2`.
 # c. `perf script -i perf.data > /dev/null` on the same perf.data as (a), and
 #    the piped path `perf script -i perf.data | v8inline --log --jitdump -`.
+# d. A longer recording of the same app ($LONG_MILLIS ms, default 20000, kept
+#    in $dir/realapp-long; needs perf): many distinct deep stacks, no
+#    repetition. Its perf script folded by v8inline (default threads and one
+#    thread) and by inferno: wall, CPU, peak RSS against the folded output's
+#    size. Then `cargo bench --bench pipeline` on it: samples per second of
+#    --perf-data past the one-time symbol load (criterion, benches/pipeline.rs).
 #
 # Sample counts come from `v8inline --stats`. Needs inferno-collapse-perf
 # (`cargo install inferno`) and GNU time (/usr/bin/time, Debian package
@@ -164,3 +170,45 @@ awk -v vw="$(median big-v8inline 1)" -v iw="$(median big-inferno 1)" -v vc="$(me
   -v ic="$(median big-inferno 2)" -v rss="$(median big-v8inline 3)" -v out="$folded_bytes" 'BEGIN {
   printf "big perf script, v8inline / inferno: wall %.2f, CPU %.2f; v8inline peak RSS %.1f MB for %.2f MB of folded output (RSS / output %.1f)\n",
     vw / iw, vc / ic, rss / 1024, out / 1e6, rss * 1024 / out }'
+
+# d. The long recording.
+long=$dir/realapp-long
+if [ ! -s "$long/perf.data" ] && [ -n "$has_perf" ]; then
+  echo "recording the long copy (${LONG_MILLIS:-20000} ms)" >&2
+  if OUT=$long.gz MILLIS=${LONG_MILLIS:-20000} testdata/realapp/record.sh 2>"$dir/long.err"; then
+    mkdir -p "$long"
+    for gz in "$long".gz/*.gz; do gzip -dc "$gz" >"$long/$(basename "$gz" .gz)"; done
+    cp "$long".gz/*.gz "$long/"  # criterion reads the .gz files
+  fi
+  rm -rf "$long.gz"
+fi
+if [ -s "$long/perf.data" ]; then
+  long_log=$(echo "$long"/codspeed-v8-*.log)
+  long_jitdump=$(echo "$long"/jit-*.dump)
+  rm -f "$dir"/long-*.times
+  for run in $(seq "$runs"); do
+    measure long-v8inline /dev/null "$v8inline" --log "$long_log" --jitdump "$long_jitdump" "$long/perf.script" -o "$dir/long.folded"
+    measure long-v8inline-1 /dev/null "$v8inline" --threads 1 --log "$long_log" --jitdump "$long_jitdump" "$long/perf.script" -o "$dir/long.folded"
+    measure long-inferno "$dir/long-inferno.folded" inferno-collapse-perf "$long/perf.script"
+  done
+  long_samples=$("$v8inline" --perf-data "$long/perf.data" --stats -o /dev/null 2>&1 | sed -n 's/^v8inline: samples: \([0-9]*\) read.*/\1/p')
+  echo
+  echo "- long recording: $long_samples samples, $(wc -l <"$dir/long.folded") distinct stacks, perf script $(mb "$long/perf.script"), folded output $(mb "$dir/long.folded")"
+  echo
+  echo '| command | wall | CPU (user + sys) | peak RSS | RSS / folded output |'
+  echo '|---|---|---|---|---|'
+  folded_long=$(stat -c %s "$dir/long.folded")
+  for name in long-v8inline long-v8inline-1 long-inferno; do
+    case $name in
+      long-v8inline) text="v8inline --log LOG --jitdump DUMP perf.script -o out.folded" ;;
+      long-v8inline-1) text="v8inline --threads 1 --log LOG --jitdump DUMP perf.script -o out.folded" ;;
+      long-inferno) text="inferno-collapse-perf perf.script > out.folded" ;;
+    esac
+    row "$name" "$text" "$(awk -v kb="$(median "$name" 3)" -v out="$folded_long" 'BEGIN { printf "%.2f", kb * 1024 / out }')"
+  done
+  awk -v vw="$(median long-v8inline 1)" -v iw="$(median long-inferno 1)" -v vc="$(median long-v8inline 2)" \
+    -v ic="$(median long-inferno 2)" 'BEGIN { printf "long perf script, v8inline / inferno: wall %.2f, CPU %.2f\n", vw / iw, vc / ic }'
+  echo
+  echo "criterion (benches/pipeline.rs) on the long recording:"
+  V8INLINE_BENCH_RECORDING=$long cargo bench --quiet --bench pipeline 2>/dev/null | grep -E '^realapp/|time:|thrpt:' || true
+fi
