@@ -136,6 +136,9 @@ pub struct StackLine<'a> {
     /// The module (DSO) without its parentheses, e.g. `/usr/bin/node`,
     /// `[kernel.kallsyms]`, `[unknown]`.
     pub module: &'a str,
+    /// The whole line from the address to the module's closing parenthesis:
+    /// two stack lines with the same text are the same frame.
+    pub text: &'a str,
 }
 
 impl<'a> StackLine<'a> {
@@ -292,6 +295,7 @@ impl StackLineParts {
             address_text: self.address_text.of(text),
             symbol: self.symbol.of(text),
             module: self.module.of(text),
+            text: Span { start: self.address_text.start, end: self.module.end + 1 }.of(text),
         }
     }
 }

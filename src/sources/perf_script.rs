@@ -13,12 +13,10 @@ use crate::sample::{AddressKind, Frame, KERNEL_ADDRESS_START, ModuleId, ModuleKi
 /// memory starts over (inputs with ever new addresses).
 const REMEMBERED_LINES_LIMIT: usize = 1 << 20;
 
-/// A stack line interned before: the texts it was interned from, and its ids.
+/// A stack line interned before: its text, and the frame it became.
 struct InternedLine {
-    /// The symbol as printed, with its offset.
-    symbol_text: Box<str>,
-    /// The module as printed.
-    module_text: Box<str>,
+    /// The line from the address to the module's closing parenthesis.
+    text: Box<str>,
     /// The frame it became (its address kind is set per sample).
     frame: Frame,
 }
@@ -135,10 +133,7 @@ impl<R: BufRead> PerfScriptSource<R> {
 /// The frame of one stack line.
 fn intern_line(lines: &mut FxHashMap<u64, InternedLine>, line: &StackLine<'_>, interner: &mut SampleInterner) -> Frame {
     if let Some(known) = lines.get(&line.address)
-        && *known.symbol_text == *line.symbol
-        && *known.module_text == *line.module
-        && known.frame.address_text.is_none_or(|text| interner.string(text) == line.address_text)
-        && (known.frame.address_text.is_some() || is_canonical_address(line.address_text))
+        && *known.text == *line.text
     {
         return known.frame;
     }
@@ -159,8 +154,7 @@ fn intern_line(lines: &mut FxHashMap<u64, InternedLine>, line: &StackLine<'_>, i
     if lines.len() >= REMEMBERED_LINES_LIMIT {
         lines.clear();
     }
-    lines
-        .insert(line.address, InternedLine { symbol_text: line.symbol.into(), module_text: line.module.into(), frame });
+    lines.insert(line.address, InternedLine { text: line.text.into(), frame });
     frame
 }
 
