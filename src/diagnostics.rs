@@ -74,6 +74,9 @@ pub enum WarningKind {
     OtherKernel,
     /// Kernel frames with no kernel symbols to name them.
     NoKernelSymbols,
+    /// V8 processes most of whose samples that ran JavaScript did not
+    /// expand, with the likely cause ([`crate::v8::diagnosis`]).
+    UnexpandedJavaScript,
 }
 
 impl WarningKind {
@@ -114,6 +117,9 @@ impl WarningKind {
             }
             WarningKind::NoKernelSymbols => {
                 "no kernel symbols (/proc/kallsyms unreadable or hidden): kernel frames are not symbolized"
+            }
+            WarningKind::UnexpandedJavaScript => {
+                "V8 process(es) whose JavaScript mostly did not expand into inlined functions, with the likely cause"
             }
         }
     }

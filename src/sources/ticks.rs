@@ -378,7 +378,18 @@ node;[unknown] 1
             examples(WarningKind::NoSymbols),
             vec!["/nonexistent/libfake.so: No such file or directory (os error 2)".to_string()]
         );
-        assert_eq!(diagnostics.total(), 2, "{diagnostics}");
+        // The log has no code-source-info: nothing could be inlined.
+        let unexpanded = examples(WarningKind::UnexpandedJavaScript);
+        assert!(
+            unexpanded.len() == 1
+                && unexpanded[0].ends_with(
+                    ".log: 5 of 5 samples that ran JavaScript did not expand: the code log has no code-source-info \
+                     records (recorded without --log-code?); record with node --log-code, which logs the source \
+                     positions and inlined functions"
+                ),
+            "{unexpanded:?}"
+        );
+        assert_eq!(diagnostics.total(), 3, "{diagnostics}");
     }
 
     #[test]

@@ -21,10 +21,11 @@ use fxhash::FxHashMap;
 use indexmap::IndexSet;
 
 use crate::collapse::{ExpandedFrames, FrameContext, FrameExpander};
+use crate::formats::v8log::Tier;
 use crate::sample::{AddressKind, ModuleKind, SampleTime};
-use crate::v8::inline_map::{CodeId, SourceFrame, TimeRange};
+use crate::v8::inline_map::{CodeId, InlineMap, SourceFrame, TimeRange};
 use crate::v8::inline_stack::{FrameFunction, InlineFrame, PositionRule};
-use crate::v8::profile::Profiles;
+use crate::v8::profile::{Profiles, pid_in_file_name};
 
 /// How frames are expanded.
 #[derive(Debug, Clone, Copy, Default)]
@@ -55,6 +56,190 @@ pub struct ExpansionStats {
     pub clock_mismatches: u64,
     /// Frames passed through because they are not JIT code.
     pub not_jit: u64,
+    /// The samples of each loaded process (indexed as [`Profiles::maps`]),
+    /// by what became of their innermost JavaScript frame.
+    pub processes: Vec<ProcessSamples>,
+    /// Samples whose innermost JIT frame (in a perf map or
+    /// `jitted-PID-N.so`) is of a pid with no jitdump, by pid.
+    pub pids_without_jitdump: PidCounts,
+}
+
+/// How many pids a [`PidCounts`] lists.
+pub const PIDS_LISTED: usize = 4;
+
+/// Sample counts by pid: the first [`PIDS_LISTED`] pids seen, and the
+/// samples of further pids together.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PidCounts {
+    /// The first pids seen, with their sample counts.
+    pub listed: Vec<PidSamples>,
+    /// The samples of further pids.
+    pub unlisted: u64,
+}
+
+/// The samples of one pid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PidSamples {
+    /// The pid: perf's, else the one in a perf map's or `jitted-PID-N.so`'s
+    /// name, else the thread id.
+    pub pid: u32,
+    /// How many samples.
+    pub samples: u64,
+}
+
+impl PidCounts {
+    /// Adds `samples` samples of `pid`.
+    #[inline]
+    pub fn add(&mut self, pid: u32, samples: u64) {
+        if let Some(entry) = self.listed.iter_mut().find(|entry| entry.pid == pid) {
+            entry.samples += samples;
+        } else if self.listed.len() < PIDS_LISTED {
+            self.listed.push(PidSamples { pid, samples });
+        } else {
+            self.unlisted += samples;
+        }
+    }
+
+    /// All samples counted.
+    pub fn total(&self) -> u64 {
+        self.listed.iter().map(|entry| entry.samples).sum::<u64>() + self.unlisted
+    }
+
+    /// Adds the counts of `other`.
+    fn merge(&mut self, other: &PidCounts) {
+        for entry in &other.listed {
+            self.add(entry.pid, entry.samples);
+        }
+        self.unlisted += other.unlisted;
+    }
+}
+
+/// The first and last of some sample times (nanoseconds of the samples' clock).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeSpan {
+    /// The earliest.
+    pub first: u64,
+    /// The latest.
+    pub last: u64,
+}
+
+/// What became of one JIT frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameOutcome {
+    /// Its code is JavaScript with source positions (Maglev or TurboFan):
+    /// expanded, or nothing was inlined at that offset.
+    Expandable,
+    /// Its code is interpreted (Ignition's trampoline copy) or Sparkplug
+    /// code, which inlines nothing.
+    Unoptimized,
+    /// Its code is Maglev or TurboFan code whose code-creation has no
+    /// code-source-info.
+    WithoutSourcePositions,
+    /// Its code is JavaScript the jitdump loaded with no code-creation of
+    /// the same address and size in the code log.
+    NotInLog,
+    /// Its code is a builtin, bytecode handler, stub or regexp: never
+    /// expanded, and not JavaScript.
+    NotJavaScript,
+    /// No code covering its address had been loaded by the sample's time:
+    /// the oldest one was taken, a guess.
+    BeforeAnyLoad,
+    /// A raw address no code object covers.
+    UnknownAddress,
+    /// A `jitted-PID-N.so` frame whose N the jitdump does not have.
+    UnknownCodeIndex,
+}
+
+/// The samples of one loaded process that ran JavaScript, by what became of
+/// their innermost JavaScript frame (the first JIT frame from the leaf that
+/// is not a builtin or stub: the function running when the sample was
+/// taken), and where they came from: what [`crate::v8::diagnosis`] reads
+/// after the fold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProcessSamples {
+    /// The process's pid: its jitdump's, else the one in its code log's name.
+    pub pid: Option<u32>,
+    /// Samples whose frame was [`FrameOutcome::Expandable`].
+    pub expandable: u64,
+    /// Samples whose frame was [`FrameOutcome::Unoptimized`].
+    pub unoptimized: u64,
+    /// Samples whose frame was [`FrameOutcome::WithoutSourcePositions`].
+    pub without_source_positions: u64,
+    /// Samples whose frame was [`FrameOutcome::NotInLog`].
+    pub not_in_log: u64,
+    /// Samples whose frame was [`FrameOutcome::BeforeAnyLoad`].
+    pub before_any_load: u64,
+    /// Samples whose frame was [`FrameOutcome::UnknownAddress`].
+    pub unknown_address: u64,
+    /// Samples whose frame was [`FrameOutcome::UnknownCodeIndex`].
+    pub unknown_code_index: u64,
+    /// The samples of pids other than [`ProcessSamples::pid`] (a lone loaded
+    /// process takes every sample).
+    pub other_pids: PidCounts,
+    /// The first and last time of the samples.
+    pub sample_times: Option<TimeSpan>,
+}
+
+impl ProcessSamples {
+    /// Counts a sample of `sampled_pid` taken at `time` whose innermost
+    /// JavaScript frame had `outcome` (not [`FrameOutcome::NotJavaScript`]).
+    #[inline]
+    fn count(&mut self, outcome: FrameOutcome, sampled_pid: Option<u32>, time: Option<u64>) {
+        match outcome {
+            FrameOutcome::Expandable => self.expandable += 1,
+            FrameOutcome::Unoptimized => self.unoptimized += 1,
+            FrameOutcome::WithoutSourcePositions => self.without_source_positions += 1,
+            FrameOutcome::NotInLog => self.not_in_log += 1,
+            FrameOutcome::NotJavaScript => {}
+            FrameOutcome::BeforeAnyLoad => self.before_any_load += 1,
+            FrameOutcome::UnknownAddress => self.unknown_address += 1,
+            FrameOutcome::UnknownCodeIndex => self.unknown_code_index += 1,
+        }
+        if let Some(pid) = sampled_pid.filter(|&pid| Some(pid) != self.pid) {
+            self.other_pids.add(pid, 1);
+        }
+        if let Some(time) = time {
+            self.sample_times = Some(match self.sample_times {
+                None => TimeSpan { first: time, last: time },
+                Some(span) => TimeSpan { first: span.first.min(time), last: span.last.max(time) },
+            });
+        }
+    }
+
+    /// All samples counted.
+    pub fn total(&self) -> u64 {
+        self.expandable + self.not_expanded()
+    }
+
+    /// The samples whose innermost JavaScript frame did not expand: all but
+    /// the [`FrameOutcome::Expandable`] ones.
+    pub fn not_expanded(&self) -> u64 {
+        self.unoptimized
+            + self.without_source_positions
+            + self.not_in_log
+            + self.before_any_load
+            + self.unknown_address
+            + self.unknown_code_index
+    }
+
+    /// Adds the counts of the same process in another thread's expander.
+    fn merge(&mut self, other: &ProcessSamples) {
+        self.pid = self.pid.or(other.pid);
+        self.expandable += other.expandable;
+        self.unoptimized += other.unoptimized;
+        self.without_source_positions += other.without_source_positions;
+        self.not_in_log += other.not_in_log;
+        self.before_any_load += other.before_any_load;
+        self.unknown_address += other.unknown_address;
+        self.unknown_code_index += other.unknown_code_index;
+        self.other_pids.merge(&other.other_pids);
+        self.sample_times = match (self.sample_times, other.sample_times) {
+            (Some(mine), Some(theirs)) => {
+                Some(TimeSpan { first: mine.first.min(theirs.first), last: mine.last.max(theirs.last) })
+            }
+            (mine, theirs) => mine.or(theirs),
+        };
+    }
 }
 
 impl ExpansionStats {
@@ -68,6 +253,13 @@ impl ExpansionStats {
         self.unresolved_unknown_code_index += other.unresolved_unknown_code_index;
         self.clock_mismatches += other.clock_mismatches;
         self.not_jit += other.not_jit;
+        if self.processes.len() < other.processes.len() {
+            self.processes.resize(other.processes.len(), ProcessSamples::default());
+        }
+        for (mine, theirs) in self.processes.iter_mut().zip(&other.processes) {
+            mine.merge(theirs);
+        }
+        self.pids_without_jitdump.merge(&other.pids_without_jitdump);
     }
 }
 
@@ -121,6 +313,8 @@ struct CachedLocation {
     frame_count: u16,
     /// Whether the code object has source positions.
     has_positions: bool,
+    /// What kind of code it is, for [`ProcessSamples`].
+    outcome: FrameOutcome,
 }
 
 impl CachedLocation {
@@ -201,6 +395,10 @@ pub struct V8Expander {
     code_by_index: FxHashMap<(usize, u64), CodeId>,
     /// How many processes `code_by_index` covers.
     indexed_processes: usize,
+    /// Whether the current sample was counted in [`ExpansionStats::processes`]
+    /// or [`ExpansionStats::pids_without_jitdump`] (at its innermost
+    /// JavaScript frame).
+    sample_counted: bool,
 }
 
 impl V8Expander {
@@ -219,6 +417,7 @@ impl V8Expander {
             last_process: None,
             code_by_index: FxHashMap::default(),
             indexed_processes: 0,
+            sample_counted: false,
         }
     }
 
@@ -227,14 +426,10 @@ impl V8Expander {
         &self.profiles
     }
 
-    /// The process a sample belongs to: the pid perf printed, else the one
-    /// in the module name, else the thread id (equal to the pid on the main
-    /// thread); a lone loaded process takes every sample.
-    fn process_for(&mut self, frame: &FrameContext<'_>, module_pid: Option<u32>) -> Option<usize> {
-        let sample = frame.sample;
-        let pid = sample.pid.or(module_pid).or(sample.tid).unwrap_or(0);
-        // Most frames in a row are of one process; the answer changes only
-        // when a process is loaded (discovery).
+    /// The process of `pid` (see [`Profiles::process_for_pid`]). Most
+    /// frames in a row are of one process, and the answer changes only when
+    /// a process is loaded (discovery): the last answer is kept.
+    fn process_for_pid(&mut self, pid: u32) -> Option<usize> {
         let loaded = self.profiles.maps().len();
         if let Some(last) = self.last_process
             && last.pid == pid
@@ -245,6 +440,29 @@ impl V8Expander {
         let process = self.profiles.process_for_pid(pid);
         self.last_process = Some(ProcessLookup { pid, loaded_processes: self.profiles.maps().len(), process });
         process
+    }
+
+    /// Counts the sample of a JIT frame of `process` whose outcome was
+    /// `outcome`, if it is the sample's innermost JavaScript frame.
+    #[inline]
+    fn count_sample(&mut self, process: usize, outcome: FrameOutcome, sampled_pid: Option<u32>, time: Option<u64>) {
+        if self.sample_counted || outcome == FrameOutcome::NotJavaScript {
+            return;
+        }
+        self.sample_counted = true;
+        if process >= self.stats.processes.len() {
+            self.add_process_counters();
+        }
+        self.stats.processes[process].count(outcome, sampled_pid, time);
+    }
+
+    /// Counters for the processes loaded since the last call.
+    #[cold]
+    fn add_process_counters(&mut self) {
+        for map in &self.profiles.maps()[self.stats.processes.len()..] {
+            let pid = map.pid.or_else(|| pid_in_file_name(&map.log.path));
+            self.stats.processes.push(ProcessSamples { pid, ..ProcessSamples::default() });
+        }
     }
 
     fn code_for_index(&mut self, process: usize, code_index: u64) -> Option<CodeId> {
@@ -283,9 +501,10 @@ impl V8Expander {
         }
         let frame_count = u16::try_from(self.location_frames.len() - frames_start).unwrap_or(u16::MAX);
         let has_positions = map.log_object(key.code).is_some_and(|object| object.source_info.is_some());
+        let outcome = code_outcome(&map, key.code);
         let location = u32::try_from(self.locations.len()).unwrap_or(u32::MAX);
         let frames_start = u32::try_from(frames_start).unwrap_or(u32::MAX);
-        self.locations.push(CachedLocation { key, frames_start, frame_count, has_positions });
+        self.locations.push(CachedLocation { key, frames_start, frame_count, has_positions, outcome });
         self.cache.insert(key, location);
         location
     }
@@ -310,6 +529,9 @@ impl V8Expander {
 
 impl FrameExpander for V8Expander {
     fn expand(&mut self, frame: &FrameContext<'_>, frames: &mut ExpandedFrames) -> bool {
+        if frame.index == 0 {
+            self.sample_counted = false;
+        }
         let Some(jit_frame) = classify(frame) else {
             self.stats.not_jit += 1;
             return false;
@@ -317,7 +539,15 @@ impl FrameExpander for V8Expander {
         let module_pid = match jit_frame {
             JitFrame::Injected { pid, .. } | JitFrame::Raw { pid, .. } => pid,
         };
-        let process = self.process_for(frame, module_pid).filter(|&process| {
+        // The process a sample belongs to: the pid perf printed, else the one
+        // in the module name, else the thread id (equal to the pid on the main
+        // thread); a lone loaded process takes every sample.
+        let sample = frame.sample;
+        let sampled_pid = sample.pid.or(module_pid).or(sample.tid);
+        // perf prints times truncated to its resolution: take the end of that
+        // interval so code loaded within it still counts.
+        let time = sample.time.map(SampleTime::latest);
+        let process = self.process_for_pid(sampled_pid.unwrap_or(0)).filter(|&process| {
             // `jitted-PID-N.so` names the jitdump it came from: the lone
             // process that takes every sample must be that one, or its code
             // indexes mean other code objects.
@@ -334,6 +564,10 @@ impl FrameExpander for V8Expander {
             // `[unknown] ([unknown])` is only JIT code if a jitdump says so.
             if module_pid.is_some() || matches!(jit_frame, JitFrame::Injected { .. }) {
                 self.stats.unresolved_no_jitdump += 1;
+                if !self.sample_counted {
+                    self.sample_counted = true;
+                    self.stats.pids_without_jitdump.add(sampled_pid.unwrap_or(0), 1);
+                }
             } else {
                 self.stats.not_jit += 1;
             }
@@ -344,22 +578,22 @@ impl FrameExpander for V8Expander {
         } else {
             PositionRule::StrictlyBefore
         };
+        let mut clock_mismatch = false;
         let location = match jit_frame {
             JitFrame::Injected { code_index, offset, .. } => match self.code_for_index(process, code_index) {
                 Some(code) => self.cached_location(ExpansionKey { process, code, offset, rule }),
                 None => {
                     self.stats.unresolved_unknown_code_index += 1;
+                    self.count_sample(process, FrameOutcome::UnknownCodeIndex, sampled_pid, time);
                     return false;
                 }
             },
             JitFrame::Raw { address, .. } => {
-                // perf prints times truncated to its resolution: take the end
-                // of that interval so code loaded within it still counts.
-                let time = frame.sample.time.map(SampleTime::latest);
                 let key = AddressKey { process, address, rule, timed: time.is_some() };
                 match self.address_cache.get(&key).filter(|hit| hit.same_answer.contains(time.unwrap_or(0))) {
                     Some(hit) => {
                         self.stats.clock_mismatches += u64::from(hit.clock_mismatch);
+                        clock_mismatch = hit.clock_mismatch;
                         hit.location
                     }
                     None => {
@@ -368,12 +602,13 @@ impl FrameExpander for V8Expander {
                             // `[unknown] ([unknown])` is only JIT code if a jitdump says so.
                             if module_pid.is_some() {
                                 self.stats.unresolved_unknown_address += 1;
+                                self.count_sample(process, FrameOutcome::UnknownAddress, sampled_pid, time);
                             } else {
                                 self.stats.not_jit += 1;
                             }
                             return false;
                         };
-                        let clock_mismatch = !found.time_matched;
+                        clock_mismatch = !found.time_matched;
                         self.stats.clock_mismatches += u64::from(clock_mismatch);
                         let location = self.cached_location(ExpansionKey {
                             process,
@@ -391,6 +626,9 @@ impl FrameExpander for V8Expander {
                 }
             }
         };
+        let outcome =
+            if clock_mismatch { FrameOutcome::BeforeAnyLoad } else { self.locations[location as usize].outcome };
+        self.count_sample(process, outcome, sampled_pid, time);
         let cached = &self.locations[location as usize];
         let cached_frames = &self.location_frames[cached.frames()];
         for cached_frame in cached_frames {
@@ -404,4 +642,31 @@ impl FrameExpander for V8Expander {
         }
         true
     }
+}
+
+/// What kind of code `code` is, as far as expanding it goes.
+fn code_outcome(map: &InlineMap, code: CodeId) -> FrameOutcome {
+    let Some(object) = map.log_object(code) else {
+        // Not in the log: JavaScript if its jitdump name carries a tier
+        // marker (`JS:*f`, `LazyCompile:~f`), as V8 names only JavaScript code.
+        return if name_has_tier_marker(&map.code(code).name) {
+            FrameOutcome::NotInLog
+        } else {
+            FrameOutcome::NotJavaScript
+        };
+    };
+    match object.tier.map(|marker| marker.tier) {
+        None => FrameOutcome::NotJavaScript,
+        Some(Tier::Interpreted | Tier::Sparkplug) => FrameOutcome::Unoptimized,
+        Some(Tier::Maglev | Tier::TurboFan) if object.source_info.is_some() => FrameOutcome::Expandable,
+        Some(Tier::Maglev | Tier::TurboFan) => FrameOutcome::WithoutSourcePositions,
+    }
+}
+
+/// Whether a jitdump name `TAG:MARKERname` has a tier marker (`~ ^ + *`,
+/// maybe after `o` for on-stack replacement).
+fn name_has_tier_marker(name: &str) -> bool {
+    let Some((_, rest)) = name.split_once(':') else { return false };
+    let rest = rest.strip_prefix('o').filter(|rest| rest.starts_with(['~', '^', '+', '*'])).unwrap_or(rest);
+    rest.starts_with(['~', '^', '+', '*'])
 }

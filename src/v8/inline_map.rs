@@ -9,7 +9,7 @@
 //! equal start addresses.
 
 use std::borrow::Cow;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use fxhash::FxHashMap;
@@ -139,6 +139,11 @@ pub struct InlineMap {
     line_tables: FxHashMap<i64, OnceLock<Option<LineTable>>>,
     /// Jitdump LOADs that had no code-creation in the log.
     pub unmatched_loads: usize,
+    /// The jitdump's file, when it was read from one.
+    pub jitdump_path: Option<PathBuf>,
+    /// Whether reading the jitdump stopped before its end (cut short, or a
+    /// record size that cannot be right): code loaded later is missing.
+    pub jitdump_cut_short: bool,
 }
 
 impl InlineMap {
@@ -191,7 +196,18 @@ impl InlineMap {
         let index = AddressIndex::new(&codes);
         let name_style = detect_name_style(&log, &codes);
         let line_tables = log.scripts.keys().map(|&id| (id, OnceLock::new())).collect();
-        InlineMap { log, pid, codes, index, name_style, sources, line_tables, unmatched_loads: 0 }
+        InlineMap {
+            log,
+            pid,
+            codes,
+            index,
+            name_style,
+            sources,
+            line_tables,
+            unmatched_loads: 0,
+            jitdump_path: None,
+            jitdump_cut_short: false,
+        }
     }
 
     /// All code objects, in load order.

@@ -8,7 +8,9 @@
 //! - [`inline_stack`]: the inline stack at a code offset.
 //! - [`source`]: script text, lines and columns.
 //! - [`expand`]: the pipeline's expansion stage.
+//! - [`diagnosis`]: after the fold, why a process's JavaScript did not expand.
 
+pub mod diagnosis;
 pub mod expand;
 pub mod inline_map;
 pub mod inline_stack;

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use fxhash::{FxHashMap, FxHashSet};
 
 use crate::diagnostics::{Diagnostics, WarningKind};
-use crate::formats::jitdump::{self, JitDump, ReadOptions};
+use crate::formats::jitdump::{self, JitDump, JitDumpWarning, ReadOptions};
 use crate::formats::v8log::CodeLog;
 use crate::input::{InputError, open_file_allowing_cut};
 use crate::v8::inline_map::{InlineMap, SourceOptions};
@@ -202,7 +202,13 @@ impl Profiles {
         if let Some((jitdump, path)) = &jitdump {
             self.diagnostics.add_jitdump(path, jitdump);
         }
-        let map = InlineMap::new(log, jitdump.as_ref().map(|(jitdump, _)| jitdump), self.options.sources.clone());
+        let mut map = InlineMap::new(log, jitdump.as_ref().map(|(jitdump, _)| jitdump), self.options.sources.clone());
+        if let Some((jitdump, path)) = &jitdump {
+            map.jitdump_path = Some(path.to_path_buf());
+            map.jitdump_cut_short = jitdump.warnings.iter().any(|warning| {
+                matches!(warning, JitDumpWarning::Truncated { .. } | JitDumpWarning::RecordSizeTooSmall { .. })
+            });
+        }
         self.by_pid.insert(pid, self.maps.len());
         self.maps.push(Arc::new(map));
         Ok(())

@@ -25,6 +25,8 @@ pub(crate) struct Cli {
 #[derive(Args, Debug)]
 pub(crate) struct FoldArgs {
     /// `perf script` output to read; standard input when absent or `-`.
+    /// Absent with standard input a terminal: ./perf.data, read as
+    /// --perf-data reads it.
     #[arg(value_name = "PERF_SCRIPT")]
     pub(crate) perf_script: Option<PathBuf>,
     /// Write the folded stacks here instead of standard output.

@@ -1,11 +1,13 @@
 //! The main job: the arguments become a [`pipeline::fold`] of one input,
 //! then every output asked for is written.
 
-use std::path::{Path, PathBuf};
+use std::io::IsTerminal;
+use std::path::Path;
 
 use crate::args::{AnnotateFormat, FoldArgs, OutputArgs, ReportFormat, SummaryFormat};
 use crate::failure::{Failure, report_warnings, standard_output_failure, write_file, write_output};
 use v8inline::collapse::{CollapseOptions, CollapseSummary};
+use v8inline::default_input::choose_input;
 use v8inline::output::annotations::{SourceRoot, github_annotations, markdown_summary};
 use v8inline::output::flamegraph::SvgOptions;
 use v8inline::output::json::JsonReport;
@@ -104,7 +106,15 @@ pub(crate) fn fold_input(args: &FoldArgs) -> Result<FoldedProfile, Failure> {
     let input = match (&args.ticks, &args.perf_data) {
         (Some(log), _) => SampleInput::Ticks(log.clone()),
         (None, Some(perf_data)) => SampleInput::PerfData(perf_data.clone()),
-        (None, None) => SampleInput::PerfScript(args.perf_script.clone().unwrap_or_else(|| PathBuf::from("-"))),
+        (None, None) => {
+            let standard_input_is_terminal = std::io::stdin().is_terminal();
+            let chosen = choose_input(args.perf_script.as_deref(), standard_input_is_terminal, Path::new("."))
+                .map_err(|error| Failure::Usage(error.to_string()))?;
+            if let Some(note) = &chosen.note {
+                eprintln!("v8inline: {note}");
+            }
+            chosen.input
+        }
     };
     pipeline::fold(&input, &options).map_err(|error| Failure::Input(error.to_string()))
 }
