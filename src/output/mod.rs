@@ -1,13 +1,17 @@
-//! Outputs richer than folded stacks, all built on one [`StackProfile`]:
-//! pprof, the JSON report, GitHub annotations, the markdown summary and the
-//! comparison of two profiles.
+//! Outputs richer than folded stacks. The aggregated ones are built on one
+//! [`StackProfile`]: pprof, the JSON report, GitHub annotations, the markdown
+//! summary and the comparison of two profiles. The [`Timeline`] holds every
+//! sample in time order. Both share the [`FrameTable`] of typed frames.
 //!
 //! ```text
 //! Folder (detailed stacks) + V8Expander ─► StackProfile ─► pprof
 //! folded text ─────────────────────────► StackProfile ─► Report ─► json, annotations, compare
+//! TimelineRecorder + V8Expander ────────► Timeline
 //! ```
 //!
 //! [`StackProfile`]: stack_profile::StackProfile
+//! [`FrameTable`]: stack_profile::FrameTable
+//! [`Timeline`]: timeline::Timeline
 
 pub mod annotations;
 pub mod compare;
@@ -16,3 +20,4 @@ pub mod json;
 pub mod pprof;
 pub mod report;
 pub mod stack_profile;
+pub mod timeline;

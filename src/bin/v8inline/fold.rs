@@ -99,6 +99,7 @@ pub(crate) fn fold_input(args: &FoldArgs) -> Result<FoldedProfile, Failure> {
         profiles: args.inputs.profile_options(),
         expand: ExpandOptions { exact_pc: args.exact_pc },
         record_details: args.outputs.needs_details(),
+        timeline: false,
         threads: args.threads,
     };
     let input = match (&args.ticks, &args.perf_data) {
