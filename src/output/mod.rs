@@ -1,12 +1,13 @@
 //! Outputs richer than folded stacks. The aggregated ones are built on one
 //! [`StackProfile`]: pprof, the JSON report, GitHub annotations, the markdown
 //! summary and the comparison of two profiles. The timeline ones on the
-//! [`Timeline`], every sample in time order: `.cpuprofile`. Both share the [`FrameTable`] of typed frames.
+//! [`Timeline`], every sample in time order: `.cpuprofile` and the Firefox
+//! Profiler's format. Both share the [`FrameTable`] of typed frames.
 //!
 //! ```text
 //! Folder (detailed stacks) + V8Expander ─► StackProfile ─► pprof
 //! folded text ─────────────────────────► StackProfile ─► Report ─► json, annotations, compare
-//! TimelineRecorder + V8Expander ────────► Timeline ─► cpuprofile
+//! TimelineRecorder + V8Expander ────────► Timeline ─► cpuprofile, firefox
 //! ```
 //!
 //! [`StackProfile`]: stack_profile::StackProfile
@@ -16,6 +17,7 @@
 pub mod annotations;
 pub mod compare;
 pub mod cpuprofile;
+pub mod firefox;
 pub mod flamegraph;
 pub mod json;
 pub mod pprof;
