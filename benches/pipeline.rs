@@ -17,7 +17,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use flate2::read::MultiGzDecoder;
 
 use v8inline::collapse::{CollapseOptions, collapse};
-use v8inline::pipeline::{ExpandingFolder, FoldOptions};
+use v8inline::pipeline::{ExpandingSinks, FoldOptions};
 use v8inline::sample::{Sample, SampleInterner, SampleSink};
 use v8inline::sources::perf_data::PerfDataSource;
 use v8inline::v8::expand::{ExpandOptions, V8Expander};
@@ -90,7 +90,7 @@ fn pipeline(criterion: &mut Criterion) {
     });
     group.bench_function("perf_data_expanded_and_folded", |bencher| {
         bencher.iter(|| {
-            let mut sink = ExpandingFolder::new(profiles.clone(), &options);
+            let mut sink = ExpandingSinks::new(profiles.clone(), &options);
             source.read(&perf_data, None, &mut sink).expect("realapp perf.data");
             sink.folder().distinct_stacks()
         })

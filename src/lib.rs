@@ -19,6 +19,14 @@
 //!                                                                                                     ▼
 //!  diagnostics: every reader's warnings, one channel (--strict)                    commands: record, lookup
 //! ```
+//!
+//! The stack sinks ([`pipeline::StackSink`]) take each expanded sample:
+//!
+//! ```text
+//!  ExpandedSample ─┬─► collapse::Folder: counted stacks ─► folded text, flame graph, pprof, reports
+//!                  └─► output::timeline::TimelineRecorder (when asked): every sample in time order
+//!                        └─► Timeline ─► output::cpuprofile (.cpuprofile), output::firefox (Firefox Profiler)
+//! ```
 pub mod collapse;
 pub mod commands;
 pub mod default_input;

@@ -2,28 +2,34 @@
 //! expansion of their V8 JIT frames, and the sinks that aggregate them.
 //!
 //! ```text
-//! SampleInput ─► source ─► Sample ─► V8Expander ─► ExpandedSample ─► Folder (stacks)
-//!   perf script  PerfScriptSource                                      ├─► folded text, SVG
-//!   perf.data    read_perf_data                                        └─► StackProfile: pprof,
-//!   V8 ticks     TickLog                                                   report, annotations
+//! SampleInput ─► source ─► Sample ─► V8Expander ─► ExpandedSample ─┬─► Folder (stacks)
+//!   perf script  PerfScriptSource                                   │     ├─► folded text, SVG
+//!   perf.data    read_perf_data                                     │     └─► StackProfile: pprof,
+//!   V8 ticks     TickLog                                            │         report, annotations
+//!                                                                   └─► TimelineRecorder (asked for)
+//!                                                                         └─► Timeline: .cpuprofile,
+//!                                                                             Firefox Profiler
 //! ```
 //!
 //! [`fold`] reads one input to the end and returns a [`FoldedProfile`]: the
 //! aggregated stacks, the expanders (which describe expanded frames), what
 //! happened on the way ([`CollapseSummary`], [`ExpansionStats`]) and every
-//! warning of every reader in one [`Diagnostics`]. It decides the threads:
-//! a perf script is folded on several when nothing needs a single folder.
+//! warning of every reader in one [`Diagnostics`], and the [`Timeline`] when
+//! asked for. It decides the threads: a perf script is folded on several
+//! when nothing needs a single folder or every sample in time order.
 
 use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::collapse::parallel::fold_parallel;
-use crate::collapse::{CollapseOptions, CollapseSummary, ExpandedSample, Folder, fold_samples};
+use crate::collapse::{CollapseOptions, CollapseSummary, ExpandedSample, Folder, reader_summary};
 use crate::diagnostics::Diagnostics;
 use crate::input::open_stream_allowing_cut;
 use crate::output::stack_profile::StackProfile;
+use crate::output::timeline::{Timeline, TimelineRecorder};
 use crate::sample::{Sample, SampleInterner, SampleSink};
 use crate::sources::perf_data::{read_perf_data, recording_directory};
+use crate::sources::perf_script::PerfScriptSource;
 use crate::sources::ticks::{NativeFrameStats, TickLog};
 use crate::v8::diagnosis::warn_unexpanded;
 use crate::v8::expand::{ExpandOptions, ExpansionStats, V8Expander};
@@ -66,6 +72,10 @@ pub struct FoldOptions {
     /// Keep each stack's code locations for [`FoldedProfile::stack_profile`]
     /// (pprof, reports). Folds on one thread.
     pub record_details: bool,
+    /// Also record every sample in time order for
+    /// [`FoldedProfile::timeline`] (`.cpuprofile`, Firefox Profiler). Folds
+    /// on one thread.
+    pub timeline: bool,
     /// Threads to fold a perf script on; `None`: one per core.
     pub threads: Option<usize>,
 }
@@ -121,6 +131,8 @@ pub struct FoldedProfile {
     pub diagnostics: Diagnostics,
     /// The input, for titles and messages.
     pub input_name: String,
+    /// Every sample in time order, when [`FoldOptions::timeline`] asked for it.
+    pub timeline: Option<Timeline>,
 }
 
 impl FoldedProfile {
@@ -136,28 +148,61 @@ impl FoldedProfile {
     }
 }
 
-/// The pipeline's sink: expands each sample and hands it to the folder.
-pub struct ExpandingFolder {
-    expander: V8Expander,
-    expanded: ExpandedSample,
-    folder: Folder,
+/// What the pipeline hands each expanded sample to: the stages after
+/// expansion ([`Folder`], [`TimelineRecorder`]).
+pub trait StackSink {
+    /// Takes one sample with what `expander` made of its frames; the ids are
+    /// those of `interner`, the same for every sample of one source, and
+    /// the expanded frames' location ids are `expander`'s.
+    fn add_sample(
+        &mut self,
+        sample: &Sample,
+        interner: &SampleInterner,
+        expanded: &ExpandedSample,
+        expander: &V8Expander,
+    );
 }
 
-impl SampleSink for ExpandingFolder {
-    fn add_sample(&mut self, sample: &Sample, interner: &SampleInterner) {
-        self.expanded.expand(sample, interner, &mut self.expander);
-        self.folder.add_sample(sample, interner, &self.expanded);
+impl StackSink for Folder {
+    fn add_sample(&mut self, sample: &Sample, interner: &SampleInterner, expanded: &ExpandedSample, _: &V8Expander) {
+        Folder::add_sample(self, sample, interner, expanded);
     }
 }
 
-impl ExpandingFolder {
-    /// A sink expanding with `profiles` and folding as `options` say.
-    pub fn new(profiles: Profiles, options: &FoldOptions) -> ExpandingFolder {
+/// The pipeline's sink: expands each sample and hands it to the sinks
+/// asked for: the folder always, the timeline recorder when a timeline is
+/// asked for.
+pub struct ExpandingSinks {
+    expander: V8Expander,
+    expanded: ExpandedSample,
+    folder: Folder,
+    timeline: Option<TimelineRecorder>,
+}
+
+impl SampleSink for ExpandingSinks {
+    fn add_sample(&mut self, sample: &Sample, interner: &SampleInterner) {
+        self.expanded.expand(sample, interner, &mut self.expander);
+        StackSink::add_sample(&mut self.folder, sample, interner, &self.expanded, &self.expander);
+        if let Some(timeline) = &mut self.timeline {
+            timeline.add_sample(sample, interner, &self.expanded, &self.expander);
+        }
+    }
+}
+
+impl ExpandingSinks {
+    /// A sink expanding with `profiles`, folding (and recording a timeline)
+    /// as `options` say.
+    pub fn new(profiles: Profiles, options: &FoldOptions) -> ExpandingSinks {
         let mut folder = Folder::new(&options.collapse);
         if options.record_details {
             folder.record_details();
         }
-        ExpandingFolder { expander: V8Expander::new(profiles, options.expand), expanded: ExpandedSample::new(), folder }
+        ExpandingSinks {
+            expander: V8Expander::new(profiles, options.expand),
+            expanded: ExpandedSample::new(),
+            folder,
+            timeline: options.timeline.then(TimelineRecorder::new),
+        }
     }
 
     /// The stacks folded so far.
@@ -182,6 +227,7 @@ impl ExpandingFolder {
         summary.stack_lines_passed_through = folded.stack_lines_passed_through;
         summary.expanded_frames = folded.expanded_frames;
         diagnostics.merge(&self.expander.profiles().diagnostics);
+        let timeline = self.timeline.map(|recorder| recorder.finish(summary.event.clone()));
         FoldedProfile {
             folder: self.folder,
             summary,
@@ -190,6 +236,7 @@ impl ExpandingFolder {
             diagnostics,
             expanders: vec![self.expander],
             input_name: input.display_name(),
+            timeline,
         }
     }
 }
@@ -212,7 +259,7 @@ fn fold_samples_of(input: &SampleInput, options: &FoldOptions) -> Result<FoldedP
             let mut profile_options = options.profiles.clone();
             profile_options.jitdump_dir.get_or_insert_with(|| recording_directory(path));
             let profiles = load_profiles(profile_options)?;
-            let mut sink = ExpandingFolder::new(profiles, options);
+            let mut sink = ExpandingSinks::new(profiles, options);
             let event = options.collapse.event_filter.as_deref();
             let read = read_perf_data(path, event, &mut sink)
                 .map_err(|error| Error { path: path.clone(), cause: ErrorCause::Format(error.message) })?;
@@ -232,7 +279,7 @@ fn fold_samples_of(input: &SampleInput, options: &FoldOptions) -> Result<FoldedP
                     other => ErrorCause::Format(other.to_string()),
                 },
             })?;
-            let mut sink = ExpandingFolder::new(log.profiles().clone(), options);
+            let mut sink = ExpandingSinks::new(log.profiles().clone(), options);
             let native = log.read_samples(&mut sink);
             let summary = CollapseSummary { samples_read: log.tick_count() as u64, ..CollapseSummary::default() };
             let diagnostics = std::mem::take(&mut log.diagnostics);
@@ -254,9 +301,10 @@ fn fold_perf_script(path: &Path, input: &SampleInput, options: &FoldOptions) -> 
         open_stream_allowing_cut(path).map_err(|error| Error { path: path.to_owned(), cause: error.source.into() })?;
     let read_error = |error: io::Error| Error { path: path.to_owned(), cause: ErrorCause::Read(error) };
     let threads = options.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
-    // Detailed outputs read one folder and its expander; a process discovered
-    // on the way would be seen by one thread only.
-    let parallel = threads > 1 && !options.record_details && !profiles.discovers_processes();
+    // Detailed outputs read one folder and its expander, a timeline every
+    // sample in time order; a process discovered on the way would be seen by
+    // one thread only.
+    let parallel = threads > 1 && !options.record_details && !options.timeline && !profiles.discovers_processes();
     let name = if path == Path::new("-") { Path::new("<stdin>") } else { path };
     let (mut profile, warnings) = if parallel {
         let expanders = (0..threads).map(|_| V8Expander::new(profiles.clone(), options.expand)).collect();
@@ -276,12 +324,14 @@ fn fold_perf_script(path: &Path, input: &SampleInput, options: &FoldOptions) -> 
             native: None,
             diagnostics,
             input_name: input.display_name(),
+            timeline: None,
         };
         (profile, warnings)
     } else {
-        let mut sink = ExpandingFolder::new(profiles, options);
-        let summary =
-            fold_samples(stream, &options.collapse, &mut sink.expander, &mut sink.folder).map_err(read_error)?;
+        let mut sink = ExpandingSinks::new(profiles, options);
+        let mut reader = PerfScriptSource::new(stream, options.collapse.event_selection());
+        reader.send_samples(&mut sink).map_err(read_error)?;
+        let summary = reader_summary(&reader);
         let warnings = summary.warnings.clone();
         (sink.finish(summary, Diagnostics::new(), input, None), warnings)
     };

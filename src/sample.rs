@@ -202,8 +202,13 @@ pub struct Sample {
     pub tid_text: Option<StringId>,
     /// The CPU it ran on, when known.
     pub cpu: Option<u32>,
-    /// When it was taken.
+    /// When it was taken, on the clock code objects are looked up by: the
+    /// jitdump's for perf, the log line for V8 ticks.
     pub time: Option<SampleTime>,
+    /// When it was taken, in nanoseconds of a clock of elapsed time, for
+    /// timelines: perf's sample time (CLOCK_MONOTONIC with `perf record -k
+    /// mono`), a V8 tick's time since its log started.
+    pub clock_nanoseconds: Option<u64>,
     /// The sample period (nanoseconds of `cpu-clock`, events of a counter),
     /// when the source gives one.
     pub period: Option<u64>,

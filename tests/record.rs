@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::NODE_VERSIONS;
+use v8inline::output::cpuprofile::CpuProfile;
 
 /// The node binary of a version, if installed.
 fn node_binary(version: u32) -> Option<PathBuf> {
@@ -58,8 +59,9 @@ fn record(directory: &Path, node: &Path, path: &str) -> String {
     errors
 }
 
-/// Checks the outputs: inlined JavaScript frames in the folded stacks and
-/// the flame graph.
+/// Checks the outputs: inlined JavaScript frames in the folded stacks, the
+/// flame graph, the `.cpuprofile` (combine a node under kernel) and the
+/// Firefox profile (combine a frame in its category).
 fn assert_inlined_profile(directory: &Path, what: &str) {
     let folded = std::fs::read_to_string(directory.join("out/profile.folded")).unwrap();
     let script = directory.join("deep.js").display().to_string();
@@ -77,6 +79,17 @@ fn assert_inlined_profile(directory: &Path, what: &str) {
     assert!(inlined_combine > 0, "{what}: no kernel;combine_[i] stack in\n{folded}");
     let svg = std::fs::read_to_string(directory.join("out/flamegraph.svg")).unwrap();
     assert!(svg.starts_with("<?xml") && svg.contains("combine"), "{what}: flame graph without combine");
+    let cpuprofile: CpuProfile =
+        serde_json::from_slice(&std::fs::read(directory.join("out/profile.cpuprofile")).unwrap()).unwrap();
+    let name = |id: u32| &cpuprofile.nodes.iter().find(|node| node.id == id).unwrap().call_frame.function_name;
+    let combine_under_kernel = cpuprofile
+        .nodes
+        .iter()
+        .any(|node| name(node.id) == "kernel" && node.children.iter().any(|&child| name(child) == "combine"));
+    assert!(combine_under_kernel, "{what}: no combine node under kernel in profile.cpuprofile");
+    let firefox = String::from_utf8(common::gunzip(&directory.join("out/profile.firefox.json.gz"))).unwrap();
+    assert!(firefox.contains(&format!("combine {script}:26:17")), "{what}: no combine frame in the Firefox profile");
+    assert!(firefox.contains(r#""name":"JavaScript: inlined""#), "{what}: Firefox profile without its categories");
 }
 
 /// The installed nodes of 18-26, or else the node on PATH.

@@ -19,7 +19,7 @@ use std::fmt;
 use std::io::{self, BufRead, Write};
 
 use crate::formats::perf_script::{EventSelection, ReaderWarnings};
-use crate::sample::{Frame, ModuleKind, Sample, SampleInterner};
+use crate::sample::{Frame, ModuleKind, Sample, SampleInterner, SampleSink};
 use crate::sources::perf_script::PerfScriptSource;
 
 pub use folded::{DetailedFrame, DetailedStack, FoldedStack, Folder, FrameId, FrameOrigin, PassedThroughKind};
@@ -338,18 +338,43 @@ pub fn fold_samples<R: BufRead>(
     folder: &mut Folder,
 ) -> io::Result<CollapseSummary> {
     let mut reader = PerfScriptSource::new(input, options.event_selection());
-    let mut interner = SampleInterner::new();
-    let mut sample = Sample::default();
-    let mut expanded = ExpandedSample::new();
-    while reader.next_sample(&mut interner, &mut sample)? {
-        expanded.expand(&sample, &interner, expander);
-        folder.add_sample(&sample, &interner, &expanded);
-    }
-    let mut summary = folder.summary();
-    let statistics = reader.statistics();
-    summary.samples_read = statistics.samples + statistics.samples_filtered_out;
-    summary.samples_filtered_out = statistics.samples_filtered_out;
-    summary.event = reader.selected_event().map(str::to_owned);
-    summary.warnings = reader.warnings().clone();
+    let mut sink = ExpandingSink { expander, folder, expanded: ExpandedSample::new() };
+    reader.send_samples(&mut sink)?;
+    let mut summary = reader_summary(&reader);
+    let folded = folder.summary();
+    summary.samples_kept = folded.samples_kept;
+    summary.samples_without_frames = folded.samples_without_frames;
+    summary.total_count = folded.total_count;
+    summary.distinct_stacks = folded.distinct_stacks;
+    summary.stack_lines_expanded = folded.stack_lines_expanded;
+    summary.stack_lines_passed_through = folded.stack_lines_passed_through;
+    summary.expanded_frames = folded.expanded_frames;
     Ok(summary)
+}
+
+/// What a perf script reader read, as a summary: samples read and filtered
+/// out, the event kept, the lines skipped (the folder's counters left empty).
+pub fn reader_summary<R: BufRead>(reader: &PerfScriptSource<R>) -> CollapseSummary {
+    let statistics = reader.statistics();
+    CollapseSummary {
+        samples_read: statistics.samples + statistics.samples_filtered_out,
+        samples_filtered_out: statistics.samples_filtered_out,
+        event: reader.selected_event().map(str::to_owned),
+        warnings: reader.warnings().clone(),
+        ..CollapseSummary::default()
+    }
+}
+
+/// Expands each sample and folds it: [`fold_samples`]' sink.
+struct ExpandingSink<'a> {
+    expander: &'a mut dyn FrameExpander,
+    folder: &'a mut Folder,
+    expanded: ExpandedSample,
+}
+
+impl SampleSink for ExpandingSink<'_> {
+    fn add_sample(&mut self, sample: &Sample, interner: &SampleInterner) {
+        self.expanded.expand(sample, interner, self.expander);
+        self.folder.add_sample(sample, interner, &self.expanded);
+    }
 }

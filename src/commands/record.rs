@@ -23,7 +23,10 @@ use std::process::{Command, ExitStatus, Stdio};
 
 use crate::collapse::{CollapseOptions, CollapseSummary};
 use crate::diagnostics::Diagnostics;
+use crate::output::cpuprofile::{CpuProfile, CpuProfileOptions};
+use crate::output::firefox::{firefox_profile, write_firefox_profile};
 use crate::output::flamegraph::SvgOptions;
+use crate::output::timeline::Timeline;
 use crate::pipeline::{self, FoldOptions, SampleInput};
 use crate::v8::inline_map::SourceOptions;
 use crate::v8::profile::ProfileOptions;
@@ -32,6 +35,10 @@ use crate::v8::profile::ProfileOptions;
 pub const FOLDED_FILE: &str = "profile.folded";
 /// The flame graph's file name in the output directory.
 pub const FLAMEGRAPH_FILE: &str = "flamegraph.svg";
+/// The `.cpuprofile`'s file name in the output directory.
+pub const CPUPROFILE_FILE: &str = "profile.cpuprofile";
+/// The Firefox Profiler profile's file name in the output directory.
+pub const FIREFOX_PROFILE_FILE: &str = "profile.firefox.json.gz";
 
 /// What to record and where.
 #[derive(Debug, Clone)]
@@ -191,6 +198,12 @@ pub struct Recording {
     pub folded_path: PathBuf,
     /// The flame graph file.
     pub flamegraph_path: PathBuf,
+    /// The `.cpuprofile` file (of the thread with the most samples).
+    pub cpuprofile_path: PathBuf,
+    /// Which thread the `.cpuprofile` holds, described.
+    pub cpuprofile_thread: String,
+    /// The Firefox Profiler profile (every thread).
+    pub firefox_profile_path: PathBuf,
     /// The folder's summary.
     pub summary: CollapseSummary,
     /// JIT frames expanded into inlined functions.
@@ -233,7 +246,14 @@ impl Recording {
             "{} samples, {} JIT frames expanded into inlined functions",
             self.summary.samples_kept, self.expanded_frames
         ));
-        lines.push(format!("wrote {} and {}", self.folded_path.display(), self.flamegraph_path.display()));
+        lines.push(format!(
+            "wrote {}, {}, {} ({}) and {}",
+            self.folded_path.display(),
+            self.flamegraph_path.display(),
+            self.cpuprofile_path.display(),
+            self.cpuprofile_thread,
+            self.firefox_profile_path.display()
+        ));
         report.extend(lines.iter().map(|line| format!("v8inline: {line}\n")));
         report
     }
@@ -408,7 +428,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         ..CollapseOptions::default()
     };
     let sources = SourceOptions { read_from_disk: true, path_substitutions: Vec::new() };
-    let (exit_status, unsupported_flags, folded, summary, expanded_frames) = match &sampler {
+    let (exit_status, unsupported_flags, folded, summary, expanded_frames, timeline) = match &sampler {
         Sampler::Perf => {
             let (flags, unsupported) = supported(perf_flags(&output_dir), &known);
             let invocation = runtime.invocation(node_arguments, &flags, user_deno_v8_flags.as_deref())?;
@@ -438,12 +458,14 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
                     sources,
                     ..ProfileOptions::default()
                 },
+                timeline: true,
                 ..FoldOptions::default()
             };
             let profile = pipeline::fold(&SampleInput::PerfData(perf_data), &fold_options)
                 .map_err(|error| RecordError::Fold(error.to_string()))?;
             diagnostics.merge(&profile.diagnostics);
-            (exit_status, unsupported, render(&profile.folder), profile.summary, profile.expansion.expanded)
+            let folded = render(&profile.folder);
+            (exit_status, unsupported, folded, profile.summary, profile.expansion.expanded, profile.timeline)
         }
         Sampler::V8Ticks { .. } => {
             let (flags, unsupported) = supported(prof_flags(&output_dir, options.frequency), &known);
@@ -459,12 +481,14 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
             let fold_options = FoldOptions {
                 collapse,
                 profiles: ProfileOptions { sources, ..ProfileOptions::default() },
+                timeline: true,
                 ..FoldOptions::default()
             };
             let profile = pipeline::fold(&SampleInput::Ticks(log), &fold_options)
                 .map_err(|error| RecordError::Fold(error.to_string()))?;
             diagnostics.merge(&profile.diagnostics);
-            (exit_status, unsupported, render(&profile.folder), profile.summary, profile.expansion.expanded)
+            let folded = render(&profile.folder);
+            (exit_status, unsupported, folded, profile.summary, profile.expansion.expanded, profile.timeline)
         }
     };
     let folded_path = output_dir.join(FOLDED_FILE);
@@ -485,18 +509,46 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
     let text = String::from_utf8_lossy(&folded);
     crate::output::flamegraph::write_svg(text.lines(), &svg_options, std::io::BufWriter::new(file))
         .map_err(|error| RecordError::Output { path: flamegraph_path.display().to_string(), source: error })?;
+    let timeline = timeline.unwrap_or_default();
+    let timeline_files = write_timeline_files(&timeline, &output_dir, &svg_options.title)?;
     Ok(Recording {
         runtime,
         sampler,
         exit_status,
         folded_path,
         flamegraph_path,
+        cpuprofile_path: timeline_files.cpuprofile_path,
+        cpuprofile_thread: timeline_files.cpuprofile_thread,
+        firefox_profile_path: timeline_files.firefox_profile_path,
         summary,
         expanded_frames,
         unsupported_flags,
         notes,
         diagnostics,
     })
+}
+
+/// The timeline files written into the output directory.
+struct TimelineFiles {
+    cpuprofile_path: PathBuf,
+    cpuprofile_thread: String,
+    firefox_profile_path: PathBuf,
+}
+
+/// Writes the `.cpuprofile` of the busiest thread and the Firefox Profiler
+/// profile of every thread into `output_dir`.
+fn write_timeline_files(timeline: &Timeline, output_dir: &Path, title: &str) -> Result<TimelineFiles, RecordError> {
+    let cpuprofile_path = output_dir.join(CPUPROFILE_FILE);
+    let cpuprofile_error = |source| RecordError::Output { path: cpuprofile_path.display().to_string(), source };
+    let (cpuprofile, summary) = CpuProfile::from_timeline(timeline, &CpuProfileOptions::default())
+        .map_err(|error| cpuprofile_error(std::io::Error::other(error)))?;
+    let file = std::fs::File::create(&cpuprofile_path).map_err(cpuprofile_error)?;
+    cpuprofile.write(std::io::BufWriter::new(file)).map_err(cpuprofile_error)?;
+    let firefox_profile_path = output_dir.join(FIREFOX_PROFILE_FILE);
+    let firefox_error = |source| RecordError::Output { path: firefox_profile_path.display().to_string(), source };
+    let file = std::fs::File::create(&firefox_profile_path).map_err(firefox_error)?;
+    write_firefox_profile(&firefox_profile(timeline, title), file, true).map_err(firefox_error)?;
+    Ok(TimelineFiles { cpuprofile_path, cpuprofile_thread: summary.describe(), firefox_profile_path })
 }
 
 /// The folded stacks of `folder` as text.
@@ -598,6 +650,9 @@ mod tests {
             exit_status: ExitStatus::from_raw(0),
             folded_path: "out/profile.folded".into(),
             flamegraph_path: "out/flamegraph.svg".into(),
+            cpuprofile_path: "out/profile.cpuprofile".into(),
+            cpuprofile_thread: "thread MainThread (pid 7, tid 7): 6 of 7 samples, 1 other thread".to_string(),
+            firefox_profile_path: "out/profile.firefox.json.gz".into(),
             summary: CollapseSummary { samples_kept: 7, ..CollapseSummary::default() },
             expanded_frames: 3,
             unsupported_flags: Vec::new(),
@@ -611,7 +666,7 @@ mod tests {
              v8inline:   1 native file(s) with no symbols (missing, unreadable or not ELF): their frames are not symbolized\n\
              v8inline:     /usr/bin/node: not ELF\n\
              v8inline: 7 samples, 3 JIT frames expanded into inlined functions\n\
-             v8inline: wrote out/profile.folded and out/flamegraph.svg\n"
+             v8inline: wrote out/profile.folded, out/flamegraph.svg, out/profile.cpuprofile (thread MainThread (pid 7, tid 7): 6 of 7 samples, 1 other thread) and out/profile.firefox.json.gz\n"
         );
     }
 

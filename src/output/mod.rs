@@ -1,18 +1,26 @@
-//! Outputs richer than folded stacks, all built on one [`StackProfile`]:
-//! pprof, the JSON report, GitHub annotations, the markdown summary and the
-//! comparison of two profiles.
+//! Outputs richer than folded stacks. The aggregated ones are built on one
+//! [`StackProfile`]: pprof, the JSON report, GitHub annotations, the markdown
+//! summary and the comparison of two profiles. The timeline ones on the
+//! [`Timeline`], every sample in time order: `.cpuprofile` and the Firefox
+//! Profiler's format. Both share the [`FrameTable`] of typed frames.
 //!
 //! ```text
 //! Folder (detailed stacks) + V8Expander ─► StackProfile ─► pprof
 //! folded text ─────────────────────────► StackProfile ─► Report ─► json, annotations, compare
+//! TimelineRecorder + V8Expander ────────► Timeline ─► cpuprofile, firefox
 //! ```
 //!
 //! [`StackProfile`]: stack_profile::StackProfile
+//! [`FrameTable`]: stack_profile::FrameTable
+//! [`Timeline`]: timeline::Timeline
 
 pub mod annotations;
 pub mod compare;
+pub mod cpuprofile;
+pub mod firefox;
 pub mod flamegraph;
 pub mod json;
 pub mod pprof;
 pub mod report;
 pub mod stack_profile;
+pub mod timeline;

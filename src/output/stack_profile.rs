@@ -13,7 +13,7 @@ use indexmap::IndexSet;
 
 use crate::collapse::{DetailedFrame, Folder, FrameOrigin, PassedThroughKind};
 use crate::formats::v8log::{Tier, TierMarker};
-use crate::v8::expand::V8Expander;
+use crate::v8::expand::{LocationDetails, V8Expander};
 use crate::v8::inline_map::SourceFrame;
 
 /// What kind of code a frame ran in.
@@ -255,13 +255,7 @@ impl StackProfile {
                             })
                             .count();
                         match expander.location_details(location) {
-                            Some(details) => {
-                                let frames = details.frames[..length.min(details.frames.len())]
-                                    .iter()
-                                    .map(|frame| builder.source_frame(frame))
-                                    .collect();
-                                locations.push(builder.location(Location { address: Some(details.address), frames }));
-                            }
+                            Some(details) => locations.push(builder.frames.expanded_location(&details, length)),
                             None => {
                                 for frame in &rest[..length] {
                                     locations.push(builder.named_location(folder, frame, FrameKind::Jit));
@@ -320,12 +314,13 @@ impl StackProfile {
             let mut pending = Vec::new();
             let names: Vec<&str> = stack.split(';').collect();
             for (position, name) in names.iter().enumerate().rev() {
-                let frame = if position == 0 { builder.root_frame(name) } else { builder.folded_frame(name) };
+                let frame =
+                    if position == 0 { builder.frames.root_frame(name) } else { builder.frames.folded_frame(name) };
                 let is_inlined = frame.kind == FrameKind::Inlined;
                 pending.push(frame);
                 if !is_inlined || position == 0 {
                     let frames = std::mem::take(&mut pending);
-                    locations.push(builder.location(Location { address: None, frames }));
+                    locations.push(builder.frames.intern_location(Location { address: None, frames }));
                 }
             }
             builder.add_stack(&locations, count, count);
@@ -343,23 +338,30 @@ pub struct FoldedLineError {
     pub line: String,
 }
 
-/// Interns functions and locations and merges stacks.
-#[derive(Default)]
-struct ProfileBuilder {
-    functions: IndexSet<Function>,
-    locations: IndexSet<Location>,
-    stacks: fxhash::FxHashMap<Vec<LocationId>, StackWeight>,
+/// Functions and locations, interned: what stacks of typed frames refer to
+/// by [`FunctionId`] and [`LocationId`]. [`StackProfile`] and the timeline
+/// ([`crate::output::timeline`]) build their frames here.
+#[derive(Debug, Clone, Default)]
+pub struct FrameTable {
+    /// Every function, by id.
+    pub functions: IndexSet<Function>,
+    /// Every location, by id.
+    pub locations: IndexSet<Location>,
 }
 
-/// The samples and count of a stack being merged.
-#[derive(Debug, Clone, Copy, Default)]
-struct StackWeight {
-    samples: u64,
-    count: u64,
-}
+impl FrameTable {
+    /// The function with this id.
+    pub fn function(&self, id: FunctionId) -> &Function {
+        &self.functions[id.0 as usize]
+    }
 
-impl ProfileBuilder {
-    fn function(&mut self, function: Function) -> FunctionId {
+    /// The location with this id.
+    pub fn location(&self, id: LocationId) -> &Location {
+        &self.locations[id.0 as usize]
+    }
+
+    /// The id of `function`, added if new.
+    pub fn intern_function(&mut self, function: Function) -> FunctionId {
         let index = match self.functions.get_index_of(&function) {
             Some(index) => index,
             None => self.functions.insert_full(function).0,
@@ -367,7 +369,8 @@ impl ProfileBuilder {
         FunctionId(u32::try_from(index).unwrap_or(u32::MAX))
     }
 
-    fn location(&mut self, location: Location) -> LocationId {
+    /// The id of `location`, added if new.
+    pub fn intern_location(&mut self, location: Location) -> LocationId {
         let index = match self.locations.get_index_of(&location) {
             Some(index) => index,
             None => self.locations.insert_full(location).0,
@@ -375,10 +378,20 @@ impl ProfileBuilder {
         LocationId(u32::try_from(index).unwrap_or(u32::MAX))
     }
 
+    /// The location of an expanded code location: its first `frame_count`
+    /// inline frames (all of them unless `skip_after` cut the stack).
+    pub fn expanded_location(&mut self, details: &LocationDetails<'_>, frame_count: usize) -> LocationId {
+        let frames = details.frames[..frame_count.min(details.frames.len())]
+            .iter()
+            .map(|frame| self.source_frame(frame))
+            .collect();
+        self.intern_location(Location { address: Some(details.address), frames })
+    }
+
     /// A frame of an expanded location.
-    fn source_frame(&mut self, frame: &SourceFrame<'_>) -> ProfileFrame {
+    pub fn source_frame(&mut self, frame: &SourceFrame<'_>) -> ProfileFrame {
         let name = if frame.function_name.is_empty() { "(anonymous)" } else { frame.function_name };
-        let function = self.function(Function {
+        let function = self.intern_function(Function {
             name: name.to_string(),
             file: (!frame.script_name.is_empty()).then(|| frame.script_name.to_string()),
             start: frame.function_start.map(|start| SourceLine { line: start.line, column: Some(start.column) }),
@@ -392,20 +405,21 @@ impl ProfileBuilder {
         ProfileFrame { function, line, kind }
     }
 
-    /// A location for a frame known by its folded name only.
-    fn named_location(&mut self, folder: &Folder, frame: &DetailedFrame, kind: FrameKind) -> LocationId {
-        let (name, _) = strip_annotation(folder.frame_name(frame.frame));
+    /// The location of a frame known by its name only (without annotation
+    /// suffix): JIT code named by V8 (`JS:*square /app/deep.js:16:16`) is
+    /// parsed into its JavaScript function, other names are the function.
+    pub fn named_location(&mut self, name: &str, kind: FrameKind) -> LocationId {
         let function = match kind {
             FrameKind::Jit => parse_v8_name(name).map_or_else(|| Function::named(name), |parsed| parsed.function),
             _ => Function::named(name),
         };
-        let function = self.function(function);
-        self.location(Location { address: None, frames: vec![ProfileFrame { function, line: None, kind }] })
+        let function = self.intern_function(function);
+        self.intern_location(Location { address: None, frames: vec![ProfileFrame { function, line: None, kind }] })
     }
 
     /// The root frame of a folded stack.
     fn root_frame(&mut self, name: &str) -> ProfileFrame {
-        let function = self.function(Function::named(name));
+        let function = self.intern_function(Function::named(name));
         ProfileFrame { function, line: None, kind: FrameKind::Root }
     }
 
@@ -421,8 +435,30 @@ impl ProfileBuilder {
             (None, None) => FrameKind::Native,
         };
         let function = parsed.map_or_else(|| Function::named(name), |parsed| parsed.function);
-        let function = self.function(function);
+        let function = self.intern_function(function);
         ProfileFrame { function, line: None, kind }
+    }
+}
+
+/// Interns functions and locations and merges stacks.
+#[derive(Default)]
+struct ProfileBuilder {
+    frames: FrameTable,
+    stacks: fxhash::FxHashMap<Vec<LocationId>, StackWeight>,
+}
+
+/// The samples and count of a stack being merged.
+#[derive(Debug, Clone, Copy, Default)]
+struct StackWeight {
+    samples: u64,
+    count: u64,
+}
+
+impl ProfileBuilder {
+    /// A location for a frame of a folder known by its folded name only.
+    fn named_location(&mut self, folder: &Folder, frame: &DetailedFrame, kind: FrameKind) -> LocationId {
+        let (name, _) = strip_annotation(folder.frame_name(frame.frame));
+        self.frames.named_location(name, kind)
     }
 
     fn add_stack(&mut self, locations: &[LocationId], samples: u64, count: u64) {
@@ -441,7 +477,7 @@ impl ProfileBuilder {
             .map(|(locations, weight)| Stack { locations, samples: weight.samples, count: weight.count })
             .collect();
         stacks.sort_unstable_by(|left, right| left.locations.cmp(&right.locations));
-        StackProfile { functions: self.functions, locations: self.locations, stacks, event }
+        StackProfile { functions: self.frames.functions, locations: self.frames.locations, stacks, event }
     }
 }
 

@@ -840,6 +840,7 @@ impl PerfDataReader {
         sample.event = Some(thread.event);
         sample.cpu = record.cpu;
         sample.time = record.timestamp.map(SampleTime::exact);
+        sample.clock_nanoseconds = record.timestamp;
         sample.period = record.period;
         sample.input_position = self.samples_read;
         match &record.callchain {

@@ -7,7 +7,9 @@ use fxhash::FxHashMap;
 use crate::formats::perf_script::{
     EventSelection, PerfScriptReader, ReaderStatistics, ReaderWarnings, StackLine, strip_symbol_offset,
 };
-use crate::sample::{AddressKind, Frame, KERNEL_ADDRESS_START, ModuleId, ModuleKind, Sample, SampleInterner, StringId};
+use crate::sample::{
+    AddressKind, Frame, KERNEL_ADDRESS_START, ModuleId, ModuleKind, Sample, SampleInterner, SampleSink, StringId,
+};
 
 /// At most this many stack lines are remembered by address; then the
 /// memory starts over (inputs with ever new addresses).
@@ -92,6 +94,7 @@ impl<R: BufRead> PerfScriptSource<R> {
         sample.event = (!record.event.is_empty()).then_some(event);
         sample.cpu = record.cpu;
         sample.time = record.time;
+        sample.clock_nanoseconds = record.time.map(|time| time.nanoseconds);
         sample.period = record.period;
         sample.input_position = record.line_number;
         let mut in_kernel_prefix = true;
@@ -111,6 +114,17 @@ impl<R: BufRead> PerfScriptSource<R> {
             sample.frames.push(frame);
         }
         Ok(true)
+    }
+
+    /// Reads every remaining sample and hands it to `sink`, in input
+    /// order, its texts interned in one interner. Only I/O errors are errors.
+    pub fn send_samples(&mut self, sink: &mut dyn SampleSink) -> io::Result<()> {
+        let mut interner = SampleInterner::new();
+        let mut sample = Sample::default();
+        while self.next_sample(&mut interner, &mut sample)? {
+            sink.add_sample(&sample, &interner);
+        }
+        Ok(())
     }
 
     /// The event type samples are filtered by (see

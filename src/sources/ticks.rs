@@ -227,6 +227,7 @@ fn build_sample(tick: &Tick, pid: u32, context: &mut TickContext<'_>, sample: &m
     sample.tid_text = Some(pid_text);
     // Log order is V8's time order: the log line stands for the time.
     sample.time = Some(SampleTime::exact(tick.log_line));
+    sample.clock_nanoseconds = u64::try_from(tick.timestamp_micros).ok().map(|micros| micros.saturating_mul(1000));
     sample.input_position = tick.log_line;
     // tickprocessor.mjs `processTick`: in an external callback the PC may
     // point into the callback, which would look like a self-call.

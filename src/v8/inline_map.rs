@@ -319,7 +319,15 @@ impl InlineMap {
             _ => "",
         };
         let script_name = script_id.and_then(|id| self.log.scripts.get(&id)).map(|script| &*script.name);
-        let parsed = FunctionName::parse(full_name, script_name);
+        // Code the log knows to be no JavaScript function (a regular
+        // expression, a stub) is named by its code name as it is: a RegExp's
+        // pattern may hold spaces and `:N`, which are no script or line.
+        let is_function_code = host.is_none_or(|object| object.function.is_some());
+        let parsed = if is_function_code {
+            FunctionName::parse(full_name, script_name)
+        } else {
+            FunctionName { function: full_name, script: "", start: None }
+        };
         let script_position = script_id
             .and_then(|id| self.line_table(id))
             .and_then(|table| table.position(i64::from(frame.script_offset)));

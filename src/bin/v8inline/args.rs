@@ -125,6 +125,30 @@ pub(crate) struct OutputArgs {
     /// (also shortens paths in summaries). Default: the current directory.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub(crate) source_root: PathBuf,
+    /// Also write a Chrome `.cpuprofile` (Chrome DevTools, VS Code,
+    /// speedscope, CPUpro) of one thread, every sample at its time, each
+    /// inlined function a node of its own: the thread with the most samples
+    /// unless --cpuprofile-pid or --cpuprofile-tid picks one.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) cpuprofile: Option<PathBuf>,
+    /// In --cpuprofile keep only JavaScript frames, as V8's own profiler
+    /// does: native and kernel time goes to the nearest JavaScript caller,
+    /// samples without one to (program).
+    #[arg(long, requires = "cpuprofile")]
+    pub(crate) js_only: bool,
+    /// --cpuprofile holds a thread of this process (the one with the most
+    /// samples). Not --pid, which names root frames as inferno does.
+    #[arg(long, value_name = "PID", requires = "cpuprofile")]
+    pub(crate) cpuprofile_pid: Option<u32>,
+    /// --cpuprofile holds this thread. Not --tid, which names root frames
+    /// as inferno does.
+    #[arg(long, value_name = "TID", requires = "cpuprofile")]
+    pub(crate) cpuprofile_tid: Option<u32>,
+    /// Also write a Firefox Profiler profile (processed format): a process
+    /// per pid, a thread per tid, every sample at its time, each inlined
+    /// function a frame of its own; gzipped when FILE ends in `.gz`.
+    #[arg(long, value_name = "FILE.json[.gz]")]
+    pub(crate) firefox_profile: Option<PathBuf>,
 }
 
 /// Formats of --report.
@@ -152,6 +176,11 @@ impl OutputArgs {
     /// Whether an output needs the detailed stacks.
     pub(crate) fn needs_details(&self) -> bool {
         self.pprof.is_some() || self.report.is_some() || self.summary.is_some() || self.annotate.is_some()
+    }
+
+    /// Whether an output needs every sample in time order.
+    pub(crate) fn needs_timeline(&self) -> bool {
+        self.cpuprofile.is_some() || self.firefox_profile.is_some()
     }
 
     /// The outputs that write to standard output instead of a file.

@@ -2,18 +2,21 @@
 //! then every output asked for is written.
 
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::args::{AnnotateFormat, FoldArgs, OutputArgs, ReportFormat, SummaryFormat};
 use crate::failure::{Failure, report_warnings, standard_output_failure, write_file, write_output};
 use v8inline::collapse::{CollapseOptions, CollapseSummary};
 use v8inline::default_input::choose_input;
 use v8inline::output::annotations::{SourceRoot, github_annotations, markdown_summary};
+use v8inline::output::cpuprofile::{CpuProfile, CpuProfileOptions, ThreadSelection};
+use v8inline::output::firefox::{firefox_profile, write_firefox_profile};
 use v8inline::output::flamegraph::SvgOptions;
 use v8inline::output::json::JsonReport;
 use v8inline::output::pprof::write_pprof;
 use v8inline::output::report::{Report, WeightUnit};
 use v8inline::output::stack_profile::StackProfile;
+use v8inline::output::timeline::Timeline;
 use v8inline::pipeline::{self, FoldOptions, FoldedProfile, SampleInput};
 use v8inline::v8::expand::{ExpandOptions, ExpansionStats};
 
@@ -29,6 +32,11 @@ pub(crate) fn fold(args: FoldArgs) -> Result<(), Failure> {
     let profile = fold_input(&args)?;
     // Checked before writing: a strict run that fails leaves no output.
     report_warnings(&profile.diagnostics, args.inputs.strict)?;
+    // Built before writing too: a thread that was not sampled leaves no output.
+    let timeline_outputs = match &profile.timeline {
+        Some(timeline) => timeline_outputs(&args.outputs, timeline, &profile.input_name)?,
+        None => Vec::new(),
+    };
     let mut summary = profile.summary.clone();
     match &args.output {
         Some(path) => {
@@ -59,6 +67,9 @@ pub(crate) fn fold(args: FoldArgs) -> Result<(), Failure> {
     }
     if args.outputs.needs_details() {
         write_detailed_outputs(&args.outputs, &profile.stack_profile())?;
+    }
+    for output in &timeline_outputs {
+        write_file(&output.path, &output.bytes)?;
     }
     if args.stats {
         if let Some(native) = &profile.native {
@@ -101,6 +112,7 @@ pub(crate) fn fold_input(args: &FoldArgs) -> Result<FoldedProfile, Failure> {
         profiles: args.inputs.profile_options(),
         expand: ExpandOptions { exact_pc: args.exact_pc },
         record_details: args.outputs.needs_details(),
+        timeline: args.outputs.needs_timeline(),
         threads: args.threads,
     };
     let input = match (&args.ticks, &args.perf_data) {
@@ -146,6 +158,49 @@ pub(crate) fn write_detailed_outputs(outputs: &OutputArgs, profile: &StackProfil
         write_output(outputs.annotate_output.as_deref(), text.as_bytes(), false)?;
     }
     Ok(())
+}
+
+/// A file to write.
+pub(crate) struct OutputFile {
+    /// Where.
+    pub(crate) path: PathBuf,
+    /// What.
+    pub(crate) bytes: Vec<u8>,
+}
+
+/// The timeline outputs asked for: `--cpuprofile` (with a note on standard
+/// error saying which thread it holds) and `--firefox-profile`.
+pub(crate) fn timeline_outputs(
+    outputs: &OutputArgs,
+    timeline: &Timeline,
+    input_name: &str,
+) -> Result<Vec<OutputFile>, Failure> {
+    let mut files = Vec::new();
+    if let Some(path) = &outputs.cpuprofile {
+        let options = CpuProfileOptions {
+            thread: ThreadSelection { pid: outputs.cpuprofile_pid, tid: outputs.cpuprofile_tid },
+            javascript_only: outputs.js_only,
+        };
+        let (cpuprofile, summary) = CpuProfile::from_timeline(timeline, &options)
+            .map_err(|error| Failure::Usage(format!("--cpuprofile {}: {error}", path.display())))?;
+        let choose = if summary.threads > 1 && options.thread == ThreadSelection::default() {
+            " (another with --cpuprofile-tid TID)"
+        } else {
+            ""
+        };
+        eprintln!("v8inline: {}: {}{choose}", path.display(), summary.describe());
+        let mut bytes = Vec::new();
+        cpuprofile.write(&mut bytes)?;
+        files.push(OutputFile { path: path.clone(), bytes });
+    }
+    if let Some(path) = &outputs.firefox_profile {
+        let profile = firefox_profile(timeline, &format!("v8inline: {input_name}"));
+        let gzip = path.extension().is_some_and(|extension| extension == "gz");
+        let mut bytes = Vec::new();
+        write_firefox_profile(&profile, &mut bytes, gzip)?;
+        files.push(OutputFile { path: path.clone(), bytes });
+    }
+    Ok(files)
 }
 
 /// The `--stats` report.
