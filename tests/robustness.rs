@@ -421,8 +421,11 @@ fn missing_logs_unreadable_discovered_jitdumps_and_shared_logs_are_warned_about(
     let output = fold(&recording.log, &recording.jitdump, &recording.script, &[]);
     assert!(output.status.success());
     assert!(stderr(&output).contains(&format!(
-        "v8inline:   1 code log(s) written by several isolates: script ids may collide\n\
-         v8inline:     {}: 2 v8-version records\n",
+        "v8inline:   1 code log(s) written by several isolates at once: damaged lines skipped, every whole record used\n\
+         v8inline:     {}: written by several isolates at once (2 v8-version records): 0 damaged line(s) skipped; \
+         record with one log per isolate (V8's default: drop --no-logfile-per-isolate; V8 then writes \
+         isolate-0x<address>-<pid>-<logfile> per isolate, v8inline record does so) and give them all, or none \
+         to find them beside the jitdump\n",
         path_text(&recording.log)
     )));
 }
