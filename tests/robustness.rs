@@ -398,7 +398,7 @@ fn missing_logs_unreadable_discovered_jitdumps_and_shared_logs_are_warned_about(
         format!(
             "v8inline: warning: 1 input problem(s); the rest of the input was used:\n\
              v8inline:   1 jitdump(s) without a code log: their frames pass through unexpanded\n\
-             v8inline:     {}: no code log found for pid 13233 (looked for codspeed-v8-13233.log in $CODSPEED_V8_LOG and next to the jitdump)\n",
+             v8inline:     {}: no code log found for pid 13233 (looked for isolate-0x*-13233-*.log and *-13233.log in $CODSPEED_V8_LOG and next to the jitdump)\n",
             path_text(&recording.jitdump)
         )
     );
@@ -611,7 +611,7 @@ fn fold_in_memory(log: &str, jitdump: &JitDumpWriter, script: &str) -> (String, 
     diagnostics.add_code_log(&log);
     let jitdump = jitdump::read(&jitdump.bytes, &ReadOptions::default()).unwrap();
     assert!(jitdump.warnings.is_empty(), "{:?}", jitdump.warnings);
-    let map = InlineMap::new(log, Some(&jitdump), SourceOptions::default());
+    let map = InlineMap::new(vec![log], Some(&jitdump), SourceOptions::default());
     let mut expander =
         V8Expander::new(Profiles::from_maps(vec![(map.pid.unwrap_or(0), map)]), ExpandOptions::default());
     let mut folded = Vec::new();

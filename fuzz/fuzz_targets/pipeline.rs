@@ -44,7 +44,7 @@ fuzz_target!(|bytes: &[u8]| {
     let jitdump = jitdump::read(take(&mut rest, jitdump_length), &ReadOptions::default()).ok();
     let script = rest;
 
-    let map = InlineMap::new(log, jitdump.as_ref(), SourceOptions::default());
+    let map = InlineMap::new(vec![log], jitdump.as_ref(), SourceOptions::default());
     let profiles = Profiles::from_maps(vec![(map.pid.unwrap_or(0), map)]);
     let mut expander = V8Expander::new(profiles, ExpandOptions { exact_pc: flags & 1 != 0 });
     let options = CollapseOptions {
