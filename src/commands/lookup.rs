@@ -32,7 +32,8 @@ impl AddressQuery {
     }
 }
 
-/// Writes the inline stack at one address, innermost first:
+/// Writes the inline stack at one address, innermost first (a process with
+/// several isolates also names the log of the isolate that made the code):
 ///
 /// ```text
 /// 0x7f5f3802a6d3: JS:*kernel /app/deep.js:24:16+0x113 (TurboFan, code index 1234)
@@ -57,8 +58,15 @@ pub fn describe_address(map: &InlineMap, query: AddressQuery, output: &mut Strin
     if !found.time_matched {
         details.push("loaded after the given time".to_string());
     }
-    if code.log_object.is_none() {
-        details.push("not in the code log".to_string());
+    match code.log_object {
+        None => details.push("not in the code log".to_string()),
+        // Which isolate's log, when the process has several.
+        Some(object) if map.logs().len() > 1 => {
+            let path = &map.log(object.log).path;
+            let name = path.file_name().unwrap_or(path.as_os_str());
+            details.push(format!("log {}", name.to_string_lossy()));
+        }
+        Some(_) => {}
     }
     if !details.is_empty() {
         let _ = write!(output, " ({})", details.join(", "));
