@@ -81,10 +81,20 @@ pub fn describe_address(map: &InlineMap, query: AddressQuery, output: &mut Strin
 }
 
 /// `function script:line:col`, with `(inlined)` and a note when the position
-/// is only the function's start.
+/// is only the function's start or unknown.
 pub fn frame_line(frame: &SourceFrame<'_>) -> String {
-    let function = if frame.function_name.is_empty() { "(top level)" } else { frame.function_name };
-    let mut line = format!("{function} {}", frame.script_name);
+    // An empty name with a script is top-level code; with none, a function
+    // the log never named (its records lost, e.g. in a log several isolates
+    // wrote at once).
+    let function = match (frame.function_name.is_empty(), frame.script_name.is_empty()) {
+        (false, _) => frame.function_name,
+        (true, false) => "(top level)",
+        (true, true) => "(unknown function)",
+    };
+    let mut line = function.to_string();
+    if !frame.script_name.is_empty() {
+        let _ = write!(line, " {}", frame.script_name);
+    }
     if let Some(position) = frame.position {
         let _ = write!(line, ":{}:{}", position.line, position.column);
     }
