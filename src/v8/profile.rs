@@ -290,17 +290,18 @@ pub fn pid_in_file_name(path: &Path) -> Option<u32> {
 /// ([`LogFile::GetLogFileName`](https://chromium.googlesource.com/v8/v8/+/refs/heads/main/src/logging/log-file.cc)
 /// prefixes `--logfile` with them under `--logfile-per-isolate`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct IsolateLogName<'name> {
+pub struct IsolateLogName<'name> {
     /// The isolate's address.
-    isolate_address: u64,
+    pub isolate_address: u64,
     /// The process id.
-    pid: u32,
+    pub pid: u32,
     /// The `--logfile` name after the prefix.
-    logfile: &'name str,
+    pub logfile: &'name str,
 }
 
 impl IsolateLogName<'_> {
-    fn parse(name: &str) -> Option<IsolateLogName<'_>> {
+    /// The parts of a file name, if it has V8's per-isolate prefix.
+    pub fn parse(name: &str) -> Option<IsolateLogName<'_>> {
         let rest = name.strip_prefix("isolate-0x")?;
         let (address, rest) = rest.split_once('-')?;
         let (pid, logfile) = rest.split_once('-')?;
