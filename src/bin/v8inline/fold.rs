@@ -50,7 +50,7 @@ pub(crate) fn fold(args: FoldArgs) -> Result<(), Failure> {
         let svg_options = SvgOptions {
             title: format!("v8inline: {}", profile.input_name),
             // V8's ticks carry no perf event; each counts 1.
-            event: summary.event.clone().or_else(|| args.ticks.is_some().then(|| "V8 ticks".to_string())),
+            event: summary.event.clone().or_else(|| (!args.ticks.is_empty()).then(|| "V8 ticks".to_string())),
             samples: summary.samples_kept,
             total_count: summary.total_count,
         };
@@ -105,7 +105,15 @@ pub(crate) fn fold_input(args: &FoldArgs) -> Result<FoldedProfile, Failure> {
         record_details: args.outputs.needs_details(),
         threads: args.threads,
     };
-    let input = match (&args.ticks, &args.perf_data) {
+    if args.ticks.len() > 1 {
+        // Each log is the code log of its own ticks: one fold each, merged.
+        if options.record_details {
+            return Err(Failure::Usage("--pprof, --report, --summary and --annotate take one --ticks log".to_string()));
+        }
+        let inputs: Vec<SampleInput> = args.ticks.iter().cloned().map(SampleInput::Ticks).collect();
+        return pipeline::fold_all(&inputs, &options).map_err(|error| Failure::Input(error.to_string()));
+    }
+    let input = match (args.ticks.first(), &args.perf_data) {
         (Some(log), _) => SampleInput::Ticks(log.clone()),
         (None, Some(perf_data)) => SampleInput::PerfData(perf_data.clone()),
         (None, None) => SampleInput::PerfScript(args.perf_script.clone().unwrap_or_else(|| PathBuf::from("-"))),
