@@ -644,7 +644,7 @@ mod tests {
         assert!(known.contains("log-code"));
         assert!(!known.contains("no-perf-prof"));
         let (kept, unsupported) = supported(perf_flags(Path::new("/out")), &known);
-        assert_eq!(kept, ["--perf-prof", "--log-code", "--no-logfile-per-isolate"]);
+        assert_eq!(kept, ["--perf-prof", "--log-code", "--logfile-per-isolate"]);
         assert_eq!(unsupported, vec!["interpreted-frames-native-stack", "logfile"]);
     }
 

@@ -34,7 +34,8 @@ pub struct ProfileOptions {
     /// Where to look for `jit-PID.dump` when no jitdump is given
     /// (default: the current directory).
     pub jitdump_dir: Option<PathBuf>,
-    /// Where CodSpeed writes `codspeed-v8-PID.log` (`$CODSPEED_V8_LOG`).
+    /// Where CodSpeed writes its code logs (`$CODSPEED_V8_LOG`): every log of
+    /// a process found there is read, as next to its jitdump.
     pub codspeed_log_dir: Option<PathBuf>,
     /// How to find script sources.
     pub sources: SourceOptions,
