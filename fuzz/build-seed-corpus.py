@@ -210,7 +210,7 @@ def pipeline_seeds(directory):
             log_text = log_subset(log_lines, {(load[1], load[2]) for load in chosen})
             script = b"".join(run)
             # Every option combination over the seeds (see fuzz_targets/pipeline.rs).
-            flags = bytes([len(seeds) % 64])
+            flags = bytes([len(seeds) % 128])
             seeds.append(struct.pack("<II", len(log_text), len(jitdump)) + flags + log_text + jitdump + script)
     return seeds
 

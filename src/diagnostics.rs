@@ -39,8 +39,10 @@ pub enum WarningKind {
     LogCutShort,
     /// `code-source-info` tables whose ids point nowhere or loop.
     LogBadInliningTable,
-    /// Code logs several isolates wrote to.
-    LogSeveralIsolates,
+    /// Code logs several isolates wrote at once (`--no-logfile-per-isolate`
+    /// with worker threads): one warning per log, its damaged lines counted
+    /// in the example rather than listed as unparsable lines.
+    LogSharedByIsolates,
     /// Jitdumps that end inside a record.
     JitDumpCutShort,
     /// Jitdump records whose size cannot be right (reading stopped there).
@@ -89,7 +91,9 @@ impl WarningKind {
             WarningKind::LogBadInliningTable => {
                 "code-source-info table(s) with ids out of range or parent chains that loop: inline stacks cut there"
             }
-            WarningKind::LogSeveralIsolates => "code log(s) written by several isolates: script ids may collide",
+            WarningKind::LogSharedByIsolates => {
+                "code log(s) written by several isolates at once: damaged lines skipped, every whole record used"
+            }
             WarningKind::JitDumpCutShort => "jitdump(s) cut short: the whole records before the cut were used",
             WarningKind::JitDumpBadRecordSize => "jitdump(s) with an impossible record size: reading stopped there",
             WarningKind::JitDumpMalformedRecord => "jitdump record(s) skipped: body not as the record id requires",
@@ -172,13 +176,25 @@ impl Diagnostics {
     }
 
     /// The warnings of a code log read from `log.path`: `PATH:LINE: what`.
+    ///
+    /// A log several isolates wrote at once gets one warning that says so,
+    /// with its count of damaged lines and how to record instead; its
+    /// unparsable lines and orphaned `code-source-info`s are those collisions
+    /// and are not listed again.
     pub fn add_code_log(&mut self, log: &CodeLog) {
+        let shared = log.is_shared_by_isolates();
+        if shared {
+            self.warn(WarningKind::LogSharedByIsolates, || shared_log_example(log));
+        }
         let kinds = [
             (LogWarningKind::UnparsableLine, WarningKind::LogUnparsableLine),
             (LogWarningKind::SourceInfoWithoutCode, WarningKind::LogSourceInfoWithoutCode),
             (LogWarningKind::CutShort, WarningKind::LogCutShort),
         ];
         for (log_kind, kind) in kinds {
+            if shared && log_kind != LogWarningKind::CutShort {
+                continue;
+            }
             let count = log.warning_counts.get(&log_kind).copied().unwrap_or(0);
             let examples = log
                 .warnings
@@ -195,11 +211,6 @@ impl Diagnostics {
                     log.path.display(),
                     object.log_line
                 )
-            });
-        }
-        if log.isolate_count > 1 {
-            self.warn(WarningKind::LogSeveralIsolates, || {
-                format!("{}: {} v8-version records", log.path.display(), log.isolate_count)
             });
         }
     }
@@ -305,6 +316,30 @@ pub fn inlining_table_problem(info: &SourceInfo) -> Option<String> {
     None
 }
 
+/// What a shared code log shows: `PATH: written by several isolates at once
+/// (3 v8-version records, 9 clock restarts, 12 spliced lines): 130 damaged
+/// lines skipped; record with one log per isolate ...`.
+fn shared_log_example(log: &CodeLog) -> String {
+    let mut evidence = Vec::new();
+    if log.isolate_count > 1 {
+        evidence.push(format!("{} v8-version records", log.isolate_count));
+    }
+    if log.clock_restarts > 0 {
+        evidence.push(format!("{} clock restart(s)", log.clock_restarts));
+    }
+    if log.spliced_lines > 0 {
+        evidence.push(format!("{} spliced line(s)", log.spliced_lines));
+    }
+    format!(
+        "{}: written by several isolates at once ({}): {} damaged line(s) skipped; record with one log per \
+         isolate (V8's default: drop --no-logfile-per-isolate; V8 then writes isolate-0x<address>-<pid>-<logfile> \
+         per isolate, v8inline record does so) and give them all, or none to find them beside the jitdump",
+        log.path.display(),
+        evidence.join(", "),
+        log.damaged_lines
+    )
+}
+
 /// The first skipped line of a perf-script tally, as `PATH:LINE: "text"`.
 fn perf_script_example(path: &Path, tally: &WarningTally) -> Option<String> {
     let example = tally.first_example.as_ref()?;
@@ -405,7 +440,7 @@ mod tests {
     fn code_log_warnings_by_kind() {
         let mut log = CodeLog::parse(
             b"code-creation,JS,x,1,0x10,4,f,0x20,*\ncode-source-info,0x99,1,0,1,,,\nv8-version,1,2,3,4,,0\n\
-              v8-version,1,2,3,4,,0\ncode-creation,JS,1,1,0x",
+              code-creation,JS,1,1,0x",
         );
         log.path = "v8.log".into();
         let mut diagnostics = Diagnostics::new();
@@ -429,12 +464,49 @@ mod tests {
                     WarningKind::LogCutShort,
                     1,
                     vec![
-                        "v8.log:5: expected a line ending in a newline, the file ends 23 bytes into it (cut short); line skipped"
+                        "v8.log:4: expected a line ending in a newline, the file ends 23 bytes into it (cut short); line skipped"
                             .to_string()
                     ]
                 ),
-                (WarningKind::LogSeveralIsolates, 1, vec!["v8.log: 2 v8-version records".to_string()]),
             ]
         );
+    }
+
+    /// A log several isolates wrote at once: one warning with the damaged
+    /// lines counted, none for each of them.
+    #[test]
+    fn a_shared_log_is_one_warning() {
+        let mut log = CodeLog::parse(
+            b"v8-version,11,3,244,8,-node.38,0\n\
+              code-creation,Builtin,2,500,0x10,4,A\n\
+              code-creation,Builtin,code-creation,Builtin,2,40,0x20,4,B\n\
+              code-creation,Builtin,2,60,0x30,4,C\n\
+              code-source-info,0x99,1,0,1,,,\n\
+              {\\n  return x;\\n}\n\
+              v8-version,11,3,244,8,-node.38,0\n",
+        );
+        log.path = "shared.log".into();
+        assert_eq!((log.isolate_count, log.clock_restarts, log.spliced_lines, log.damaged_lines), (2, 1, 1, 3));
+        let mut diagnostics = Diagnostics::new();
+        diagnostics.add_code_log(&log);
+        let kinds: Vec<(WarningKind, u64, Vec<String>)> =
+            diagnostics.kinds().map(|(kind, tally)| (kind, tally.count, tally.examples.clone())).collect();
+        assert_eq!(
+            kinds,
+            vec![(
+                WarningKind::LogSharedByIsolates,
+                1,
+                vec![
+                    "shared.log: written by several isolates at once (2 v8-version records, 1 clock restart(s), \
+                     1 spliced line(s)): 3 damaged line(s) skipped; record with one log per isolate (V8's default: \
+                     drop --no-logfile-per-isolate; V8 then writes isolate-0x<address>-<pid>-<logfile> per \
+                     isolate, v8inline record does so) and give them all, or none to find them beside the jitdump"
+                        .to_string()
+                ]
+            )]
+        );
+        // Every whole record is used.
+        let addresses: Vec<u64> = log.code_objects.iter().map(|object| object.address).collect();
+        assert_eq!(addresses, [0x10, 0x30]);
     }
 }

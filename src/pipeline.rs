@@ -288,6 +288,43 @@ fn fold_samples_of(input: &SampleInput, options: &FoldOptions) -> Result<FoldedP
     }
 }
 
+/// Folds several inputs into one profile, each read to its end with its own
+/// code logs and expander, the stacks added up: e.g. the `--prof` logs of a
+/// process's isolates, each the code log of its own ticks. Detailed stacks
+/// ([`FoldOptions::record_details`]) describe the first input's only.
+pub fn fold_all(inputs: &[SampleInput], options: &FoldOptions) -> Result<FoldedProfile, Error> {
+    let Some((first, rest)) = inputs.split_first() else {
+        return Err(Error { path: PathBuf::new(), cause: ErrorCause::Format("nothing to fold".to_string()) });
+    };
+    let mut merged = fold(first, options)?;
+    for input in rest {
+        let profile = fold(input, options)?;
+        merged.folder.merge(&profile.folder);
+        merged.summary.samples_read += profile.summary.samples_read;
+        merged.summary.samples_filtered_out += profile.summary.samples_filtered_out;
+        merged.summary.event = merged.summary.event.take().or(profile.summary.event);
+        merged.expansion.add(&profile.expansion);
+        if let (Some(total), Some(native)) = (&mut merged.native, &profile.native) {
+            total.symbolized += native.symbolized;
+            total.in_library_without_symbol += native.in_library_without_symbol;
+            total.outside_libraries += native.outside_libraries;
+        }
+        merged.diagnostics.merge(&profile.diagnostics);
+        merged.expanders.extend(profile.expanders);
+        merged.input_name = format!("{}, {}", merged.input_name, profile.input_name);
+    }
+    let folded = merged.folder.summary();
+    let summary = &mut merged.summary;
+    summary.samples_kept = folded.samples_kept;
+    summary.samples_without_frames = folded.samples_without_frames;
+    summary.total_count = folded.total_count;
+    summary.distinct_stacks = folded.distinct_stacks;
+    summary.stack_lines_expanded = folded.stack_lines_expanded;
+    summary.stack_lines_passed_through = folded.stack_lines_passed_through;
+    summary.expanded_frames = folded.expanded_frames;
+    Ok(merged)
+}
+
 /// Loads the code logs and jitdumps `options` names.
 fn load_profiles(options: ProfileOptions) -> Result<Profiles, Error> {
     Profiles::load(options)

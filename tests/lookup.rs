@@ -16,7 +16,7 @@ fn load(version: u32, debug_info: bool) -> (InlineMap, JitDump) {
     let jitdump = jitdump::read(&read_file(&jitdump_path(version)).unwrap(), &ReadOptions { debug_info }).unwrap();
     let log = CodeLog::parse(&read_file(&log_path(version)).unwrap());
     let sources = SourceOptions { read_from_disk: false, ..SourceOptions::default() };
-    (InlineMap::new(log, Some(&jitdump), sources), jitdump)
+    (InlineMap::new(vec![log], Some(&jitdump), sources), jitdump)
 }
 
 /// The jitdump's DEBUG_INFO is V8's own answer for the innermost line at each
@@ -60,7 +60,7 @@ fn innermost_lines_match_v8_debug_info_on_every_node_version() {
                 }
                 let innermost_script = match innermost.function {
                     FrameFunction::Outer => outer_script,
-                    FrameFunction::Inlined(function) => map.log.function(function).script_id,
+                    FrameFunction::Inlined(function) => map.log_of(found.code).unwrap().function(function).script_id,
                 };
                 if tier == Tier::Maglev && innermost_script != outer_script {
                     continue;

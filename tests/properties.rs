@@ -72,7 +72,7 @@ fn recording() -> &'static Recording {
 fn expander() -> V8Expander {
     let recording = recording();
     let jitdump = jitdump::read(&recording.jitdump, &ReadOptions::default()).unwrap();
-    let map = InlineMap::new(CodeLog::parse(&recording.log), Some(&jitdump), SourceOptions::default());
+    let map = InlineMap::new(vec![CodeLog::parse(&recording.log)], Some(&jitdump), SourceOptions::default());
     V8Expander::new(Profiles::from_maps(vec![(map.pid.unwrap_or(0), map)]), ExpandOptions::default())
 }
 

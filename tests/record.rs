@@ -37,7 +37,7 @@ fn work_directory(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&directory);
     std::fs::create_dir_all(&directory).unwrap();
     let programs = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/programs");
-    for program in ["deep.js", "lib.js"] {
+    for program in ["deep.js", "lib.js", "workers.js"] {
         std::fs::copy(programs.join(program), directory.join(program)).unwrap();
     }
     directory
@@ -132,7 +132,11 @@ fn records_node_18_to_26_under_perf() {
             .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert!(out.iter().any(|name| name.starts_with("jit-") && name.ends_with(".dump")), "node {version}: {out:?}");
-        assert!(out.iter().any(|name| name.starts_with("codspeed-v8-")), "node {version}: {out:?}");
+        // One log per isolate: isolate-0x<address>-<pid>-codspeed-v8-<pid>.log.
+        assert!(
+            out.iter().any(|name| name.starts_with("isolate-0x") && name.contains("-codspeed-v8-")),
+            "node {version}: {out:?}"
+        );
         assert!(
             !std::fs::read_dir(&directory).unwrap().any(|entry| entry
                 .unwrap()
@@ -145,6 +149,123 @@ fn records_node_18_to_26_under_perf() {
         assert_inlined_profile(&directory, &format!("node {version} under perf"));
         std::fs::remove_dir_all(&directory).unwrap();
     }
+}
+
+/// Runs `v8inline record -- NODE --expose-gc workers.js 1500` in
+/// `directory` with `path` as PATH; returns standard error.
+fn record_workers(directory: &Path, node: &Path, path: &str) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_v8inline"))
+        .current_dir(directory)
+        .env("PATH", path)
+        .args(["record", "--frequency", "997", "--output-dir", "out", "--"])
+        .arg(node)
+        .args(["--expose-gc", "workers.js", "1500"])
+        .output()
+        .unwrap();
+    let errors = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{}: {errors}", node.display());
+    errors
+}
+
+/// The files of the output directory whose names contain `part` and end
+/// with `suffix`.
+fn output_files(directory: &Path, part: &str, suffix: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(directory.join("out"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains(part) && name.ends_with(suffix))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Per thread (`--tid` root) that ran deep.js's `kernel` (`script` as V8
+/// names deep.js: its path, or its `file://` URL under Deno): the time in
+/// `kernel` and the time of stacks where `combine`, `weigh` and `square` are
+/// inlined under it (`kernel;combine_[i];weigh_[i];square_[i]`).
+fn inlined_chain_by_thread(folded: &str, script: &str) -> std::collections::BTreeMap<String, (u64, u64)> {
+    let mut threads: std::collections::BTreeMap<String, (u64, u64)> = std::collections::BTreeMap::new();
+    for line in folded.lines() {
+        let (stack, count) = line.rsplit_once(' ').unwrap();
+        let count: u64 = count.parse().unwrap();
+        let frames: Vec<&str> = stack.split(';').collect();
+        let Some(kernel) = frames.iter().position(|frame| frame.contains(&format!("kernel {script}:"))) else {
+            continue;
+        };
+        let thread = threads.entry(frames[0].to_string()).or_default();
+        thread.0 += count;
+        let chain = &frames[kernel + 1..];
+        let inlined =
+            |function: &str, frame: &&str| frame.contains(&format!("{function} {script}:")) && frame.ends_with("_[i]");
+        if chain.len() >= 3
+            && ["combine", "weigh", "square"].iter().zip(chain).all(|(function, frame)| inlined(function, frame))
+        {
+            thread.1 += count;
+        }
+    }
+    threads
+}
+
+/// `record` of a worker_threads program (the main thread and two workers
+/// each in deep.js's chain): V8 writes one log per isolate, and every
+/// thread expands the whole inlined chain from its own isolate's log.
+#[test]
+fn records_every_worker_thread_under_perf() {
+    if let Some(reason) = v8inline::commands::record::perf_unavailable_reason("perf".as_ref()) {
+        eprintln!("SKIPPED: perf cannot record here ({reason}); the fallback test still runs");
+        return;
+    }
+    let path = std::env::var("PATH").unwrap();
+    for (version, node) in installed_nodes() {
+        let directory = work_directory(&format!("workers{version}"));
+        let errors = record_workers(&directory, &node, &path);
+        assert!(!errors.contains("warning"), "node {version}: {errors}");
+        let logs = output_files(&directory, "-codspeed-v8-", ".log");
+        assert_eq!(logs.len(), 3, "node {version}: one log per isolate: {logs:?}");
+        assert!(logs.iter().all(|name| name.starts_with("isolate-0x")), "node {version}: {logs:?}");
+        assert_eq!(output_files(&directory, "jit-", ".dump").len(), 1, "node {version}");
+        // Each thread of the recording, folded again with thread ids.
+        let folded = Command::new(env!("CARGO_BIN_EXE_v8inline"))
+            .args(["--perf-data", "out/perf.data", "--tid", "--annotate-inline"])
+            .current_dir(&directory)
+            .output()
+            .unwrap();
+        assert!(folded.status.success(), "node {version}: {}", String::from_utf8_lossy(&folded.stderr));
+        let script = directory.join("deep.js").display().to_string();
+        let threads = inlined_chain_by_thread(&String::from_utf8(folded.stdout).unwrap(), &script);
+        assert_eq!(threads.len(), 3, "node {version}: three threads ran kernel: {threads:?}");
+        for (thread, (kernel_time, chain_time)) in &threads {
+            assert!(*chain_time > 0 && *chain_time < *kernel_time, "node {version}, {thread}: {threads:?}");
+        }
+        assert_inlined_profile(&directory, &format!("node {version}, worker threads"));
+        std::fs::remove_dir_all(&directory).unwrap();
+    }
+}
+
+/// Without perf, V8's own ticks of every isolate are folded, each with its
+/// isolate's code objects: every tick of the three logs is in the profile.
+#[test]
+fn records_every_worker_thread_with_v8_ticks() {
+    let (version, node) = installed_nodes().pop().unwrap();
+    let directory = work_directory(&format!("workers-ticks{version}"));
+    let errors = record_workers(&directory, &node, "/nonexistent");
+    assert!(errors.contains("perf is not usable: perf is not installed"), "node {version}: {errors}");
+    let logs = output_files(&directory, "-prof-", ".log");
+    assert_eq!(logs.len(), 3, "node {version}: one log per isolate: {logs:?}");
+    let ticks: usize = logs
+        .iter()
+        .map(|name| {
+            let text = std::fs::read_to_string(directory.join("out").join(name)).unwrap();
+            text.lines().filter(|line| line.starts_with("tick,")).count()
+        })
+        .sum();
+    let folded = std::fs::read_to_string(directory.join("out/profile.folded")).unwrap();
+    let folded_ticks: usize =
+        folded.lines().map(|line| line.rsplit_once(' ').unwrap().1.parse::<usize>().unwrap()).sum();
+    assert_eq!(folded_ticks, ticks, "node {version}");
+    assert!(errors.contains(&format!("v8inline: {ticks} samples, ")), "node {version}: {errors}");
+    assert_inlined_profile(&directory, &format!("node {version}, worker threads with --prof"));
+    std::fs::remove_dir_all(&directory).unwrap();
 }
 
 #[test]
@@ -236,7 +357,9 @@ fn deno_or_skip() -> Option<PathBuf> {
 fn deno_work_directory(name: &str) -> PathBuf {
     let directory = work_directory(name);
     let programs = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/programs/deno");
-    for program in ["package.json", "deno.json", "main.js", "deep_test.js", "deep_bench.js"] {
+    for program in
+        ["package.json", "deno.json", "main.js", "deep_test.js", "deep_bench.js", "workers.mjs", "deep_worker.mjs"]
+    {
         std::fs::copy(programs.join(program), directory.join(program)).unwrap();
     }
     directory
@@ -313,7 +436,7 @@ fn assert_files_in_output_directory(directory: &Path, what: &str) {
     };
     let out = names(&directory.join("out"));
     assert!(out.iter().any(|name| name.starts_with("jit-") && name.ends_with(".dump")), "{what}: {out:?}");
-    assert!(out.iter().any(|name| name.starts_with("codspeed-v8-") && name.ends_with(".log")), "{what}: {out:?}");
+    assert!(out.iter().any(|name| name.contains("codspeed-v8-") && name.ends_with(".log")), "{what}: {out:?}");
     let here = names(directory);
     assert!(!here.iter().any(|name| name.starts_with("jit-") || name.ends_with(".log")), "{what}: {here:?}");
 }
@@ -367,6 +490,39 @@ fn records_deno_test_bench_and_task_under_perf() {
     }
 }
 
+/// `record` of a Deno program with two Web Workers, each and the main
+/// thread in deep.js's chain: one log per isolate, every thread expands the
+/// whole inlined chain.
+#[test]
+fn records_every_deno_worker_under_perf() {
+    let Some(deno) = deno_or_skip() else { return };
+    if let Some(reason) = v8inline::commands::record::perf_unavailable_reason("perf".as_ref()) {
+        eprintln!("SKIPPED: perf cannot record here ({reason}); the fallback test still runs");
+        return;
+    }
+    let directory = deno_work_directory("deno-workers");
+    let path = std::env::var("PATH").unwrap();
+    let output = record_command(&directory, &deno, &["run", "-A", "workers.mjs", "1500"], &path);
+    assert!(!output.stderr.contains("warning"), "{}", output.stderr);
+    assert_eq!(output.stdout.matches("rounds=").count(), 3, "{}", output.stdout);
+    let logs = output_files(&directory, "-codspeed-v8-", ".log");
+    assert_eq!(logs.len(), 3, "one log per isolate: {logs:?}");
+    assert!(logs.iter().all(|name| name.starts_with("isolate-0x")), "{logs:?}");
+    let folded = Command::new(env!("CARGO_BIN_EXE_v8inline"))
+        .args(["--perf-data", "out/perf.data", "--tid", "--annotate-inline"])
+        .current_dir(&directory)
+        .output()
+        .unwrap();
+    assert!(folded.status.success(), "{}", String::from_utf8_lossy(&folded.stderr));
+    let script = format!("file://{}", directory.join("deep.js").display());
+    let threads = inlined_chain_by_thread(&String::from_utf8(folded.stdout).unwrap(), &script);
+    assert_eq!(threads.len(), 3, "the main thread and two workers ran kernel: {threads:?}");
+    for (thread, (kernel_time, chain_time)) in &threads {
+        assert!(*chain_time > 0 && *chain_time < *kernel_time, "{thread}: {threads:?}");
+    }
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
 #[test]
 fn deno_falls_back_to_v8_ticks_without_perf() {
     let Some(deno) = deno_or_skip() else { return };
@@ -381,7 +537,7 @@ fn deno_falls_back_to_v8_ticks_without_perf() {
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert!(out.iter().any(|name| name.starts_with("prof-") && name.ends_with(".log")), "{out:?}");
+    assert!(out.iter().any(|name| name.contains("prof-") && name.ends_with(".log")), "{out:?}");
     assert_deno_inlined_chain(&directory, "deno run with --prof");
     // V8's ticks count 1 each: samples.
     assert_deno_flamegraph(&directory, "V8 ticks: ", "samples", "deno run with --prof");

@@ -398,7 +398,7 @@ fn missing_logs_unreadable_discovered_jitdumps_and_shared_logs_are_warned_about(
         format!(
             "v8inline: warning: 1 input problem(s); the rest of the input was used:\n\
              v8inline:   1 jitdump(s) without a code log: their frames pass through unexpanded\n\
-             v8inline:     {}: no code log found for pid 13233 (looked for codspeed-v8-13233.log in $CODSPEED_V8_LOG and next to the jitdump)\n",
+             v8inline:     {}: no code log found for pid 13233 (looked for isolate-0x*-13233-*.log and *-13233.log in $CODSPEED_V8_LOG and next to the jitdump)\n",
             path_text(&recording.jitdump)
         )
     );
@@ -421,8 +421,11 @@ fn missing_logs_unreadable_discovered_jitdumps_and_shared_logs_are_warned_about(
     let output = fold(&recording.log, &recording.jitdump, &recording.script, &[]);
     assert!(output.status.success());
     assert!(stderr(&output).contains(&format!(
-        "v8inline:   1 code log(s) written by several isolates: script ids may collide\n\
-         v8inline:     {}: 2 v8-version records\n",
+        "v8inline:   1 code log(s) written by several isolates at once: damaged lines skipped, every whole record used\n\
+         v8inline:     {}: written by several isolates at once (2 v8-version records): 0 damaged line(s) skipped; \
+         record with one log per isolate (V8's default: drop --no-logfile-per-isolate; V8 then writes \
+         isolate-0x<address>-<pid>-<logfile> per isolate, v8inline record does so) and give them all, or none \
+         to find them beside the jitdump\n",
         path_text(&recording.log)
     )));
 }
@@ -608,7 +611,7 @@ fn fold_in_memory(log: &str, jitdump: &JitDumpWriter, script: &str) -> (String, 
     diagnostics.add_code_log(&log);
     let jitdump = jitdump::read(&jitdump.bytes, &ReadOptions::default()).unwrap();
     assert!(jitdump.warnings.is_empty(), "{:?}", jitdump.warnings);
-    let map = InlineMap::new(log, Some(&jitdump), SourceOptions::default());
+    let map = InlineMap::new(vec![log], Some(&jitdump), SourceOptions::default());
     let mut expander =
         V8Expander::new(Profiles::from_maps(vec![(map.pid.unwrap_or(0), map)]), ExpandOptions::default());
     let mut folded = Vec::new();

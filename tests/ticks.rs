@@ -159,3 +159,27 @@ fn a_log_without_ticks_says_so() {
     assert!(!success);
     assert!(errors.contains("/nonexistent/prof.log"), "{errors}");
 }
+
+/// `--ticks` once per isolate's log: each log's ticks are folded with its
+/// own code objects and the stacks added up, as if the two recordings here
+/// were two isolates of one process. Detailed outputs take one log.
+#[test]
+fn several_tick_logs_fold_into_the_sum_of_each() {
+    let (first, second) = (prof_log(20).display().to_string(), prof_log(22).display().to_string());
+    let mut expected = parse_folded(&fold_ticks(20, &[]));
+    for (stack, count) in parse_folded(&fold_ticks(22, &[])) {
+        *expected.entry(stack).or_default() += count;
+    }
+    let (success, folded, errors) = v8inline(&["--ticks", &first, "--ticks", &second]);
+    assert!(success, "{errors}");
+    assert_eq!(parse_folded(&folded), expected);
+    let output = Command::new(env!("CARGO_BIN_EXE_v8inline"))
+        .args(["--ticks", &first, "--ticks", &second, "--pprof", "/dev/null"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "v8inline: --pprof, --report, --summary and --annotate take one --ticks log\n"
+    );
+}

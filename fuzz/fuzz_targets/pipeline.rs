@@ -5,8 +5,9 @@
 //! Input layout (what `fuzz/build-seed-corpus.py` writes): a little-endian
 //! `u32` log length, a `u32` jitdump length, one byte of flags (exact PC,
 //! pid in the root, JIT and inline annotations; 0x10 and 0x20 together build
-//! the pprof profile and JSON report too), then the log, the jitdump and the
-//! perf script. Lengths past the end are clamped.
+//! the pprof profile and JSON report too; 0x40 splits the log after its
+//! middle line into two isolates' logs of the process), then the log, the
+//! jitdump and the perf script. Lengths past the end are clamped.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -40,11 +41,22 @@ fuzz_target!(|bytes: &[u8]| {
     let log_length = length(&mut rest);
     let jitdump_length = length(&mut rest);
     let flags = take(&mut rest, 1).first().copied().unwrap_or(0);
-    let log = CodeLog::parse(take(&mut rest, log_length));
+    let log_bytes = take(&mut rest, log_length);
+    let logs = if flags & 0x40 != 0 {
+        // Two isolates' logs, joined with one jitdump by their own clocks.
+        let middle = log_bytes.len() / 2;
+        let cut = log_bytes[middle..]
+            .iter()
+            .position(|&byte| byte == b'\n')
+            .map_or(log_bytes.len(), |position| middle + position + 1);
+        vec![CodeLog::parse(&log_bytes[..cut]), CodeLog::parse(&log_bytes[cut..])]
+    } else {
+        vec![CodeLog::parse(log_bytes)]
+    };
     let jitdump = jitdump::read(take(&mut rest, jitdump_length), &ReadOptions::default()).ok();
     let script = rest;
 
-    let map = InlineMap::new(log, jitdump.as_ref(), SourceOptions::default());
+    let map = InlineMap::new(logs, jitdump.as_ref(), SourceOptions::default());
     let profiles = Profiles::from_maps(vec![(map.pid.unwrap_or(0), map)]);
     let mut expander = V8Expander::new(profiles, ExpandOptions { exact_pc: flags & 1 != 0 });
     let options = CollapseOptions {

@@ -32,7 +32,8 @@ impl AddressQuery {
     }
 }
 
-/// Writes the inline stack at one address, innermost first:
+/// Writes the inline stack at one address, innermost first (a process with
+/// several isolates also names the log of the isolate that made the code):
 ///
 /// ```text
 /// 0x7f5f3802a6d3: JS:*kernel /app/deep.js:24:16+0x113 (TurboFan, code index 1234)
@@ -57,8 +58,15 @@ pub fn describe_address(map: &InlineMap, query: AddressQuery, output: &mut Strin
     if !found.time_matched {
         details.push("loaded after the given time".to_string());
     }
-    if code.log_object.is_none() {
-        details.push("not in the code log".to_string());
+    match code.log_object {
+        None => details.push("not in the code log".to_string()),
+        // Which isolate's log, when the process has several.
+        Some(object) if map.logs().len() > 1 => {
+            let path = &map.log(object.log).path;
+            let name = path.file_name().unwrap_or(path.as_os_str());
+            details.push(format!("log {}", name.to_string_lossy()));
+        }
+        Some(_) => {}
     }
     if !details.is_empty() {
         let _ = write!(output, " ({})", details.join(", "));
@@ -73,10 +81,20 @@ pub fn describe_address(map: &InlineMap, query: AddressQuery, output: &mut Strin
 }
 
 /// `function script:line:col`, with `(inlined)` and a note when the position
-/// is only the function's start.
+/// is only the function's start or unknown.
 pub fn frame_line(frame: &SourceFrame<'_>) -> String {
-    let function = if frame.function_name.is_empty() { "(top level)" } else { frame.function_name };
-    let mut line = format!("{function} {}", frame.script_name);
+    // An empty name with a script is top-level code; with none, a function
+    // the log never named (its records lost, e.g. in a log several isolates
+    // wrote at once).
+    let function = match (frame.function_name.is_empty(), frame.script_name.is_empty()) {
+        (false, _) => frame.function_name,
+        (true, false) => "(top level)",
+        (true, true) => "(unknown function)",
+    };
+    let mut line = function.to_string();
+    if !frame.script_name.is_empty() {
+        let _ = write!(line, " {}", frame.script_name);
+    }
     if let Some(position) = frame.position {
         let _ = write!(line, ":{}:{}", position.line, position.column);
     }

@@ -29,7 +29,7 @@ use crate::output::flamegraph::SvgOptions;
 use crate::output::timeline::Timeline;
 use crate::pipeline::{self, FoldOptions, SampleInput};
 use crate::v8::inline_map::SourceOptions;
-use crate::v8::profile::ProfileOptions;
+use crate::v8::profile::{IsolateLogName, ProfileOptions};
 
 /// The folded stacks' file name in the output directory.
 pub const FOLDED_FILE: &str = "profile.folded";
@@ -304,7 +304,9 @@ fn perf_flags(output_dir: &Path) -> Vec<(&'static str, OsString)> {
         ("log-code", "--log-code".into()),
         ("interpreted-frames-native-stack", "--interpreted-frames-native-stack".into()),
         ("logfile", flag_with_path("--logfile=", &output_dir.join("codspeed-v8-%p.log"))),
-        ("logfile-per-isolate", "--no-logfile-per-isolate".into()),
+        // One log per isolate (`isolate-0x<address>-<pid>-codspeed-v8-<pid>.log`):
+        // worker threads sharing one file would overwrite each other's records.
+        ("logfile-per-isolate", "--logfile-per-isolate".into()),
         // Node 20+: the jitdump goes to the output directory, not the
         // working directory.
         ("perf-prof-path", flag_with_path("--perf-prof-path=", output_dir)),
@@ -318,7 +320,7 @@ fn prof_flags(output_dir: &Path, frequency: u32) -> Vec<(&'static str, OsString)
         ("prof", "--prof".into()),
         ("log-code", "--log-code".into()),
         ("logfile", flag_with_path("--logfile=", &output_dir.join("prof-%p.log"))),
-        ("logfile-per-isolate", "--no-logfile-per-isolate".into()),
+        ("logfile-per-isolate", "--logfile-per-isolate".into()),
         ("prof-sampling-interval", format!("--prof-sampling-interval={interval_micros}").into()),
     ]
 }
@@ -475,17 +477,24 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
                 .envs(invocation.environment)
                 .status()
                 .map_err(|source| RecordError::Spawn { program: node.to_string_lossy().into_owned(), source })?;
-            let log = find_file(&output_dir, "prof-", ".log").ok_or_else(|| {
-                RecordError::Fold(format!("{}: {} wrote no prof-PID.log", output_dir.display(), runtime.name()))
-            })?;
+            // One log per isolate, each the code log of its own ticks.
+            let logs = find_files(&output_dir, "prof-", ".log");
+            if logs.is_empty() {
+                return Err(RecordError::Fold(format!(
+                    "{}: {} wrote no prof-PID.log",
+                    output_dir.display(),
+                    runtime.name()
+                )));
+            }
             let fold_options = FoldOptions {
                 collapse,
                 profiles: ProfileOptions { sources, ..ProfileOptions::default() },
                 timeline: true,
                 ..FoldOptions::default()
             };
-            let profile = pipeline::fold(&SampleInput::Ticks(log), &fold_options)
-                .map_err(|error| RecordError::Fold(error.to_string()))?;
+            let inputs: Vec<SampleInput> = logs.into_iter().map(SampleInput::Ticks).collect();
+            let profile =
+                pipeline::fold_all(&inputs, &fold_options).map_err(|error| RecordError::Fold(error.to_string()))?;
             diagnostics.merge(&profile.diagnostics);
             let folded = render(&profile.folder);
             (exit_status, unsupported, folded, profile.summary, profile.expansion.expanded, profile.timeline)
@@ -575,8 +584,10 @@ fn clear_previous_recording(output_dir: &Path) -> Result<(), RecordError> {
         .map_err(|source| RecordError::Output { path: output_dir.display().to_string(), source })?;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let ours = (name.starts_with("codspeed-v8-") && name.ends_with(".log"))
-            || (name.starts_with("prof-") && name.ends_with(".log"))
+        // With per-isolate logs, V8 prefixes each name with `isolate-0x<address>-<pid>-`.
+        let log_name = isolate_log_file_name(&name);
+        let ours = (log_name.starts_with("codspeed-v8-") && name.ends_with(".log"))
+            || (log_name.starts_with("prof-") && name.ends_with(".log"))
             || (name.starts_with("jit-") && name.ends_with(".dump"))
             || name == "perf.data"
             || name == "perf.data.old";
@@ -595,7 +606,9 @@ fn move_jitdumps_here(output_dir: &Path, notes: &mut Vec<String>) {
     let Ok(entries) = std::fs::read_dir(output_dir) else { return };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name.strip_prefix("codspeed-v8-").and_then(|rest| rest.strip_suffix(".log")) else {
+        let Some(pid) =
+            isolate_log_file_name(&name).strip_prefix("codspeed-v8-").and_then(|rest| rest.strip_suffix(".log"))
+        else {
             continue;
         };
         let jitdump_name = format!("jit-{pid}.dump");
@@ -615,20 +628,27 @@ fn move_jitdumps_here(output_dir: &Path, notes: &mut Vec<String>) {
     }
 }
 
-/// The first file in `directory` named `PREFIX...SUFFIX`.
-fn find_file(directory: &Path, prefix: &str, suffix: &str) -> Option<PathBuf> {
-    let mut matches: Vec<PathBuf> = std::fs::read_dir(directory)
-        .ok()?
+/// The files in `directory` named `PREFIX...SUFFIX`, also with V8's
+/// per-isolate prefix `isolate-0x<address>-<pid>-`, sorted.
+fn find_files(directory: &Path, prefix: &str, suffix: &str) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(directory) else { return Vec::new() };
+    let mut matches: Vec<PathBuf> = entries
         .flatten()
         .map(|entry| entry.path())
         .filter(|path| {
             path.file_name()
                 .and_then(OsStr::to_str)
-                .is_some_and(|name| name.starts_with(prefix) && name.ends_with(suffix))
+                .is_some_and(|name| isolate_log_file_name(name).starts_with(prefix) && name.ends_with(suffix))
         })
         .collect();
     matches.sort();
-    matches.into_iter().next()
+    matches
+}
+
+/// The `--logfile` part of a per-isolate log name
+/// (`isolate-0x5a1c0-42-prof-42.log` -> `prof-42.log`); other names as they are.
+fn isolate_log_file_name(name: &str) -> &str {
+    IsolateLogName::parse(name).map_or(name, |isolate| isolate.logfile)
 }
 
 fn display_command(command: &[OsString]) -> String {
@@ -679,7 +699,7 @@ mod tests {
         assert!(known.contains("log-code"));
         assert!(!known.contains("no-perf-prof"));
         let (kept, unsupported) = supported(perf_flags(Path::new("/out")), &known);
-        assert_eq!(kept, ["--perf-prof", "--log-code", "--no-logfile-per-isolate"]);
+        assert_eq!(kept, ["--perf-prof", "--log-code", "--logfile-per-isolate"]);
         assert_eq!(unsupported, vec!["interpreted-frames-native-stack", "logfile"]);
     }
 

@@ -39,7 +39,7 @@ use crate::formats::v8log::{CodeLog, CodeObjectId, Tick};
 use crate::input::{InputError, read_file_allowing_cut};
 use crate::sample::{AddressKind, Frame, ModuleKind, Sample, SampleInterner, SampleSink, SampleTime};
 use crate::symbols::{MappedFile, SymbolCache};
-use crate::v8::inline_map::{InlineMap, JitCode, SourceOptions};
+use crate::v8::inline_map::{InlineMap, JitCode, LogId, LogObject, SourceOptions};
 use crate::v8::profile::{Profiles, pid_in_file_name};
 
 /// The root frame of tick samples: V8 does not log the process name.
@@ -103,7 +103,7 @@ impl TickLog {
         let libraries = library_mappings(&log);
         let pid = pid_in_file_name(path).unwrap_or(0);
         let codes = log_codes(&log);
-        let map = InlineMap::from_codes(log, codes, Some(pid), sources);
+        let map = InlineMap::from_codes(vec![log], codes, Some(pid), sources);
         let profiles = Profiles::from_maps(vec![(pid, map)]);
         Ok(TickLog { ticks, libraries, pid, profiles, diagnostics })
     }
@@ -185,7 +185,7 @@ fn log_codes(log: &CodeLog) -> Vec<JitCode> {
     codes
 }
 
-/// Code object `id` of the log, at `address` since log line `log_line`,
+/// Code object `id` of the log (the map's only one), at `address` since log line `log_line`,
 /// named as the jitdump names code: `TAG:MARKERname`.
 fn jit_code(log: &CodeLog, id: CodeObjectId, address: u64, log_line: u64) -> JitCode {
     let object = log.code_object(id);
@@ -196,7 +196,7 @@ fn jit_code(log: &CodeLog, id: CodeObjectId, address: u64, log_line: u64) -> Jit
         load_time: Some(log_line),
         code_index: None,
         name: format!("{}:{}{}", object.tag, marker, object.name).into(),
-        log_object: Some(id),
+        log_object: Some(LogObject { log: LogId(0), object: id }),
     }
 }
 

@@ -72,12 +72,18 @@ enum Cause {
 /// samples that ran JavaScript mostly (over half) did not expand, and one
 /// for the samples of pids without a jitdump when they are most of all such
 /// samples. Processes without a code log are left to
-/// [`WarningKind::NoCodeLog`].
+/// [`WarningKind::NoCodeLog`], those with a log several isolates wrote at
+/// once to [`WarningKind::LogSharedByIsolates`].
 pub fn warn_unexpanded(stats: &ExpansionStats, profiles: &Profiles, diagnostics: &mut Diagnostics) {
     let maps = profiles.maps();
     for (map, samples) in maps.iter().zip(&stats.processes) {
         let total = samples.total();
-        if total == 0 || samples.not_expanded() * 2 <= total || map.log.path.as_os_str().is_empty() {
+        if total == 0 || samples.not_expanded() * 2 <= total || map.log_path().as_os_str().is_empty() {
+            continue;
+        }
+        // A log several isolates wrote at once has its own warning, which
+        // names the cause and the fix (LogSharedByIsolates).
+        if map.logs().iter().any(|log| log.is_shared_by_isolates()) {
             continue;
         }
         let cause = cause(map, samples);
@@ -90,7 +96,7 @@ pub fn warn_unexpanded(stats: &ExpansionStats, profiles: &Profiles, diagnostics:
             let loaded: Vec<String> = maps
                 .iter()
                 .map(|map| {
-                    let pid = map.pid.or_else(|| pid_in_file_name(&map.log.path));
+                    let pid = map.pid.or_else(|| pid_in_file_name(map.log_path()));
                     let pid = pid.map_or_else(|| "no pid".to_string(), |pid| format!("pid {pid}"));
                     format!("{} ({pid})", files(map))
                 })
@@ -115,7 +121,8 @@ fn cause(map: &InlineMap, samples: &ProcessSamples) -> Cause {
     {
         return Cause::OtherPids { profiled, sampled: samples.other_pids.clone() };
     }
-    if !map.log.code_objects.is_empty() && map.log.code_objects.iter().all(|object| object.source_info.is_none()) {
+    let mut code_objects = map.logs().iter().flat_map(|log| &log.code_objects).peekable();
+    if code_objects.peek().is_some() && code_objects.all(|object| object.source_info.is_none()) {
         return Cause::NoSourcePositionRecords;
     }
     // The most common reason; on a tie, the earlier one.
@@ -159,7 +166,7 @@ fn load_times(map: &InlineMap) -> Option<TimeSpan> {
 fn describe(map: &InlineMap, samples: &ProcessSamples, cause: &Cause) -> String {
     let mut text = String::new();
     let subject = match cause {
-        Cause::NoSourcePositionRecords | Cause::CodeWithoutSourcePositions => map.log.path.display().to_string(),
+        Cause::NoSourcePositionRecords | Cause::CodeWithoutSourcePositions => map.log_path().display().to_string(),
         _ => files(map),
     };
     let _ = write!(
@@ -189,7 +196,7 @@ fn describe(map: &InlineMap, samples: &ProcessSamples, cause: &Cause) -> String 
                 "the code log and the jitdump do not join: {unmatched_loads} of {loads} code loads of the jitdump \
                  have no code-creation of the same address and size in the log (different runs?"
             );
-            let log_pid = pid_in_file_name(&map.log.path);
+            let log_pid = pid_in_file_name(map.log_path());
             if let (Some(log_pid), Some(jitdump_pid)) = (log_pid, map.pid)
                 && log_pid != jitdump_pid
             {
@@ -255,10 +262,10 @@ fn describe(map: &InlineMap, samples: &ProcessSamples, cause: &Cause) -> String 
 
 /// The process's files: `JITDUMP and LOG`, or the one there is.
 fn files(map: &InlineMap) -> String {
-    match (&map.jitdump_path, map.log.path.as_os_str().is_empty()) {
-        (Some(jitdump), false) => format!("{} and {}", jitdump.display(), map.log.path.display()),
+    match (&map.jitdump_path, map.log_path().as_os_str().is_empty()) {
+        (Some(jitdump), false) => format!("{} and {}", jitdump.display(), map.log_path().display()),
         (Some(jitdump), true) => jitdump.display().to_string(),
-        (None, _) => map.log.path.display().to_string(),
+        (None, _) => map.log_path().display().to_string(),
     }
 }
 
@@ -266,7 +273,7 @@ fn files(map: &InlineMap) -> String {
 /// `the jitdump is of pid 1, the code log's name says pid 2`, `the code log
 /// is of pid 1`.
 fn profiled_pids(map: &InlineMap, pid: u32) -> String {
-    let log_pid = pid_in_file_name(&map.log.path);
+    let log_pid = pid_in_file_name(map.log_path());
     match (&map.jitdump_path, log_pid) {
         (Some(_), Some(log_pid)) if log_pid != pid => {
             format!("the jitdump is of pid {pid}, the code log's name says pid {log_pid}")

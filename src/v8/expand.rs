@@ -460,7 +460,7 @@ impl V8Expander {
     #[cold]
     fn add_process_counters(&mut self) {
         for map in &self.profiles.maps()[self.stats.processes.len()..] {
-            let pid = map.pid.or_else(|| pid_in_file_name(&map.log.path));
+            let pid = map.pid.or_else(|| pid_in_file_name(map.log_path()));
             self.stats.processes.push(ProcessSamples { pid, ..ProcessSamples::default() });
         }
     }

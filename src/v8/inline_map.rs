@@ -1,12 +1,20 @@
-//! The join of a V8 code log with the jitdump of the same process, and the
-//! lookup of a sampled address in it.
+//! The join of a process's V8 code logs (one per isolate) with its jitdump,
+//! and the lookup of a sampled address in it.
 //!
 //! V8 writes a jitdump CODE_LOAD and a log `code-creation` from the same code
-//! event, and reuses the addresses of freed code. So the k-th LOAD at an
-//! (address, size) key and the k-th code-creation at that key are the same
-//! code object. A sample at time T belongs to the newest LOAD at or before T
-//! that covers its address: code objects overlap over time, not only at
-//! equal start addresses.
+//! event, and reuses the addresses of freed code. So within one isolate the
+//! k-th LOAD at an (address, size) key and the k-th code-creation at that key
+//! are the same code object. A sample at time T belongs to the newest LOAD at
+//! or before T that covers its address: code objects overlap over time, not
+//! only at equal start addresses.
+//!
+//! A process with worker threads has one isolate per thread, each with its
+//! own log (`isolate-0x<address>-<pid>-<logfile>`), and one jitdump for all.
+//! Each log counts time from its own isolate's start, so its clock is
+//! aligned with the jitdump's first ([`ClockAlignment`]); where several logs
+//! created code at the same key (the embedded builtins every isolate logs,
+//! addresses reused after an isolate freed them), each LOAD takes the next
+//! code-creation of the log whose aligned time is nearest to it.
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -14,7 +22,7 @@ use std::sync::OnceLock;
 
 use fxhash::FxHashMap;
 
-use crate::formats::jitdump::JitDump;
+use crate::formats::jitdump::{CodeLoad, JitDump};
 use crate::formats::v8log::{CodeLog, CodeObject, CodeObjectId, SharedFunction, Tier};
 use crate::v8::inline_stack::{FrameFunction, InlineFrame, PositionRule, WalkProblem, inlining_stack};
 use crate::v8::source::{FunctionName, LineColumn, LineTable};
@@ -23,6 +31,44 @@ use crate::v8::source::{FunctionName, LineColumn, LineTable};
 /// log code object when there is no jitdump), in load order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CodeId(pub u32);
+
+/// Index of a code log in an [`InlineMap`]: one per isolate of the process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LogId(pub u32);
+
+/// A code object of one of an [`InlineMap`]'s code logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LogObject {
+    /// The log (isolate) that created it.
+    pub log: LogId,
+    /// The code object in that log.
+    pub object: CodeObjectId,
+}
+
+/// How a code log's clock relates to the jitdump's: each isolate's log
+/// counts microseconds from that isolate's start, the jitdump CLOCK_MONOTONIC
+/// nanoseconds.
+///
+/// Learned from the code objects whose (address, size) the jitdump loads
+/// once and only this log creates: for those the LOAD and the code-creation
+/// are the same event, written at the same moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockAlignment {
+    /// Jitdump time minus code-creation time (µs × 1000), in nanoseconds:
+    /// the median over the pairs.
+    pub offset_nanoseconds: i64,
+    /// How many code objects it was learned from.
+    pub pair_count: usize,
+    /// How far 95 % of the pairs lie from the offset, in nanoseconds.
+    pub spread_nanoseconds: u64,
+}
+
+impl ClockAlignment {
+    /// A code-creation time of this log on the jitdump's clock (ns).
+    pub fn jitdump_time(self, timestamp_micros: i64) -> i64 {
+        timestamp_micros.saturating_mul(1000).saturating_add(self.offset_nanoseconds)
+    }
+}
 
 /// A code object as the sampled process saw it.
 #[derive(Debug, Clone)]
@@ -37,8 +83,8 @@ pub struct JitCode {
     pub code_index: Option<u64>,
     /// Its symbol: the jitdump name, e.g. `JS:*kernel /app/deep.js:24:16`.
     pub name: Box<str>,
-    /// The matching code object of the code log.
-    pub log_object: Option<CodeObjectId>,
+    /// The matching code object of the code logs.
+    pub log_object: Option<LogObject>,
 }
 
 /// How to find script text when the log carries none (`--no-log-source-code`).
@@ -126,18 +172,23 @@ enum NameStyle {
     LineOnly,
 }
 
-/// A code log joined with its jitdump, ready for address lookups.
+/// The code logs of a process joined with its jitdump, ready for address
+/// lookups.
 pub struct InlineMap {
-    /// The code log.
-    pub log: CodeLog,
+    /// The code logs, one per isolate, indexed by [`LogId`].
+    logs: Vec<CodeLog>,
+    /// Each log's clock against the jitdump's (`None` for a lone log, which
+    /// needs none, or one no code object aligns).
+    clocks: Vec<Option<ClockAlignment>>,
     /// The process id (from the jitdump header), if known.
     pub pid: Option<u32>,
     codes: Vec<JitCode>,
     index: AddressIndex,
     name_style: NameStyle,
     sources: SourceOptions,
-    line_tables: FxHashMap<i64, OnceLock<Option<LineTable>>>,
-    /// Jitdump LOADs that had no code-creation in the log.
+    /// Per log, its scripts' line tables, built on first use.
+    line_tables: Vec<FxHashMap<i64, OnceLock<Option<LineTable>>>>,
+    /// Jitdump LOADs that had no code-creation in any log.
     pub unmatched_loads: usize,
     /// The jitdump's file, when it was read from one.
     pub jitdump_path: Option<PathBuf>,
@@ -147,17 +198,20 @@ pub struct InlineMap {
 }
 
 impl InlineMap {
-    /// Joins `log` with `jitdump`. Without a jitdump the log's own
-    /// code-creation addresses are used, in log order.
-    pub fn new(log: CodeLog, jitdump: Option<&JitDump>, sources: SourceOptions) -> InlineMap {
+    /// Joins the code logs of one process (one per isolate) with its
+    /// `jitdump`. Without a jitdump the logs' own code-creation addresses are
+    /// used, in log order, log after log.
+    pub fn new(logs: Vec<CodeLog>, jitdump: Option<&JitDump>, sources: SourceOptions) -> InlineMap {
         let mut unmatched_loads = 0;
+        let mut clocks = vec![None; logs.len()];
         let codes: Vec<JitCode> = match jitdump {
             Some(jitdump) => {
-                let joined = join_loads(&log, jitdump);
+                let join = join_loads(&logs, &jitdump.loads);
+                clocks = join.clocks;
                 jitdump
                     .loads
                     .iter()
-                    .zip(joined)
+                    .zip(join.log_objects)
                     .map(|(load, log_object)| {
                         unmatched_loads += usize::from(log_object.is_none());
                         JitCode {
@@ -171,33 +225,38 @@ impl InlineMap {
                     })
                     .collect()
             }
-            None => log
-                .code_objects
+            None => logs
                 .iter()
                 .enumerate()
-                .map(|(index, object)| JitCode {
-                    address: object.address,
-                    size: object.size,
-                    load_time: None,
-                    code_index: None,
-                    name: one_line(&log_style_name(object)).into(),
-                    log_object: Some(CodeObjectId(index as u32)),
+                .flat_map(|(log, code_log)| {
+                    code_log.code_objects.iter().enumerate().map(move |(index, object)| JitCode {
+                        address: object.address,
+                        size: object.size,
+                        load_time: None,
+                        code_index: None,
+                        name: one_line(&log_style_name(object)).into(),
+                        log_object: Some(LogObject { log: LogId(log as u32), object: CodeObjectId(index as u32) }),
+                    })
                 })
                 .collect(),
         };
-        let mut map = InlineMap::from_codes(log, codes, jitdump.map(|jitdump| jitdump.header.pid), sources);
+        let mut map = InlineMap::from_codes(logs, codes, jitdump.map(|jitdump| jitdump.header.pid), sources);
         map.unmatched_loads = unmatched_loads;
+        map.clocks = clocks;
         map
     }
 
-    /// A map over code objects the caller has already joined to `log`
-    /// (e.g. from the log alone, with `code-move`s replayed), in load order.
-    pub fn from_codes(log: CodeLog, codes: Vec<JitCode>, pid: Option<u32>, sources: SourceOptions) -> InlineMap {
+    /// A map over code objects the caller has already joined to `logs`
+    /// (e.g. from a log alone, with `code-move`s replayed), in load order.
+    pub fn from_codes(logs: Vec<CodeLog>, codes: Vec<JitCode>, pid: Option<u32>, sources: SourceOptions) -> InlineMap {
         let index = AddressIndex::new(&codes);
-        let name_style = detect_name_style(&log, &codes);
-        let line_tables = log.scripts.keys().map(|&id| (id, OnceLock::new())).collect();
+        let name_style = detect_name_style(&logs, &codes);
+        let line_tables =
+            logs.iter().map(|log| log.scripts.keys().map(|&id| (id, OnceLock::new())).collect()).collect();
+        let clocks = vec![None; logs.len()];
         InlineMap {
-            log,
+            logs,
+            clocks,
             pid,
             codes,
             index,
@@ -208,6 +267,33 @@ impl InlineMap {
             jitdump_path: None,
             jitdump_cut_short: false,
         }
+    }
+
+    /// The code logs, one per isolate, in the order given.
+    pub fn logs(&self) -> &[CodeLog] {
+        &self.logs
+    }
+
+    /// The path of the first code log (empty without one): the one that
+    /// messages name, and whose name may carry the pid.
+    pub fn log_path(&self) -> &std::path::Path {
+        self.logs.first().map_or(std::path::Path::new(""), |log| log.path.as_path())
+    }
+
+    /// The code log with this id.
+    pub fn log(&self, id: LogId) -> &CodeLog {
+        &self.logs[id.0 as usize]
+    }
+
+    /// How the clock of a log relates to the jitdump's, when the process
+    /// has several logs and code objects to learn it from.
+    pub fn clock_alignment(&self, id: LogId) -> Option<ClockAlignment> {
+        self.clocks.get(id.0 as usize).copied().flatten()
+    }
+
+    /// The log that created a code, if joined.
+    pub fn log_of(&self, id: CodeId) -> Option<&CodeLog> {
+        self.code(id).log_object.map(|object| self.log(object.log))
     }
 
     /// All code objects, in load order.
@@ -222,7 +308,7 @@ impl InlineMap {
 
     /// The log's code object for a code, if joined.
     pub fn log_object(&self, id: CodeId) -> Option<&CodeObject> {
-        self.code(id).log_object.map(|object| self.log.code_object(object))
+        self.code(id).log_object.map(|object| self.log(object.log).code_object(object.object))
     }
 
     /// The code object covering `address` at `time` (jitdump clock, ns):
@@ -280,7 +366,9 @@ impl InlineMap {
         let FrameFunction::Inlined(function) = function else {
             return Cow::Borrowed(&jit_code.name);
         };
-        let function = self.log.function(function);
+        // Inlined functions exist only in the log of their host code.
+        let Some(log) = self.log_of(code) else { return Cow::Borrowed(&jit_code.name) };
+        let function = log.function(function);
         let host = self.log_object(code);
         // V8 names code `TAG:MARKER name`; an inlined function is named as
         // its own code of the host's compiler would be (no OSR `o` or
@@ -299,26 +387,29 @@ impl InlineMap {
     /// Describes one inline frame of `code` for people.
     pub fn describe(&self, code: CodeId, frame: &InlineFrame) -> SourceFrame<'_> {
         let host = self.log_object(code);
-        let (function, script_id): (Option<&SharedFunction>, Option<i64>) = match frame.function {
-            FrameFunction::Outer => {
-                let function = host.and_then(|object| object.function).map(|id| self.log.function(id));
+        let log_id = self.code(code).log_object.map(|object| object.log);
+        let log = log_id.map(|id| self.log(id));
+        let (function, script_id): (Option<&SharedFunction>, Option<i64>) = match (frame.function, log) {
+            (FrameFunction::Outer, _) => {
+                let function = host.and_then(|object| object.function).zip(log).map(|(id, log)| log.function(id));
                 let script = host
                     .and_then(|object| object.source_info.as_ref())
                     .map(|info| info.script_id)
                     .or_else(|| function.and_then(|function| function.script_id));
                 (function, script)
             }
-            FrameFunction::Inlined(id) => {
-                let function = self.log.function(id);
+            (FrameFunction::Inlined(id), Some(log)) => {
+                let function = log.function(id);
                 (Some(function), function.script_id)
             }
+            (FrameFunction::Inlined(_), None) => (None, None),
         };
         let full_name: &str = match (frame.function, function) {
             (_, Some(function)) if !function.name.is_empty() => &function.name,
             (FrameFunction::Outer, _) => host.map_or(&*self.code(code).name, |object| &object.name),
             _ => "",
         };
-        let script_name = script_id.and_then(|id| self.log.scripts.get(&id)).map(|script| &*script.name);
+        let script_name = script_id.zip(log).and_then(|(id, log)| log.scripts.get(&id)).map(|script| &*script.name);
         // Code the log knows to be no JavaScript function (a regular
         // expression, a stub) is named by its code name as it is: a RegExp's
         // pattern may hold spaces and `:N`, which are no script or line.
@@ -329,7 +420,8 @@ impl InlineMap {
             FunctionName { function: full_name, script: "", start: None }
         };
         let script_position = script_id
-            .and_then(|id| self.line_table(id))
+            .zip(log_id)
+            .and_then(|(script_id, log_id)| self.line_table(log_id, script_id))
             .and_then(|table| table.position(i64::from(frame.script_offset)));
         let (position, position_origin) = match (script_position, parsed.start) {
             (Some(position), _) => (Some(position), PositionOrigin::Script),
@@ -348,12 +440,13 @@ impl InlineMap {
         }
     }
 
-    /// The line table of a script: from the log's `script-source`, else from
-    /// disk when allowed. Built once, on first use.
-    pub fn line_table(&self, script_id: i64) -> Option<&LineTable> {
-        let cell = self.line_tables.get(&script_id)?;
+    /// The line table of a script of one log (script ids are per isolate):
+    /// from the log's `script-source`, else from disk when allowed. Built
+    /// once, on first use.
+    pub fn line_table(&self, log: LogId, script_id: i64) -> Option<&LineTable> {
+        let cell = self.line_tables.get(log.0 as usize)?.get(&script_id)?;
         cell.get_or_init(|| {
-            let script = self.log.scripts.get(&script_id)?;
+            let script = self.log(log).scripts.get(&script_id)?;
             if let Some(source) = &script.escaped_source {
                 return Some(LineTable::from_escaped_source(source));
             }
@@ -406,11 +499,11 @@ fn strip_column(name: &str) -> &str {
 
 /// Node 18's jitdump names drop the column the log names carry; later
 /// versions keep it. Decided by the joined code objects themselves.
-fn detect_name_style(log: &CodeLog, codes: &[JitCode]) -> NameStyle {
+fn detect_name_style(logs: &[CodeLog], codes: &[JitCode]) -> NameStyle {
     let mut line_only = 0;
     let mut line_and_column = 0;
     for code in codes.iter().filter(|code| code.code_index.is_some()) {
-        let Some(object) = code.log_object.map(|id| log.code_object(id)) else { continue };
+        let Some(object) = code.log_object.map(|id| logs[id.log.0 as usize].code_object(id.object)) else { continue };
         if object.function.is_none() {
             continue;
         }
@@ -423,38 +516,178 @@ fn detect_name_style(log: &CodeLog, codes: &[JitCode]) -> NameStyle {
     if line_only > line_and_column { NameStyle::LineOnly } else { NameStyle::LineAndColumn }
 }
 
-/// The log's code object of each jitdump LOAD: the k-th LOAD at an (address,
-/// size) key is the k-th code-creation at that key. Both sides are sorted by
-/// key (then by their order) and walked together, which takes far less
-/// memory than a map of lists on logs with millions of code objects.
-fn join_loads(log: &CodeLog, jitdump: &JitDump) -> Vec<Option<CodeObjectId>> {
-    let object_key = |id: u32| {
-        let object = &log.code_objects[id as usize];
-        (object.address, object.size)
+/// What [`join_loads`] found.
+struct Join {
+    /// The log code object of each LOAD, in LOAD order.
+    log_objects: Vec<Option<LogObject>>,
+    /// Each log's clock against the jitdump's (only learned for several logs).
+    clocks: Vec<Option<ClockAlignment>>,
+}
+
+/// The (address, size) key of a code object and of a LOAD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct CodeKey {
+    address: u64,
+    size: u64,
+}
+
+/// The log code object of each jitdump LOAD. Both sides are sorted by key
+/// (then by log and order) and walked together, which takes far less memory
+/// than a map of lists on logs with millions of code objects.
+///
+/// At a key that one log created code at, the k-th LOAD is that log's k-th
+/// code-creation. At a key several logs created code at, each LOAD takes the
+/// next code-creation of the log whose time, on the jitdump's clock, is
+/// nearest to the LOAD's: each log stays in its own order.
+fn join_loads(logs: &[CodeLog], loads: &[CodeLoad]) -> Join {
+    let object_key = |object: LogObject| {
+        let object = logs[object.log.0 as usize].code_object(object.object);
+        CodeKey { address: object.address, size: object.size }
     };
     let load_key = |index: u32| {
-        let load = &jitdump.loads[index as usize];
-        (load.code_address, load.code_size)
+        let load = &loads[index as usize];
+        CodeKey { address: load.code_address, size: load.code_size }
     };
-    let mut objects: Vec<u32> = (0..log.code_objects.len() as u32).collect();
-    objects.sort_unstable_by_key(|&id| (object_key(id), id));
-    let mut loads: Vec<u32> = (0..jitdump.loads.len() as u32).collect();
-    loads.sort_unstable_by_key(|&index| (load_key(index), index));
-    let mut joined = vec![None; jitdump.loads.len()];
-    let mut next_object = 0;
-    for load in loads {
-        let key = load_key(load);
-        while objects.get(next_object).is_some_and(|&object| object_key(object) < key) {
-            next_object += 1;
-        }
-        if let Some(&object) = objects.get(next_object)
-            && object_key(object) == key
-        {
-            joined[load as usize] = Some(CodeObjectId(object));
-            next_object += 1;
+    let mut objects: Vec<LogObject> = logs
+        .iter()
+        .enumerate()
+        .flat_map(|(log, code_log)| {
+            (0..code_log.code_objects.len() as u32)
+                .map(move |object| LogObject { log: LogId(log as u32), object: CodeObjectId(object) })
+        })
+        .collect();
+    objects.sort_unstable_by_key(|&object| (object_key(object), object.log, object.object));
+    let mut load_order: Vec<u32> = (0..loads.len() as u32).collect();
+    load_order.sort_unstable_by_key(|&index| (load_key(index), index));
+    let groups = KeyGroups { objects: &objects, load_order: &load_order, object_key, load_key };
+    let clocks = if logs.len() > 1 { learn_clocks(logs, loads, groups.iter()) } else { vec![None; logs.len()] };
+    let mut log_objects = vec![None; loads.len()];
+    for group in groups.iter() {
+        let first_log = group.objects.first().map(|object| object.log);
+        if group.objects.iter().all(|object| Some(object.log) == first_log) {
+            for (&load, &object) in group.load_order.iter().zip(group.objects) {
+                log_objects[load as usize] = Some(object);
+            }
+        } else {
+            match_nearest_in_time(logs, loads, &clocks, group, &mut log_objects);
         }
     }
-    joined
+    Join { log_objects, clocks }
+}
+
+/// The LOADs and code objects of one key, each in order.
+#[derive(Clone, Copy)]
+struct KeyGroup<'join> {
+    /// LOAD indexes, ascending.
+    load_order: &'join [u32],
+    /// Code objects, by log then log order.
+    objects: &'join [LogObject],
+}
+
+/// Both sorted sides of [`join_loads`], to walk key by key.
+#[derive(Clone, Copy)]
+struct KeyGroups<'join, ObjectKey, LoadKey> {
+    objects: &'join [LogObject],
+    load_order: &'join [u32],
+    object_key: ObjectKey,
+    load_key: LoadKey,
+}
+
+impl<'join, ObjectKey, LoadKey> KeyGroups<'join, ObjectKey, LoadKey>
+where
+    ObjectKey: Fn(LogObject) -> CodeKey + Copy,
+    LoadKey: Fn(u32) -> CodeKey + Copy,
+{
+    /// The keys that have LOADs, each with its LOADs and code objects (none
+    /// when no log created code there).
+    fn iter(self) -> impl Iterator<Item = KeyGroup<'join>> {
+        let mut next_object = 0;
+        let mut next_load = 0;
+        std::iter::from_fn(move || {
+            let &first_load = self.load_order.get(next_load)?;
+            let key = (self.load_key)(first_load);
+            let loads_end =
+                next_load + self.load_order[next_load..].partition_point(|&index| (self.load_key)(index) == key);
+            while self.objects.get(next_object).is_some_and(|&object| (self.object_key)(object) < key) {
+                next_object += 1;
+            }
+            let objects_end =
+                next_object + self.objects[next_object..].partition_point(|&object| (self.object_key)(object) == key);
+            let group = KeyGroup {
+                load_order: &self.load_order[next_load..loads_end],
+                objects: &self.objects[next_object..objects_end],
+            };
+            next_load = loads_end;
+            next_object = objects_end;
+            Some(group)
+        })
+    }
+}
+
+/// Each log's clock against the jitdump's, from the keys the jitdump loads
+/// once and one log creates once: jitdump time − code-creation time × 1000,
+/// the median over those pairs.
+fn learn_clocks<'join>(
+    logs: &[CodeLog],
+    loads: &[CodeLoad],
+    groups: impl Iterator<Item = KeyGroup<'join>>,
+) -> Vec<Option<ClockAlignment>> {
+    let mut differences: Vec<Vec<i64>> = vec![Vec::new(); logs.len()];
+    for group in groups {
+        let ([load], [object]) = (group.load_order, group.objects) else { continue };
+        let creation = logs[object.log.0 as usize].code_object(object.object);
+        let load_time = i64::try_from(loads[*load as usize].timestamp).unwrap_or(i64::MAX);
+        differences[object.log.0 as usize]
+            .push(load_time.saturating_sub(creation.timestamp_micros.saturating_mul(1000)));
+    }
+    differences.into_iter().map(|mut pairs| median_alignment(&mut pairs)).collect()
+}
+
+/// The median of `differences` and how far 95 % of them lie from it.
+fn median_alignment(differences: &mut [i64]) -> Option<ClockAlignment> {
+    if differences.is_empty() {
+        return None;
+    }
+    let middle = differences.len() / 2;
+    let offset_nanoseconds = *differences.select_nth_unstable(middle).1;
+    let mut deviations: Vec<u64> =
+        differences.iter().map(|&difference| difference.abs_diff(offset_nanoseconds)).collect();
+    let percentile = (deviations.len() * 95).div_ceil(100).saturating_sub(1);
+    let spread_nanoseconds = *deviations.select_nth_unstable(percentile).1;
+    Some(ClockAlignment { offset_nanoseconds, pair_count: differences.len(), spread_nanoseconds })
+}
+
+/// Joins the LOADs of a key several logs created code at: each LOAD, in
+/// order, takes the next unmatched code-creation of the log whose aligned
+/// time is nearest to the LOAD's (a log without a clock only when no other
+/// log has code left there).
+fn match_nearest_in_time(
+    logs: &[CodeLog],
+    loads: &[CodeLoad],
+    clocks: &[Option<ClockAlignment>],
+    group: KeyGroup<'_>,
+    log_objects: &mut [Option<LogObject>],
+) {
+    // The objects are sorted by log: one cursor per log's run.
+    let mut runs: Vec<&[LogObject]> = group.objects.chunk_by(|left, right| left.log == right.log).collect();
+    for &load in group.load_order {
+        let load_time = i64::try_from(loads[load as usize].timestamp).unwrap_or(i64::MAX);
+        let distance = |run: &[LogObject]| {
+            let object = run[0];
+            match clocks[object.log.0 as usize] {
+                Some(clock) => {
+                    let creation = logs[object.log.0 as usize].code_object(object.object);
+                    clock.jitdump_time(creation.timestamp_micros).abs_diff(load_time)
+                }
+                None => u64::MAX,
+            }
+        };
+        let nearest = runs.iter().enumerate().filter(|(_, run)| !run.is_empty()).min_by_key(|(_, run)| distance(run));
+        let Some((run_index, _)) = nearest else { break };
+        let run = &mut runs[run_index];
+        log_objects[load as usize] = Some(run[0]);
+        *run = &run[1..];
+    }
 }
 
 /// For each address, the code objects that ever covered it, in load order.
@@ -546,6 +779,91 @@ mod tests {
         assert_eq!(index.covering(179), &[2]);
         assert_eq!(index.covering(180), &[] as &[u32]);
         assert_eq!(index.covering(300), &[] as &[u32]);
+    }
+
+    fn load(code_address: u64, code_size: u64, timestamp: u64) -> CodeLoad {
+        CodeLoad {
+            timestamp,
+            pid: 1,
+            tid: 1,
+            vma: code_address,
+            code_address,
+            code_size,
+            code_index: 0,
+            name: String::new(),
+            record_offset: 0,
+        }
+    }
+
+    /// Two isolates whose clocks started 50 ms apart: both log the embedded
+    /// builtin at 0x100, and the worker reuses the main isolate's freed
+    /// address 0x1000. The worker's log comes first, so log order alone
+    /// would give it the main isolate's code.
+    #[test]
+    fn loads_join_the_isolate_whose_aligned_clock_is_nearest() {
+        let worker = CodeLog::parse(
+            b"code-creation,Builtin,2,5,0x100,16,Abort\n\
+              code-creation,JS,10,8,0x3000,32,h /w.js:1:1,0x900,*\n\
+              code-creation,JS,10,9,0x4000,32,k /w.js:2:1,0x910,*\n\
+              code-creation,JS,10,100,0x1000,32,reused /w.js:3:1,0x920,*\n",
+        );
+        let main = CodeLog::parse(
+            b"code-creation,Builtin,2,10,0x100,16,Abort\n\
+              code-creation,JS,10,20,0x1000,32,f /m.js:1:1,0x800,*\n\
+              code-creation,JS,10,30,0x2000,32,g /m.js:2:1,0x810,*\n",
+        );
+        let main_start = 1_000_000_000;
+        let worker_start = 1_050_000_000;
+        let loads = [
+            load(0x100, 16, main_start + 10_000),
+            load(0x1000, 32, main_start + 20_000),
+            load(0x2000, 32, main_start + 30_000),
+            load(0x100, 16, worker_start + 5_000),
+            load(0x3000, 32, worker_start + 8_000),
+            load(0x4000, 32, worker_start + 9_000),
+            load(0x1000, 32, worker_start + 100_000),
+            load(0x5000, 8, worker_start + 200_000),
+        ];
+        let join = join_loads(&[worker, main], &loads);
+        let object = |log: u32, object: u32| Some(LogObject { log: LogId(log), object: CodeObjectId(object) });
+        assert_eq!(
+            join.log_objects,
+            [object(1, 0), object(1, 1), object(1, 2), object(0, 0), object(0, 1), object(0, 2), object(0, 3), None]
+        );
+        // The worker aligns on h and k, the main isolate on g (0x1000 and
+        // 0x100 are loaded twice).
+        assert_eq!(
+            join.clocks,
+            [
+                Some(ClockAlignment { offset_nanoseconds: worker_start as i64, pair_count: 2, spread_nanoseconds: 0 }),
+                Some(ClockAlignment { offset_nanoseconds: main_start as i64, pair_count: 1, spread_nanoseconds: 0 }),
+            ]
+        );
+    }
+
+    /// A lone log needs no clock: the k-th LOAD at a key is its k-th
+    /// code-creation there, whatever the times say.
+    #[test]
+    fn a_lone_log_joins_by_order() {
+        let log = CodeLog::parse(
+            b"code-creation,JS,10,1,0x1000,32,f /m.js:1:1,0x800,*\n\
+              code-creation,JS,10,2,0x1000,32,g /m.js:2:1,0x810,*\n",
+        );
+        let join = join_loads(&[log], &[load(0x1000, 32, 99), load(0x1000, 32, 7), load(0x1000, 32, 5)]);
+        let object = |object: u32| Some(LogObject { log: LogId(0), object: CodeObjectId(object) });
+        assert_eq!(join.log_objects, [object(0), object(1), None]);
+        assert_eq!(join.clocks, [None]);
+    }
+
+    #[test]
+    fn the_median_offset_and_its_spread() {
+        let alignment = median_alignment(&mut [5_000, 1_000, 900_000, 3_000, 2_000]).unwrap();
+        assert_eq!(alignment, ClockAlignment { offset_nanoseconds: 3_000, pair_count: 5, spread_nanoseconds: 897_000 });
+        let mut pairs: Vec<i64> = (0..100).map(|index| 10_000 + index * 10).collect();
+        pairs.push(5_000_000);
+        let alignment = median_alignment(&mut pairs).unwrap();
+        assert_eq!((alignment.offset_nanoseconds, alignment.spread_nanoseconds), (10_500, 480));
+        assert_eq!(median_alignment(&mut []), None);
     }
 
     #[test]

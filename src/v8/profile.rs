@@ -1,11 +1,18 @@
-//! Finding and loading the code log and jitdump of each sampled process.
+//! Finding and loading the code logs and jitdump of each sampled process.
+//!
+//! A process has one jitdump and one code log per isolate: V8's default
+//! `--logfile-per-isolate` names them `isolate-0x<address>-<pid>-<logfile>`
+//! (the main thread and each worker thread has its isolate); with
+//! `--no-logfile-per-isolate` there is one, `<logfile>` itself.
 //!
 //! Explicit `--log`/`--jitdump` files pair up by process id (the jitdump
-//! header's pid, the digits in the log's name). Missing halves are looked for
-//! where V8 and CodSpeed put them: `codspeed-v8-PID.log` in `$CODSPEED_V8_LOG`
-//! or next to the jitdump, and `jit-PID.dump` in the jitdump directory, the
-//! latter lazily, when a sample of that pid first shows up.
+//! header's pid, the pid in the log's name); every log of a pid goes with
+//! its jitdump. Missing halves are looked for where V8 and CodSpeed put them:
+//! every `isolate-0x*-PID-*.log` and `*-PID.log` in `$CODSPEED_V8_LOG` and next
+//! to the jitdump, and `jit-PID.dump` in the jitdump directory, the latter
+//! lazily, when a sample of that pid first shows up.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -27,7 +34,8 @@ pub struct ProfileOptions {
     /// Where to look for `jit-PID.dump` when no jitdump is given
     /// (default: the current directory).
     pub jitdump_dir: Option<PathBuf>,
-    /// Where CodSpeed writes `codspeed-v8-PID.log` (`$CODSPEED_V8_LOG`).
+    /// Where CodSpeed writes its code logs (`$CODSPEED_V8_LOG`): every log of
+    /// a process found there is read, as next to its jitdump.
     pub codspeed_log_dir: Option<PathBuf>,
     /// How to find script sources.
     pub sources: SourceOptions,
@@ -77,24 +85,34 @@ impl Profiles {
         for path in profiles.options.jitdumps.clone() {
             jitdumps.push((read_jitdump(&path, &mut profiles.diagnostics)?, path));
         }
-        let mut logs: Vec<(Option<u32>, PathBuf)> =
-            profiles.options.logs.iter().map(|path| (pid_in_file_name(path), path.clone())).collect();
-        // A lone log and a lone jitdump belong together whatever their names.
-        if logs.len() == 1 && jitdumps.len() == 1 {
-            logs[0].0 = Some(jitdumps[0].0.header.pid);
+        // The logs of each pid (`None`: no pid in the name), in the order given.
+        let mut logs_by_pid: BTreeMap<Option<u32>, Vec<PathBuf>> = BTreeMap::new();
+        for path in &profiles.options.logs {
+            logs_by_pid.entry(pid_in_file_name(path)).or_default().push(path.clone());
+        }
+        // A lone jitdump takes the logs whose name has no pid, and a lone
+        // log whatever its name.
+        if let [(jitdump, _)] = jitdumps.as_slice() {
+            let pid = jitdump.header.pid;
+            let lone_log = profiles.options.logs.len() == 1;
+            let adopted: Vec<Option<u32>> =
+                logs_by_pid.keys().copied().filter(|&key| key.is_none() || lone_log).collect();
+            for key in adopted {
+                let paths = logs_by_pid.remove(&key).unwrap_or_default();
+                logs_by_pid.entry(Some(pid)).or_default().extend(paths);
+            }
         }
         for (jitdump, jitdump_path) in jitdumps {
             let pid = jitdump.header.pid;
-            let log_path = match logs.iter().position(|(log_pid, _)| *log_pid == Some(pid)) {
-                Some(index) => Some(logs.remove(index).1),
-                None => profiles.find_log(pid, Some(&jitdump_path)),
+            let log_paths = match logs_by_pid.remove(&Some(pid)) {
+                Some(paths) => paths,
+                None => profiles.find_logs(pid, Some(&jitdump_path)),
             };
-            profiles.add(pid, log_path.as_deref(), Some((jitdump, &jitdump_path)))?;
+            profiles.add(pid, &log_paths, Some((jitdump, &jitdump_path)))?;
         }
-        for (pid, log_path) in logs {
-            // A log without a jitdump: the log's own addresses, no times.
-            let pid = pid.unwrap_or(0);
-            profiles.add(pid, Some(&log_path), None)?;
+        for (pid, log_paths) in logs_by_pid {
+            // Logs without a jitdump: their own addresses, no times.
+            profiles.add(pid.unwrap_or(0), &log_paths, None)?;
         }
         Ok(profiles)
     }
@@ -155,54 +173,72 @@ impl Profiles {
                 return;
             }
         };
-        let log_path = self.find_log(pid, Some(&jitdump_path));
-        if let Err(error) = self.add(pid, log_path.as_deref(), Some((jitdump, &jitdump_path))) {
+        let log_paths = self.find_logs(pid, Some(&jitdump_path));
+        if let Err(error) = self.add(pid, &log_paths, Some((jitdump, &jitdump_path))) {
             self.diagnostics.warn(WarningKind::UnreadableDiscoveredJitDump, || error.to_string());
         }
     }
 
-    fn find_log(&self, pid: u32, jitdump_path: Option<&Path>) -> Option<PathBuf> {
-        let name = format!("codspeed-v8-{pid}.log");
+    /// Every code log of `pid` in `$CODSPEED_V8_LOG` and next to the
+    /// jitdump: one per isolate, `isolate-0x*-PID-*.log`, or `*-PID.log`
+    /// (`.gz` too), sorted by name. A name found in both directories, or
+    /// both plain and compressed, is read once: the first directory's, the
+    /// plain one.
+    fn find_logs(&self, pid: u32, jitdump_path: Option<&Path>) -> Vec<PathBuf> {
         let mut directories: Vec<PathBuf> = self.options.codspeed_log_dir.iter().cloned().collect();
         if let Some(parent) = jitdump_path.and_then(Path::parent) {
             directories.push(if parent.as_os_str().is_empty() { PathBuf::from(".") } else { parent.to_owned() });
         }
-        directories.iter().find_map(|directory| existing(directory, &name))
+        let mut found: BTreeMap<String, PathBuf> = BTreeMap::new();
+        let mut seen_directories: Vec<PathBuf> = Vec::new();
+        for directory in directories {
+            let canonical = directory.canonicalize().unwrap_or_else(|_| directory.clone());
+            if seen_directories.contains(&canonical) {
+                continue;
+            }
+            seen_directories.push(canonical);
+            let Ok(entries) = std::fs::read_dir(&directory) else { continue };
+            let mut names: Vec<String> = entries
+                .flatten()
+                .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_file() || kind.is_symlink()))
+                .filter_map(|entry| entry.file_name().into_string().ok())
+                .filter(|name| is_log_of(name, pid))
+                .collect();
+            // `x.log` before `x.log.gz`.
+            names.sort();
+            for name in names {
+                let plain = name.strip_suffix(".gz").unwrap_or(&name).to_string();
+                found.entry(plain).or_insert_with(|| directory.join(&name));
+            }
+        }
+        found.into_values().collect()
     }
 
-    fn add(
-        &mut self,
-        pid: u32,
-        log_path: Option<&Path>,
-        jitdump: Option<(JitDump, &Path)>,
-    ) -> Result<(), ProfileError> {
-        let log = match log_path {
-            Some(path) => {
-                let (input, cut_short) = open_file_allowing_cut(path)?;
-                let mut log = CodeLog::read(input).map_err(|source| InputError { path: path.to_owned(), source })?;
-                log.path = path.to_owned();
-                if cut_short.is_set() {
-                    self.diagnostics.add_compressed_cut(path, &format!("{} lines", log.line_count));
-                }
-                self.diagnostics.add_code_log(&log);
-                log
+    fn add(&mut self, pid: u32, log_paths: &[PathBuf], jitdump: Option<(JitDump, &Path)>) -> Result<(), ProfileError> {
+        let mut logs = Vec::with_capacity(log_paths.len());
+        for path in log_paths {
+            let (input, cut_short) = open_file_allowing_cut(path)?;
+            let mut log = CodeLog::read(input).map_err(|source| InputError { path: path.to_owned(), source })?;
+            log.path = path.to_owned();
+            if cut_short.is_set() {
+                self.diagnostics.add_compressed_cut(path, &format!("{} lines", log.line_count));
             }
-            None => {
-                if let Some((_, jitdump_path)) = &jitdump {
-                    self.diagnostics.warn(WarningKind::NoCodeLog, || {
-                        format!(
-                            "{}: no code log found for pid {pid} (looked for codspeed-v8-{pid}.log in $CODSPEED_V8_LOG and next to the jitdump)",
-                            jitdump_path.display()
-                        )
-                    });
-                }
-                CodeLog::default()
-            }
-        };
+            self.diagnostics.add_code_log(&log);
+            logs.push(log);
+        }
+        if let (true, Some((_, jitdump_path))) = (logs.is_empty(), &jitdump) {
+            self.diagnostics.warn(WarningKind::NoCodeLog, || {
+                format!(
+                    "{}: no code log found for pid {pid} (looked for isolate-0x*-{pid}-*.log and *-{pid}.log in \
+                     $CODSPEED_V8_LOG and next to the jitdump)",
+                    jitdump_path.display()
+                )
+            });
+        }
         if let Some((jitdump, path)) = &jitdump {
             self.diagnostics.add_jitdump(path, jitdump);
         }
-        let mut map = InlineMap::new(log, jitdump.as_ref().map(|(jitdump, _)| jitdump), self.options.sources.clone());
+        let mut map = InlineMap::new(logs, jitdump.as_ref().map(|(jitdump, _)| jitdump), self.options.sources.clone());
         if let Some((jitdump, path)) = &jitdump {
             map.jitdump_path = Some(path.to_path_buf());
             map.jitdump_cut_short = jitdump.warnings.iter().any(|warning| {
@@ -239,10 +275,15 @@ fn existing(directory: &Path, name: &str) -> Option<PathBuf> {
     compressed.is_file().then_some(compressed)
 }
 
-/// The last run of digits after a `-` or `_` in a file name
-/// (`codspeed-v8-2696.log` -> 2696).
+/// The process id in a code log's or jitdump's file name: the one after the
+/// isolate address in V8's per-isolate names
+/// (`isolate-0x378aaea0-25931-v8.log` -> 25931), else the last run of digits
+/// after a `-` or `_` (`codspeed-v8-2696.log` -> 2696).
 pub fn pid_in_file_name(path: &Path) -> Option<u32> {
     let name = path.file_name()?.to_str()?;
+    if let Some(isolate) = IsolateLogName::parse(name) {
+        return Some(isolate.pid);
+    }
     let digits_end = name.rfind(|character: char| character.is_ascii_digit())? + 1;
     let separator = name[..digits_end].rfind(|character: char| !character.is_ascii_digit())?;
     // `codspeed-v8-2696.log`, `jit_2696.dump`: a pid follows a separator.
@@ -250,6 +291,44 @@ pub fn pid_in_file_name(path: &Path) -> Option<u32> {
         return None;
     }
     name[separator + 1..digits_end].parse().ok()
+}
+
+/// The parts of V8's per-isolate log name `isolate-0x<address>-<pid>-<logfile>`
+/// ([`LogFile::GetLogFileName`](https://chromium.googlesource.com/v8/v8/+/refs/heads/main/src/logging/log-file.cc)
+/// prefixes `--logfile` with them under `--logfile-per-isolate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IsolateLogName<'name> {
+    /// The isolate's address.
+    pub isolate_address: u64,
+    /// The process id.
+    pub pid: u32,
+    /// The `--logfile` name after the prefix.
+    pub logfile: &'name str,
+}
+
+impl IsolateLogName<'_> {
+    /// The parts of a file name, if it has V8's per-isolate prefix.
+    pub fn parse(name: &str) -> Option<IsolateLogName<'_>> {
+        let rest = name.strip_prefix("isolate-0x")?;
+        let (address, rest) = rest.split_once('-')?;
+        let (pid, logfile) = rest.split_once('-')?;
+        Some(IsolateLogName {
+            isolate_address: u64::from_str_radix(address, 16).ok()?,
+            pid: pid.parse().ok()?,
+            logfile,
+        })
+    }
+}
+
+/// Whether a file name is a code log of `pid`: `isolate-0x*-PID-*.log` or
+/// `*-PID.log`, maybe `.gz`.
+fn is_log_of(name: &str, pid: u32) -> bool {
+    let plain = name.strip_suffix(".gz").unwrap_or(name);
+    let Some(stem) = plain.strip_suffix(".log") else { return false };
+    match IsolateLogName::parse(plain) {
+        Some(isolate) => isolate.pid == pid && !isolate.logfile.is_empty(),
+        None => stem.strip_suffix(&pid.to_string()).is_some_and(|before| before.ends_with('-')),
+    }
 }
 
 #[cfg(test)]
@@ -262,5 +341,42 @@ mod tests {
         assert_eq!(pid_in_file_name(Path::new("codspeed-v8-2696.log.gz")), Some(2696));
         assert_eq!(pid_in_file_name(Path::new("v8.log")), None);
         assert_eq!(pid_in_file_name(Path::new("log")), None);
+        assert_eq!(pid_in_file_name(Path::new("isolate-0x378aaea0-25931-v8.log")), Some(25931));
+        assert_eq!(
+            pid_in_file_name(Path::new("/x/isolate-0x7f9584000f00-25931-codspeed-v8-25931.log.gz")),
+            Some(25931)
+        );
+    }
+
+    #[test]
+    fn isolate_log_names() {
+        assert_eq!(
+            IsolateLogName::parse("isolate-0x7f9584000f00-25931-codspeed-v8-25931.log"),
+            Some(IsolateLogName { isolate_address: 0x7f95_8400_0f00, pid: 25931, logfile: "codspeed-v8-25931.log" })
+        );
+        assert_eq!(IsolateLogName::parse("isolate-0xzz-25931-v8.log"), None);
+        assert_eq!(IsolateLogName::parse("isolate-0x10-v8.log"), None);
+    }
+
+    #[test]
+    fn logs_of_a_pid() {
+        for name in [
+            "isolate-0x378aaea0-25931-codspeed-v8-25931.log",
+            "isolate-0x378aaea0-25931-v8.log.gz",
+            "codspeed-v8-25931.log",
+            "prof-25931.log.gz",
+        ] {
+            assert!(is_log_of(name, 25931), "{name}");
+        }
+        for name in [
+            "isolate-0x378aaea0-25932-codspeed-v8-25931.log",
+            "codspeed-v8-125931.log",
+            "codspeed-v8-25931.log.txt",
+            "jit-25931.dump",
+            "v8.log",
+            "25931.log",
+        ] {
+            assert!(!is_log_of(name, 25931), "{name}");
+        }
     }
 }

@@ -78,9 +78,10 @@ pub(crate) struct FoldArgs {
     #[arg(long)]
     pub(crate) stats: bool,
     /// Fold V8's own samples instead of perf's: the `tick` records of this
-    /// `node --prof --log-code` log (no perf needed; counts are ticks).
+    /// `node --prof --log-code` log (no perf needed; counts are ticks). Once
+    /// per isolate's log: each is the code log of its own ticks.
     #[arg(long, value_name = "LOG", conflicts_with_all = ["perf_script", "perf_data"])]
-    pub(crate) ticks: Option<PathBuf>,
+    pub(crate) ticks: Vec<PathBuf>,
     /// Read perf's samples from this perf.data directly (no `perf script`).
     #[arg(long, value_name = "PERF_DATA", conflicts_with = "perf_script")]
     pub(crate) perf_data: Option<PathBuf>,
@@ -271,7 +272,8 @@ pub(crate) enum CompareFormat {
 /// Where the code logs, jitdumps and scripts are.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct InputArgs {
-    /// V8 code log (`node --log-code --logfile=...`); once per process. `.gz` is read too.
+    /// V8 code log (`node --log-code --logfile=...`); once per log: a process has one per isolate
+    /// (`isolate-0x*-PID-*.log`). `.gz` is read too.
     #[arg(long = "log", value_name = "LOG")]
     pub(crate) logs: Vec<PathBuf>,
     /// V8 jitdump (`node --perf-prof` writes jit-PID.dump); once per process.

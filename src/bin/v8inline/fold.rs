@@ -1,8 +1,10 @@
 //! The main job: the arguments become a [`pipeline::fold`] of one input,
 //! then every output asked for is written.
 
+use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::args::{AnnotateFormat, FoldArgs, OutputArgs, ReportFormat, SummaryFormat};
 use crate::failure::{Failure, report_warnings, standard_output_failure, write_file, write_output};
@@ -19,6 +21,7 @@ use v8inline::output::stack_profile::StackProfile;
 use v8inline::output::timeline::Timeline;
 use v8inline::pipeline::{self, FoldOptions, FoldedProfile, SampleInput};
 use v8inline::v8::expand::{ExpandOptions, ExpansionStats};
+use v8inline::v8::inline_map::{InlineMap, LogId};
 
 pub(crate) fn fold(args: FoldArgs) -> Result<(), Failure> {
     let outputs_on_stdout = args.outputs.on_standard_output();
@@ -57,7 +60,7 @@ pub(crate) fn fold(args: FoldArgs) -> Result<(), Failure> {
         let svg_options = SvgOptions {
             title: format!("v8inline: {}", profile.input_name),
             // V8's ticks carry no perf event; each counts 1.
-            event: summary.event.clone().or_else(|| args.ticks.is_some().then(|| "V8 ticks".to_string())),
+            event: summary.event.clone().or_else(|| (!args.ticks.is_empty()).then(|| "V8 ticks".to_string())),
             samples: summary.samples_kept,
             total_count: summary.total_count,
         };
@@ -79,6 +82,7 @@ pub(crate) fn fold(args: FoldArgs) -> Result<(), Failure> {
             );
         }
         eprint!("{}", stats_report(&summary, &profile.expansion));
+        eprint!("{}", code_log_report(profile.expanders[0].profiles().maps()));
     }
     Ok(())
 }
@@ -115,7 +119,15 @@ pub(crate) fn fold_input(args: &FoldArgs) -> Result<FoldedProfile, Failure> {
         timeline: args.outputs.needs_timeline(),
         threads: args.threads,
     };
-    let input = match (&args.ticks, &args.perf_data) {
+    if args.ticks.len() > 1 {
+        // Each log is the code log of its own ticks: one fold each, merged.
+        if options.record_details {
+            return Err(Failure::Usage("--pprof, --report, --summary and --annotate take one --ticks log".to_string()));
+        }
+        let inputs: Vec<SampleInput> = args.ticks.iter().cloned().map(SampleInput::Ticks).collect();
+        return pipeline::fold_all(&inputs, &options).map_err(|error| Failure::Input(error.to_string()));
+    }
+    let input = match (args.ticks.first(), &args.perf_data) {
         (Some(log), _) => SampleInput::Ticks(log.clone()),
         (None, Some(perf_data)) => SampleInput::PerfData(perf_data.clone()),
         (None, None) => {
@@ -201,6 +213,40 @@ pub(crate) fn timeline_outputs(
         files.push(OutputFile { path: path.clone(), bytes });
     }
     Ok(files)
+}
+
+/// The `--stats` lines on processes with several code logs (one per
+/// isolate): per log, its code objects, the LOADs joined with them and its
+/// clock against the jitdump's.
+pub(crate) fn code_log_report(maps: &[Arc<InlineMap>]) -> String {
+    let mut report = String::new();
+    for map in maps.iter().filter(|map| map.logs().len() > 1) {
+        let mut joined = vec![0usize; map.logs().len()];
+        for object in map.codes().iter().filter_map(|code| code.log_object) {
+            joined[object.log.0 as usize] += 1;
+        }
+        let pid = map.pid.map_or_else(|| "?".to_string(), |pid| pid.to_string());
+        let _ = writeln!(report, "v8inline: code logs of pid {pid}: {} isolates", map.logs().len());
+        for (index, log) in map.logs().iter().enumerate() {
+            let clock = match map.clock_alignment(LogId(index as u32)) {
+                Some(clock) => format!(
+                    "clock {:+.6} s from the jitdump's (median of {} code objects, 95 % within {:.1} µs)",
+                    clock.offset_nanoseconds as f64 / 1e9,
+                    clock.pair_count,
+                    clock.spread_nanoseconds as f64 / 1e3
+                ),
+                None => "clock not aligned (no code object only it created)".to_string(),
+            };
+            let _ = writeln!(
+                report,
+                "v8inline:   {}: {} code objects, {} jitdump loads joined, {clock}",
+                log.path.display(),
+                log.code_objects.len(),
+                joined[index]
+            );
+        }
+    }
+    report
 }
 
 /// The `--stats` report.

@@ -55,6 +55,8 @@ pub struct CodeObject {
     pub source_info: Option<Box<SourceInfo>>,
     /// 1-based line of the code-creation record in the log.
     pub log_line: u64,
+    /// The record's TIME: microseconds since this log (its isolate) started.
+    pub timestamp_micros: i64,
 }
 
 /// The `code-source-info` of a code object, with inlined functions resolved.
@@ -162,6 +164,18 @@ pub struct CodeLog {
     /// How many `v8-version` records were seen: more than one means several
     /// isolates wrote to this file, whose script ids may collide.
     pub isolate_count: u32,
+    /// Code-creations timed before the code-creation above them. V8 writes
+    /// an isolate's records under one lock with times from one timer, so its
+    /// own log never goes back: another isolate's clock restarted from zero.
+    pub clock_restarts: u64,
+    /// Lines where a second record starts after the first one's beginning
+    /// (`code-creation,Builtin,code-creation,Builtin,2,...`): several
+    /// writers appended to the file at once.
+    pub spliced_lines: u64,
+    /// Lines that are not whole records: unparsable lines, spliced lines and
+    /// fragments whose first field is no record kind at all. Skipped; in a
+    /// log of one isolate they are damage, in a shared one the collisions.
+    pub damaged_lines: u64,
     /// Lines read.
     pub line_count: u64,
     /// Records of kinds this reader does not use, counted by kind.
@@ -237,6 +251,33 @@ impl CodeLog {
     pub fn function(&self, id: SharedFunctionId) -> &SharedFunction {
         &self.functions[id.0 as usize]
     }
+
+    /// Whether several isolates wrote this file at once
+    /// (`--no-logfile-per-isolate` with worker threads): more than one
+    /// `v8-version` header, a clock that restarts, or spliced lines.
+    pub fn is_shared_by_isolates(&self) -> bool {
+        self.isolate_count > 1 || self.clock_restarts > 0 || self.spliced_lines > 0
+    }
+}
+
+/// The record kinds a spliced line shows after its start: the ones V8 writes
+/// most, with the comma that ends the kind.
+const SPLICED_RECORD_STARTS: [&[u8]; 5] =
+    [b"code-creation,", b"code-source-info,", b"script-source,", b"sfi-move,", b"v8-version,"];
+
+/// Whether a second record starts inside `line`, after its first byte.
+fn starts_another_record(line: &[u8]) -> bool {
+    let rest = line.get(1..).unwrap_or_default();
+    SPLICED_RECORD_STARTS.iter().any(|start| memchr::memmem::find(rest, start).is_some())
+}
+
+/// Whether `field` could be the kind of a V8 record (`code-deopt`,
+/// `heap-capacity`): lowercase words joined by `-`. Fragments of a record
+/// cut by another writer start with anything.
+fn is_record_kind(field: &[u8]) -> bool {
+    !field.is_empty()
+        && field.len() <= 64
+        && field.iter().all(|&byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'-')
 }
 
 /// Hashing of addresses for the maps keyed by them. FxHash keeps a key's
@@ -286,6 +327,8 @@ struct LogBuilder {
     function_at_address: HashMap<u64, SharedFunctionId, AddressHashing>,
     /// The tags seen, shared by the code objects that carry them.
     tags: FxHashMap<Box<[u8]>, Arc<str>>,
+    /// The time of the last code-creation, to see clocks restart.
+    last_creation_micros: Option<i64>,
 }
 
 impl LogBuilder {
@@ -299,10 +342,17 @@ impl LogBuilder {
             Ok(Some(record)) => self.apply(record),
             Ok(None) => {
                 let kind_end = memchr::memchr(b',', line).unwrap_or(line.len());
+                let spliced = starts_another_record(line);
+                if spliced || !is_record_kind(&line[..kind_end]) {
+                    self.log.damaged_lines += 1;
+                    self.log.spliced_lines += u64::from(spliced);
+                }
                 let kind = String::from_utf8_lossy(&line[..kind_end.min(64)]).into_owned();
                 *self.log.skipped_kinds.entry(kind).or_default() += 1;
             }
             Err(error) => {
+                self.log.damaged_lines += 1;
+                self.log.spliced_lines += u64::from(starts_another_record(line));
                 let kind_end = memchr::memchr(b',', line).unwrap_or(line.len()).min(64);
                 let kind = String::from_utf8_lossy(&line[..kind_end]);
                 self.warn(LogWarningKind::UnparsableLine, format!("{kind}: {}", error.0));
@@ -409,8 +459,13 @@ impl LogBuilder {
             tier: creation.tier,
             source_info: None,
             log_line: self.log.line_count,
+            timestamp_micros: creation.timestamp_micros,
         });
         self.code_at_address.insert(creation.address, id);
+        if self.last_creation_micros.is_some_and(|last| creation.timestamp_micros < last) {
+            self.log.clock_restarts += 1;
+        }
+        self.last_creation_micros = Some(creation.timestamp_micros);
     }
 
     /// The function a code-creation carries. A different name at a known SFI
@@ -433,6 +488,7 @@ impl LogBuilder {
 
     fn code_source_info(&mut self, info: CodeSourceInfo) {
         let Some(&code_id) = self.code_at_address.get(&info.address) else {
+            self.log.damaged_lines += 1;
             self.warn(
                 LogWarningKind::SourceInfoWithoutCode,
                 format!("code-source-info for 0x{:x} with no code-creation before it", info.address),
