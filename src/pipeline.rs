@@ -218,14 +218,7 @@ impl ExpandingSinks {
         input: &SampleInput,
         native: Option<NativeFrameStats>,
     ) -> FoldedProfile {
-        let folded = self.folder.summary();
-        summary.samples_kept = folded.samples_kept;
-        summary.samples_without_frames = folded.samples_without_frames;
-        summary.total_count = folded.total_count;
-        summary.distinct_stacks = folded.distinct_stacks;
-        summary.stack_lines_expanded = folded.stack_lines_expanded;
-        summary.stack_lines_passed_through = folded.stack_lines_passed_through;
-        summary.expanded_frames = folded.expanded_frames;
+        summary.take_folder_counts(&self.folder.summary());
         diagnostics.merge(&self.expander.profiles().diagnostics);
         let timeline = self.timeline.map(|recorder| recorder.finish(summary.event.clone()));
         FoldedProfile {
@@ -314,14 +307,7 @@ pub fn fold_all(inputs: &[SampleInput], options: &FoldOptions) -> Result<FoldedP
         merged.input_name = format!("{}, {}", merged.input_name, profile.input_name);
     }
     let folded = merged.folder.summary();
-    let summary = &mut merged.summary;
-    summary.samples_kept = folded.samples_kept;
-    summary.samples_without_frames = folded.samples_without_frames;
-    summary.total_count = folded.total_count;
-    summary.distinct_stacks = folded.distinct_stacks;
-    summary.stack_lines_expanded = folded.stack_lines_expanded;
-    summary.stack_lines_passed_through = folded.stack_lines_passed_through;
-    summary.expanded_frames = folded.expanded_frames;
+    merged.summary.take_folder_counts(&folded);
     Ok(merged)
 }
 

@@ -9,39 +9,14 @@
 mod common;
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::gunzip;
+use common::{gunzip, temp_dir};
 
 /// How long a run may take before it counts as waiting on the terminal.
 const BOUND: Duration = Duration::from_secs(30);
-
-/// A fresh, empty directory for one test, removed when the test passes.
-struct TempDir(PathBuf);
-
-impl std::ops::Deref for TempDir {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
-
-fn temp_dir(name: &str) -> TempDir {
-    let directory = std::env::temp_dir().join(format!("v8inline-default-input-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&directory);
-    std::fs::create_dir_all(&directory).unwrap();
-    TempDir(directory)
-}
 
 /// The bundled perf.data recording, decompressed into `directory` under its
 /// recorded names: perf.data, codspeed-v8-25489.log, jit-25489.dump.
@@ -116,7 +91,7 @@ fn run_in(directory: &Path, args: &[&str]) -> Output {
 
 #[test]
 fn reads_perf_data_in_a_terminal() {
-    let directory = temp_dir("with-perf-data");
+    let directory = temp_dir("default-input", "with-perf-data");
     unpack_recording(&directory, true);
     // Standard error to a file: its first line is the note, the rest is what
     // the explicit --perf-data run prints (this machine's binaries and kernel
@@ -144,7 +119,7 @@ fn reads_perf_data_in_a_terminal() {
 
 #[test]
 fn usage_in_a_terminal_without_perf_data() {
-    let directory = temp_dir("without-perf-data");
+    let directory = temp_dir("default-input", "without-perf-data");
     unpack_recording(&directory, false);
     let (shown, exit_code) = run_in_terminal(&directory, &documented_command());
     assert_eq!(exit_code, Some(2), "{shown}");
@@ -160,7 +135,7 @@ fn usage_in_a_terminal_without_perf_data() {
 
 #[test]
 fn reads_standard_input_when_it_is_not_a_terminal() {
-    let directory = temp_dir("pipe");
+    let directory = temp_dir("default-input", "pipe");
     unpack_recording(&directory, true);
     // A pipe that closes at once: no samples, not ./perf.data.
     let output = run_in(&directory, &["--log", "codspeed-v8-25489.log", "--jitdump", "jit-25489.dump"]);

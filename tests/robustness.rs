@@ -15,7 +15,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::{jitdump_path, log_path, recording_dir};
+use common::{jitdump_path, log_path, recording_dir, run, stderr, temp_dir};
 use v8inline::collapse::{CollapseOptions, CollapseSummary, collapse};
 use v8inline::diagnostics::{Diagnostics, WarningKind};
 use v8inline::formats::jitdump::{self, ReadOptions};
@@ -28,40 +28,6 @@ fn gunzip(path: &Path) -> Vec<u8> {
     let mut bytes = Vec::new();
     flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()).read_to_end(&mut bytes).unwrap();
     bytes
-}
-
-/// A fresh, empty directory for one test, removed when the test passes
-/// (a failing test leaves it for a look).
-struct TempDir(PathBuf);
-
-impl std::ops::Deref for TempDir {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
-
-fn temp_dir(name: &str) -> TempDir {
-    let directory = std::env::temp_dir().join(format!("v8inline-robustness-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&directory);
-    std::fs::create_dir_all(&directory).unwrap();
-    TempDir(directory)
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_v8inline")).args(args).output().unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 fn path_text(path: &Path) -> String {
@@ -217,7 +183,7 @@ fn node20_reference(recording: &Recording) -> String {
 
 #[test]
 fn a_jitdump_header_larger_than_40_bytes_is_skipped_whole() {
-    let directory = temp_dir("large-header");
+    let directory = temp_dir("robustness", "large-header");
     let recording = node20_in(&directory);
     let reference = node20_reference(&recording);
     // A 64-byte header: V8 writes 40, the specification lets it grow.
@@ -232,7 +198,7 @@ fn a_jitdump_header_larger_than_40_bytes_is_skipped_whole() {
 
 #[test]
 fn garbage_binary_and_non_utf8_lines_are_skipped_counted_and_shown() {
-    let directory = temp_dir("garbage");
+    let directory = temp_dir("robustness", "garbage");
     let recording = node20_in(&directory);
     let reference = node20_reference(&recording);
 
@@ -294,7 +260,7 @@ fn garbage_binary_and_non_utf8_lines_are_skipped_counted_and_shown() {
 
 #[test]
 fn lines_over_a_megabyte_are_read() {
-    let directory = temp_dir("long-lines");
+    let directory = temp_dir("robustness", "long-lines");
     let recording = node20_in(&directory);
     let reference = node20_reference(&recording);
     let long_name = "x".repeat(2 << 20);
@@ -323,7 +289,7 @@ fn lines_over_a_megabyte_are_read() {
 
 #[test]
 fn cut_and_damaged_inputs_are_warned_about_with_their_place() {
-    let directory = temp_dir("cut");
+    let directory = temp_dir("robustness", "cut");
     let recording = node20_in(&directory);
     // The log cut inside its last line, the jitdump inside a record.
     let log = std::fs::read(&recording.log).unwrap();
@@ -354,7 +320,7 @@ fn cut_and_damaged_inputs_are_warned_about_with_their_place() {
 
 #[test]
 fn compressed_inputs_cut_short_are_used_up_to_the_cut() {
-    let directory = temp_dir("cut-gz");
+    let directory = temp_dir("robustness", "cut-gz");
     let cut_copy = |source: &Path, name: &str| {
         let compressed = std::fs::read(source).unwrap();
         let path = directory.join(name);
@@ -388,7 +354,7 @@ fn compressed_inputs_cut_short_are_used_up_to_the_cut() {
 #[test]
 fn missing_logs_unreadable_discovered_jitdumps_and_shared_logs_are_warned_about() {
     // A jitdump alone: no log next to it.
-    let directory = temp_dir("alone");
+    let directory = temp_dir("robustness", "alone");
     let recording = node20_in(&directory);
     std::fs::remove_file(&recording.log).unwrap();
     let output = run(&["--jitdump", &path_text(&recording.jitdump), &path_text(&recording.script)]);
@@ -442,7 +408,7 @@ fn assert_fails(args: &[&str], code: i32, message: &str) {
 
 #[test]
 fn every_error_names_its_file_and_exits_1() {
-    let directory = temp_dir("errors");
+    let directory = temp_dir("robustness", "errors");
     let recording = node20_in(&directory);
     let (log, jitdump, script) =
         (path_text(&recording.log), path_text(&recording.jitdump), path_text(&recording.script));
@@ -545,7 +511,7 @@ fn usage_errors_exit_2() {
 
 #[test]
 fn lookup_reports_warnings_and_honours_strict() {
-    let directory = temp_dir("lookup-strict");
+    let directory = temp_dir("robustness", "lookup-strict");
     let recording = node20_in(&directory);
     let mut log = std::fs::read(&recording.log).unwrap();
     log.extend_from_slice(b"code-source-info,0x999,1,0,1,C0O0,,\n");
@@ -759,7 +725,7 @@ fn samples_without_frames_are_counted_not_written() {
 
 #[test]
 fn compare_names_the_file_and_line_it_cannot_read() {
-    let directory = temp_dir("compare");
+    let directory = temp_dir("robustness", "compare");
     let good = directory.join("good.folded");
     std::fs::write(&good, "node;main 5\nnode;main;f 3\n").unwrap();
     let good = path_text(&good);

@@ -15,42 +15,8 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-use common::{gunzip, jitdump_path, log_path, recording_dir};
-
-/// A fresh, empty directory for one test, removed when the test passes.
-struct TempDir(PathBuf);
-
-impl std::ops::Deref for TempDir {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
-
-fn temp_dir(name: &str) -> TempDir {
-    let directory = std::env::temp_dir().join(format!("v8inline-strict-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&directory);
-    std::fs::create_dir_all(&directory).unwrap();
-    TempDir(directory)
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_v8inline")).args(args).output().unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+use common::{gunzip, jitdump_path, log_path, recording_dir, run, stderr, temp_dir};
 
 fn text(path: &Path) -> String {
     path.display().to_string()
@@ -203,7 +169,7 @@ fn perf_data_reference(directory: &Path, bytes: &[u8]) -> (String, String) {
 
 #[test]
 fn a_perf_data_sample_that_does_not_parse_is_skipped_and_fails_strict() {
-    let directory = temp_dir("perf-data-flipped");
+    let directory = temp_dir("strict", "perf-data-flipped");
     let (mut bytes, records) = perf_data();
     let (reference, reference_message) = perf_data_reference(&directory, &bytes);
     // A callchain length of 2^40 and more, in the tenth sample: its addresses
@@ -232,7 +198,7 @@ fn a_perf_data_sample_that_does_not_parse_is_skipped_and_fails_strict() {
 
 #[test]
 fn a_perf_data_cut_in_the_middle_is_read_up_to_the_cut_and_fails_strict() {
-    let directory = temp_dir("perf-data-cut");
+    let directory = temp_dir("strict", "perf-data-cut");
     let (bytes, records) = perf_data();
     let cut_at = bytes.len() / 2;
     let path = directory.join("perf.data");
@@ -286,7 +252,7 @@ fn a_perf_data_cut_in_the_middle_is_read_up_to_the_cut_and_fails_strict() {
 
 #[test]
 fn a_broken_perf_data_record_ends_the_reading_there_and_fails_strict() {
-    let directory = temp_dir("perf-data-broken");
+    let directory = temp_dir("strict", "perf-data-broken");
     let (mut bytes, records) = perf_data();
     // The tenth sample's size is 4, less than its own header: the records
     // cannot be framed from there on.
@@ -327,7 +293,7 @@ fn prof_log() -> PathBuf {
 
 #[test]
 fn a_garbled_tick_line_is_skipped_and_fails_strict() {
-    let directory = temp_dir("ticks");
+    let directory = temp_dir("strict", "ticks");
     let log = String::from_utf8(gunzip(&prof_log())).unwrap();
     let mut lines: Vec<String> = log.lines().map(str::to_string).collect();
     // The 100th tick's PC is not an address.
@@ -357,7 +323,7 @@ fn a_garbled_tick_line_is_skipped_and_fails_strict() {
 
 #[test]
 fn a_compressed_tick_log_cut_short_is_used_up_to_the_cut_and_fails_strict() {
-    let directory = temp_dir("ticks-cut");
+    let directory = temp_dir("strict", "ticks-cut");
     let compressed = std::fs::read(prof_log()).unwrap();
     let path = directory.join(prof_log().file_name().unwrap());
     std::fs::write(&path, &compressed[..compressed.len() * 3 / 4]).unwrap();
@@ -426,7 +392,7 @@ impl Node20 {
 
 #[test]
 fn a_garbage_line_inside_a_perf_script_sample_is_skipped_and_fails_strict() {
-    let directory = temp_dir("perf-script");
+    let directory = temp_dir("strict", "perf-script");
     let files = node20_in(&directory);
     let reference = files.reference();
     // After the first stack line of the first sample.
@@ -451,7 +417,7 @@ fn a_garbage_line_inside_a_perf_script_sample_is_skipped_and_fails_strict() {
 
 #[test]
 fn a_cut_jitdump_is_used_up_to_the_cut_and_fails_strict() {
-    let directory = temp_dir("jitdump");
+    let directory = temp_dir("strict", "jitdump");
     let files = node20_in(&directory);
     let bytes = std::fs::read(&files.jitdump).unwrap();
     // In the middle of the record that holds the middle byte: records are
@@ -490,7 +456,7 @@ fn a_cut_jitdump_is_used_up_to_the_cut_and_fails_strict() {
 
 #[test]
 fn a_garbled_code_log_line_is_skipped_and_fails_strict() {
-    let directory = temp_dir("code-log");
+    let directory = temp_dir("strict", "code-log");
     let files = node20_in(&directory);
     let log = std::fs::read_to_string(&files.log).unwrap();
     let mut lines: Vec<String> = log.lines().map(str::to_string).collect();

@@ -11,45 +11,11 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-use common::{NODE_VERSIONS, gunzip, jitdump_path, log_path, recording_dir};
-
-/// A fresh, empty directory for one test, removed when the test passes.
-struct TempDir(PathBuf);
-
-impl std::ops::Deref for TempDir {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
-
-fn temp_dir(name: &str) -> TempDir {
-    let directory = std::env::temp_dir().join(format!("v8inline-unexpanded-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&directory);
-    std::fs::create_dir_all(&directory).unwrap();
-    TempDir(directory)
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_v8inline")).args(args).output().unwrap()
-}
+use common::{NODE_VERSIONS, gunzip, jitdump_path, log_path, recording_dir, run, stderr, temp_dir};
 
 fn text(path: &Path) -> String {
     path.display().to_string()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 /// The whole summary of one unexpanded process warning.
@@ -95,7 +61,7 @@ fn perf_script(version: u32) -> PathBuf {
 
 #[test]
 fn samples_of_another_pid_than_the_jitdump_and_log() {
-    let directory = temp_dir("other-pid");
+    let directory = temp_dir("unexpanded", "other-pid");
     let (jitdump, log) = (text(&jitdump_path(20)), text(&log_path(20)));
     let expected = summary(&format!(
         "{jitdump} and {log}: 1037 of 1037 samples that ran JavaScript did not expand: the samples are of pid \
@@ -107,7 +73,7 @@ fn samples_of_another_pid_than_the_jitdump_and_log() {
 
 #[test]
 fn samples_of_a_pid_without_jitdump_among_several() {
-    let directory = temp_dir("pid-without-jitdump");
+    let directory = temp_dir("unexpanded", "pid-without-jitdump");
     let (jitdump_20, log_20) = (text(&jitdump_path(20)), text(&log_path(20)));
     let (jitdump_22, log_22) = (text(&jitdump_path(22)), text(&log_path(22)));
     let expected = summary(&format!(
@@ -131,7 +97,7 @@ fn samples_of_a_pid_without_jitdump_among_several() {
 
 #[test]
 fn code_log_without_code_source_info() {
-    let directory = temp_dir("no-source-info");
+    let directory = temp_dir("unexpanded", "no-source-info");
     // The node 20 log without its code-source-info lines, as V8 writes it
     // without source positions.
     let log = gunzip(&log_path(20));
@@ -152,7 +118,7 @@ fn code_log_without_code_source_info() {
 
 #[test]
 fn code_log_and_jitdump_of_different_runs() {
-    let directory = temp_dir("different-runs");
+    let directory = temp_dir("unexpanded", "different-runs");
     // A lone log and a lone jitdump pair up whatever their names.
     let (jitdump, log) = (text(&jitdump_path(20)), text(&log_path(22)));
     let expected = summary(&format!(
@@ -189,7 +155,7 @@ fn shift_times(script: &str, seconds: u64) -> String {
 
 #[test]
 fn sample_times_before_the_jitdump_loads() {
-    let directory = temp_dir("clock");
+    let directory = temp_dir("unexpanded", "clock");
     // perf's own clock instead of CLOCK_MONOTONIC: the node 20 samples 400 s
     // earlier than the jitdump's code loads.
     let script = String::from_utf8(gunzip(&perf_script(20))).unwrap();
@@ -209,7 +175,7 @@ fn sample_times_before_the_jitdump_loads() {
 
 #[test]
 fn interpreted_and_sparkplug_code_only() {
-    let directory = temp_dir("interpreted");
+    let directory = temp_dir("unexpanded", "interpreted");
     let recording = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/interpreted");
     let (jitdump, log) = (text(&recording.join("jit-6272.dump.gz")), text(&recording.join("codspeed-v8-6272.log.gz")));
     let expected = summary(&format!(

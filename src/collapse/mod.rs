@@ -303,6 +303,18 @@ pub struct CollapseSummary {
 }
 
 impl CollapseSummary {
+    /// Takes the counters a [`Folder`] keeps from its summary `folded`,
+    /// keeping the reader's (samples read and filtered out, event, warnings).
+    pub fn take_folder_counts(&mut self, folded: &CollapseSummary) {
+        self.samples_kept = folded.samples_kept;
+        self.samples_without_frames = folded.samples_without_frames;
+        self.total_count = folded.total_count;
+        self.distinct_stacks = folded.distinct_stacks;
+        self.stack_lines_expanded = folded.stack_lines_expanded;
+        self.stack_lines_passed_through = folded.stack_lines_passed_through;
+        self.expanded_frames = folded.expanded_frames;
+    }
+
     /// Samples read but not written: filtered out or without frames.
     pub fn samples_skipped(&self) -> u64 {
         self.samples_filtered_out + self.samples_without_frames
@@ -341,14 +353,7 @@ pub fn fold_samples<R: BufRead>(
     let mut sink = ExpandingSink { expander, folder, expanded: ExpandedSample::new() };
     reader.send_samples(&mut sink)?;
     let mut summary = reader_summary(&reader);
-    let folded = folder.summary();
-    summary.samples_kept = folded.samples_kept;
-    summary.samples_without_frames = folded.samples_without_frames;
-    summary.total_count = folded.total_count;
-    summary.distinct_stacks = folded.distinct_stacks;
-    summary.stack_lines_expanded = folded.stack_lines_expanded;
-    summary.stack_lines_passed_through = folded.stack_lines_passed_through;
-    summary.expanded_frames = folded.expanded_frames;
+    summary.take_folder_counts(&folder.summary());
     Ok(summary)
 }
 

@@ -99,3 +99,41 @@ pub fn function_at_line(line: u64) -> Option<&'static str> {
     ];
     FUNCTIONS.iter().find(|(_, first, last)| (*first..=*last).contains(&line)).map(|(name, _, _)| *name)
 }
+
+/// A fresh, empty directory for one test, removed when the test passes
+/// (a failing test leaves it for a look).
+pub struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// An empty directory named after the test file (`suite`), the process and
+/// `name`.
+pub fn temp_dir(suite: &str, name: &str) -> TempDir {
+    let directory = std::env::temp_dir().join(format!("v8inline-{suite}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&directory);
+    std::fs::create_dir_all(&directory).unwrap();
+    TempDir(directory)
+}
+
+/// Runs the binary with `args`.
+pub fn run(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_v8inline")).args(args).output().unwrap()
+}
+
+/// A run's standard error as text.
+pub fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
