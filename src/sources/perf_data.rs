@@ -18,6 +18,9 @@
 //!
 //! Each sample then goes to a [`SampleSink`] (the pipeline expands and folds it).
 //!
+//! The records of `perf record -z` (`PERF_RECORD_COMPRESSED`, zstd) are
+//! decompressed by the crate (its `zstd` feature) and read as any others.
+//!
 //! Differences from `perf script` output: perf also reads `/tmp/perf-PID.map`
 //! files and `~/.debug` copies of binaries, which this reader does not; a
 //! file whose build id differs from the one perf recorded is not symbolized
@@ -25,7 +28,8 @@
 //! functions are reported under `[kernel.kallsyms]`.
 //!
 //! A damaged perf.data is read as far as it goes: a file cut short up to its
-//! last whole record, a record that does not parse is skipped, a record the
+//! last whole record, the file of a `perf record` that was killed (data size
+//! 0 in the header, which perf itself refuses) likewise, a record that does not parse is skipped, a record the
 //! reader cannot frame ends the reading; each is a warning in
 //! [`PerfDataSummary::diagnostics`] naming the byte offset.
 
@@ -206,8 +210,21 @@ impl FileHeader {
         self.data.offset.checked_add(self.data.size).is_none_or(|end| end > self.file_length)
     }
 
-    /// Where the data section ends, or the file if sooner.
+    /// Whether `perf record` never finished the file (it was killed, or
+    /// still runs): the header it writes first declares a data section of 0
+    /// bytes, and records follow it up to wherever the writing stopped, with
+    /// no feature sections after them (`perf_session__write_header` writes
+    /// the real size and the features only at the end of the recording).
+    fn is_unfinished(&self) -> bool {
+        self.data.size == 0 && self.data.offset > 0 && self.data.offset < self.file_length
+    }
+
+    /// Where the data section ends, or the file if sooner; the file's end
+    /// for an unfinished recording.
     fn data_end(&self) -> u64 {
+        if self.is_unfinished() {
+            return self.file_length;
+        }
         self.data.offset.saturating_add(self.data.size).min(self.file_length)
     }
 
@@ -264,7 +281,7 @@ fn check_header<R: Read + Seek>(input: &mut R) -> Result<Option<FileHeader>, Str
             section(entry, entry_size - SECTION_SIZE as usize).check("event ids", file_length)?;
         }
     }
-    if file_header.is_cut() {
+    if file_header.is_cut() || file_header.is_unfinished() {
         input.seek(std::io::SeekFrom::Start(0)).map_err(|error| error.to_string())?;
         return Ok(Some(file_header));
     }
@@ -687,6 +704,21 @@ impl PerfDataReader {
                     header.data.offset,
                     header.data.size,
                     header.file_length.saturating_sub(header.data.offset)
+                )
+            });
+            replaced_header = Some(header.cut_at(data_end));
+        } else if let Some(header) = header.as_ref().filter(|header| header.is_unfinished()) {
+            let data_end = whole_records_end(&mut *input.borrow_mut(), header, header.file_length)
+                .map_err(|error| error.to_string())?;
+            self.diagnostics.warn(WarningKind::PerfDataUnfinished, || {
+                format!(
+                    "{}: byte offset 48: expected the size of the data section, found 0: the recording was not finished \
+                     (perf record was killed before it could write the header); the whole records from byte offset {} \
+                     up to byte offset {data_end} of the file's {} bytes were used, the feature sections (build ids, \
+                     event names) are missing",
+                    path.display(),
+                    header.data.offset,
+                    header.file_length
                 )
             });
             replaced_header = Some(header.cut_at(data_end));
