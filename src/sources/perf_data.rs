@@ -148,7 +148,6 @@ impl PerfDataSource {
         event: Option<&str>,
         sink: &mut dyn SampleSink,
     ) -> Result<PerfDataSummary, PerfDataError> {
-        let error = |message: String| PerfDataError { path: path.display().to_string(), message };
         let mut reader = PerfDataReader::new(event, std::mem::take(&mut self.symbols), self.running_kernel.clone());
         let result = if path.extension().is_some_and(|extension| extension == "gz") {
             match read_file_allowing_cut(path) {
@@ -166,10 +165,34 @@ impl PerfDataSource {
                 Err(problem) => Err(problem.to_string()),
             }
         };
+        self.finish(reader, result, path)
+    }
+
+    /// [`PerfDataSource::read`] of a perf.data already in memory (not
+    /// compressed); `path` names it in warnings and errors.
+    pub fn read_bytes(
+        &mut self,
+        bytes: &[u8],
+        path: &Path,
+        event: Option<&str>,
+        sink: &mut dyn SampleSink,
+    ) -> Result<PerfDataSummary, PerfDataError> {
+        let mut reader = PerfDataReader::new(event, std::mem::take(&mut self.symbols), self.running_kernel.clone());
+        let result = reader.read(std::io::Cursor::new(bytes), path, sink);
+        self.finish(reader, result, path)
+    }
+
+    /// The summary of `reader`'s read, keeping its caches for the next one.
+    fn finish(
+        &mut self,
+        reader: PerfDataReader,
+        result: Result<(), String>,
+        path: &Path,
+    ) -> Result<PerfDataSummary, PerfDataError> {
         let (summary, symbols, running_kernel) = reader.finish();
         self.symbols = symbols;
         self.running_kernel = running_kernel;
-        result.map_err(error)?;
+        result.map_err(|message| PerfDataError { path: path.display().to_string(), message })?;
         Ok(summary)
     }
 }
