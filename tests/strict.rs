@@ -240,6 +240,42 @@ fn a_perf_data_sample_that_does_not_parse_is_skipped_and_fails_strict() {
     assert_eq!(total_count(&folded), total_count(&reference) - damaged.period(&bytes));
 }
 
+/// `PERF_RECORD_MMAP2`.
+const MMAP2: u32 = 10;
+
+#[test]
+fn an_mmap2_record_with_a_build_id_longer_than_20_bytes_is_skipped_and_fails_strict() {
+    // Found by fuzz/fuzz_targets/perf_data.rs: linux-perf-event-reader 0.10
+    // asserts that the build id of an MMAP2 record (misc bit 14) is at most
+    // 20 bytes long, and aborted the process on this one.
+    let directory = temp_dir("perf-data-build-id");
+    let (mut bytes, records) = perf_data();
+    let (reference, _) = perf_data_reference(&directory, &bytes);
+    let mmap2 = *records.iter().find(|record| record.record_type == MMAP2).unwrap();
+    let misc = u16::from_le_bytes(bytes[mmap2.offset + 4..mmap2.offset + 6].try_into().unwrap()) | 1 << 14;
+    bytes[mmap2.offset + 4..mmap2.offset + 6].copy_from_slice(&misc.to_le_bytes());
+    // The build id's length, after pid, tid, address, length, page offset.
+    bytes[mmap2.offset + 8 + 32] = 254;
+    let path = directory.join("perf.data");
+    std::fs::write(&path, &bytes).unwrap();
+    let args = perf_data_args(&text(&path));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (folded, _) = warns_then_fails_strictly(
+        &directory,
+        &args,
+        &[format!(
+            "v8inline:   1 perf.data record(s) skipped: body not as the record type requires\n\
+             v8inline:     {}: byte offset {}: MMAP2 record of {} bytes: expected the fields its event's sample \
+             format declares, a build id of 254 bytes, more than the 20 an MMAP2 record holds\n",
+            text(&path),
+            mmap2.offset,
+            mmap2.size
+        )],
+    );
+    // Every sample is kept; only the frames in that mapping lose their names.
+    assert_eq!(total_count(&folded), total_count(&reference));
+}
+
 #[test]
 fn a_perf_data_cut_in_the_middle_is_read_up_to_the_cut_and_fails_strict() {
     let directory = temp_dir("perf-data-cut");

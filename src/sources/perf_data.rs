@@ -402,6 +402,33 @@ fn open_records<R: Read + Seek>(
     Ok((perf_file, record_iter))
 }
 
+/// `PERF_RECORD_MISC_MMAP_BUILD_ID`: an MMAP2 record carries a build id
+/// (its length, padding, 20 bytes) instead of device and inode numbers.
+const MISC_MMAP_BUILD_ID: u16 = 1 << 14;
+/// Where an MMAP2 record's build id length lies in its body: after pid,
+/// tid, address, length and page offset.
+const MMAP2_BUILD_ID_LENGTH_OFFSET: usize = 32;
+/// The longest build id an MMAP2 record holds.
+const MMAP2_BUILD_ID_CAPACITY: u8 = 20;
+
+/// Why an MMAP2 record with a build id cannot be parsed: a build id length
+/// past its 20 bytes, which `linux-perf-event-reader` (0.10) asserts against
+/// instead of returning an error (a damaged record would abort the process).
+fn mmap2_build_id_problem(
+    record: &linux_perf_data::linux_perf_event_reader::RawEventRecord<'_>,
+) -> Option<std::io::Error> {
+    if record.record_type != RecordType::MMAP2 || record.misc & MISC_MMAP_BUILD_ID == 0 {
+        return None;
+    }
+    let length = *record.data.as_slice().get(MMAP2_BUILD_ID_LENGTH_OFFSET)?;
+    (length > MMAP2_BUILD_ID_CAPACITY).then(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("a build id of {length} bytes, more than the {MMAP2_BUILD_ID_CAPACITY} an MMAP2 record holds"),
+        )
+    })
+}
+
 /// `struct perf_event_header`: type, misc, size.
 const RECORD_HEADER_SIZE: u64 = 8;
 
@@ -793,7 +820,7 @@ impl PerfDataReader {
                 continue;
             }
             let PerfFileRecord::EventRecord { attr_index, record } = record else { continue };
-            let parsed = match record.parse() {
+            let parsed = match mmap2_build_id_problem(&record).map_or_else(|| record.parse(), Err) {
                 Ok(parsed) => parsed,
                 Err(error) => {
                     bad_records += 1;
