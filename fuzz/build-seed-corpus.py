@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Builds the seed corpus of the fuzz targets from the real recordings in
-testdata/ (testdata/node*/*.gz, testdata/native/perf.script.gz).
+testdata/ (testdata/node*/*.gz and node*/prof/, testdata/native/perf.script.gz,
+the perf.data of testdata/perf-data, perf-data-z and realapp).
 
 Usage: python3 fuzz/build-seed-corpus.py [CORPUS_DIR]   (default: fuzz/corpus)
 
@@ -11,6 +12,18 @@ Seeds are kept small (a few KB: libFuzzer mutates small inputs much faster):
 - jitdump:     the real header followed by runs of consecutive records
                (about 2 KB), plus the header alone and byte-swapped.
 - perf_script: a flags byte (0), then runs of 4 consecutive samples.
+- perf_data:   a flags byte (0), then small perf.data files cut from the
+               real ones (testdata/perf-data, perf-data-z with its killed
+               recording, realapp): the header and attributes, then the
+               first non-sample records (about 2 KB) and a run of 4
+               consecutive sample records, data size set, no feature
+               sections; the -z one has its compressed records whole; plus
+               a killed-style one (data size 0).
+- ticks:       coherent pieces of the --prof logs (testdata/node*/prof): the
+               shared-library lines (paths moved under /nonexistent, so no
+               binary is read from disk), 4 consecutive ticks and the
+               code-creation and code-source-info lines of the code objects
+               their addresses fall in.
 - pipeline:    coherent triples: 3 samples with JIT frames, the (at most 4)
                jitdump CODE_LOADs covering their addresses, the log lines of those
                code objects (code-creation, code-source-info, the creations of
@@ -118,6 +131,109 @@ def samples_of(script):
 
 def sample_runs(samples, per_run):
     return [b"".join(samples[start : start + per_run]) for start in range(0, len(samples), per_run)]
+
+
+# --- perf.data ----------------------------------------------------------------
+
+PERF_SAMPLE = 9
+
+
+def perf_data_records(data):
+    """(header, records) of a little-endian perf.data: the bytes before its
+    data section and the (type, bytes) of each whole record in it (up to the
+    file's end when the data size is 0, as a killed perf leaves it)."""
+    data_offset, data_size = struct.unpack_from("<QQ", data, 40)
+    end = data_offset + data_size if data_size else len(data)
+    records, offset = [], data_offset
+    while offset + 8 <= end:
+        record_type, _misc, size = struct.unpack_from("<IHH", data, offset)
+        if size < 8 or offset + size > end:
+            break
+        records.append((record_type, data[offset : offset + size]))
+        offset += size
+    return data[:data_offset], records
+
+
+def small_perf_data(header, records, data_size_zero=False):
+    """A perf.data of `header` and `records`: data size set (or 0), no
+    feature sections."""
+    body = b"".join(record for _, record in records)
+    header = bytearray(header)
+    struct.pack_into("<Q", header, 48, 0 if data_size_zero else len(body))
+    header[72:104] = bytes(32)
+    return bytes(header) + body
+
+
+def perf_data_seeds(path):
+    header, records = perf_data_records(gzip.decompress(path.read_bytes()))
+    setup, size = [], 0
+    for record in records:
+        if record[0] != PERF_SAMPLE and size + len(record[1]) <= CHUNK_BYTES:
+            setup.append(record)
+            size += len(record[1])
+    samples = [record for record in records if record[0] == PERF_SAMPLE]
+    runs = [samples[start : start + 4] for start in range(0, len(samples), 4)]
+    seeds = [small_perf_data(header, setup + run) for run in evenly(runs, MAX_SEEDS_PER_FILE // 2)]
+    if not samples:
+        # Compressed: the records as they are (a few, each a zstd frame part).
+        seeds.append(small_perf_data(header, records))
+    seeds.append(small_perf_data(header, setup + samples[:4], data_size_zero=True))
+    return seeds
+
+
+# --- tick logs ----------------------------------------------------------------
+
+
+def tick_addresses(line):
+    """The addresses of a tick line: pc, top of stack, return addresses."""
+    fields = line.split(b",")
+    addresses = []
+    for index, field in enumerate(fields[1:], start=1):
+        if index in (2, 3, 5) or field == b"overflow":
+            continue  # time, external-callback flag, VM state
+        try:
+            addresses.append(int(field, 16))
+        except ValueError:
+            pass
+    return addresses
+
+
+def tick_seeds(path):
+    lines = gzip.decompress(path.read_bytes()).split(b"\n")
+    libraries = [
+        line.replace(b"shared-library,/", b"shared-library,/nonexistent/", 1)
+        for line in lines
+        if line.startswith(b"shared-library,")
+    ]
+    ticks = [index for index, line in enumerate(lines) if line.startswith(b"tick,")]
+    seeds = []
+    for start in range(0, len(ticks), 4):
+        window = ticks[start : start + 4]
+        addresses = {address for index in window for address in tick_addresses(lines[index])}
+        # The last code-creation before the window covering each address.
+        covering = {}
+        for index in range(window[0]):
+            fields = lines[index].split(b",")
+            if fields[0] != b"code-creation" or len(fields) < 7:
+                continue
+            try:
+                code_start, code_size = int(fields[4], 16), int(fields[5])
+            except ValueError:
+                continue
+            for address in addresses:
+                if code_start <= address < code_start + code_size:
+                    covering[address] = index
+        chosen = sorted(set(covering.values()))[:8]
+        starts = {lines[index].split(b",")[4] for index in chosen}
+        source_infos = [
+            index
+            for index in range(window[0])
+            if lines[index].startswith(b"code-source-info,") and lines[index].split(b",")[1] in starts
+        ]
+        picked = sorted(set(chosen + source_infos))
+        text = b"\n".join(libraries + [lines[index] for index in picked] + [lines[index] for index in window])
+        seeds.append(text + b"\n")
+    return evenly(seeds, MAX_SEEDS_PER_FILE)
 
 
 # --- pipeline -----------------------------------------------------------------
@@ -231,7 +347,20 @@ def main():
         runs = sample_runs(samples_of(gzip.decompress(path.read_bytes())), 4)
         for run in evenly(runs, MAX_SEEDS_PER_FILE):
             write_seed(corpus / "perf_script", b"\x00" + run)
-    for target in ["code_log", "jitdump", "perf_script", "pipeline"]:
+    perf_data_files = [
+        TESTDATA / "perf-data" / "perf.data.gz",
+        TESTDATA / "perf-data-z" / "perf.data.gz",
+        TESTDATA / "perf-data-z" / "killed" / "perf.data.gz",
+        TESTDATA / "realapp" / "perf.data.gz",
+    ]
+    for path in perf_data_files:
+        for seed in perf_data_seeds(path):
+            write_seed(corpus / "perf_data", b"\x00" + seed)
+    for directory in recordings():
+        for path in sorted((directory / "prof").glob("prof-*.log.gz")):
+            for seed in tick_seeds(path):
+                write_seed(corpus / "ticks", seed)
+    for target in ["code_log", "jitdump", "perf_script", "pipeline", "perf_data", "ticks"]:
         counts[target] = len(os.listdir(corpus / target))
     print(" ".join(f"{target}: {count} seeds" for target, count in counts.items()))
 

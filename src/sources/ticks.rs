@@ -88,15 +88,32 @@ impl TickLog {
     /// `sources` says.
     pub fn read(path: &Path, sources: SourceOptions) -> Result<TickLog, TickError> {
         let (bytes, cut_short) = read_file_allowing_cut(path)?;
-        let mut log = CodeLog::parse(&bytes);
+        let log = CodeLog::parse(&bytes);
         drop(bytes);
-        log.path = path.to_owned();
-        if log.ticks.is_empty() {
-            return Err(TickError::NoTicks(path.display().to_string()));
-        }
         let mut diagnostics = Diagnostics::new();
         if cut_short {
             diagnostics.add_compressed_cut(path, &format!("{} lines", log.line_count));
+        }
+        TickLog::from_log(log, path, sources, diagnostics)
+    }
+
+    /// [`TickLog::read`] of a log already in memory (not compressed); `path`
+    /// names it in warnings and gives the pid (`prof-PID.log`).
+    pub fn parse(bytes: &[u8], path: &Path, sources: SourceOptions) -> Result<TickLog, TickError> {
+        TickLog::from_log(CodeLog::parse(bytes), path, sources, Diagnostics::new())
+    }
+
+    /// The tick log of `log`, read from `path`, with the warnings of reading
+    /// it so far.
+    fn from_log(
+        mut log: CodeLog,
+        path: &Path,
+        sources: SourceOptions,
+        mut diagnostics: Diagnostics,
+    ) -> Result<TickLog, TickError> {
+        log.path = path.to_owned();
+        if log.ticks.is_empty() {
+            return Err(TickError::NoTicks(path.display().to_string()));
         }
         diagnostics.add_code_log(&log);
         let ticks = std::mem::take(&mut log.ticks);

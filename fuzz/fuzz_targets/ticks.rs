@@ -1,0 +1,32 @@
+//! The tick-log source on arbitrary bytes: a `node --prof --log-code` log
+//! read in memory (`TickLog::parse`), its ticks expanded and folded as
+//! `v8inline --ticks` does (the pipeline's `SampleInput::Ticks`, without
+//! touching the disk). Never panics, hangs or runs out of memory; every tick
+//! becomes one sample; the counts written add up to the folder's total.
+#![no_main]
+
+use std::path::Path;
+
+use libfuzzer_sys::fuzz_target;
+use v8inline::pipeline::{ExpandingFolder, FoldOptions};
+use v8inline::sources::ticks::TickLog;
+use v8inline::v8::inline_map::SourceOptions;
+
+fuzz_target!(|bytes: &[u8]| {
+    // The pid comes from the name, as from `prof-PID.log`.
+    let Ok(mut log) = TickLog::parse(bytes, Path::new("prof-42.log"), SourceOptions::default()) else { return };
+    let options = FoldOptions::default();
+    let mut sink = ExpandingFolder::new(log.profiles().clone(), &options);
+    log.read_samples(&mut sink);
+    let summary = sink.folder().summary();
+    assert_eq!(summary.samples_kept + summary.samples_without_frames, log.tick_count() as u64);
+    let mut folded = Vec::new();
+    sink.folder().write_folded(&mut folded).expect("writing to memory cannot fail");
+    let text = String::from_utf8(folded).expect("folded output is UTF-8");
+    let mut total: u64 = 0;
+    for line in text.lines() {
+        let (_, count) = line.rsplit_once(' ').expect("a folded line ends in a count");
+        total = total.wrapping_add(count.parse::<u64>().expect("a count"));
+    }
+    assert_eq!(total, summary.total_count);
+});
