@@ -85,14 +85,14 @@ impl LoadedSourceMap {
     /// Parses `bytes` as a source map (index maps are flattened); sources are
     /// resolved against `base_directory`.
     pub fn parse(bytes: &[u8], base_directory: &Path) -> Result<LoadedSourceMap, String> {
-        let decoded = sourcemap::decode_slice(bytes).map_err(|error| error.to_string())?;
+        let decoded = sourcemap::decode_slice(bytes).map_err(|error| format!("not a source map: {error}"))?;
         LoadedSourceMap::from_decoded(decoded, base_directory)
     }
 
     fn from_decoded(decoded: DecodedMap, base_directory: &Path) -> Result<LoadedSourceMap, String> {
         let map = match decoded {
             DecodedMap::Regular(map) => map,
-            DecodedMap::Index(index) => index.flatten().map_err(|error| error.to_string())?,
+            DecodedMap::Index(index) => index.flatten().map_err(|error| format!("index map not usable: {error}"))?,
             DecodedMap::Hermes(hermes) => (*hermes).clone(),
         };
         let sources = map.sources().map(|source| resolve_source(source, base_directory)).collect();
@@ -182,14 +182,14 @@ fn read_map_file(path: &Path, base_directory: &Path) -> ScriptSourceMap {
     match std::fs::metadata(path) {
         Ok(metadata) if metadata.is_file() => {}
         Ok(_) => return problem("not a regular file".to_string()),
-        Err(error) => return problem(error.to_string()),
+        Err(error) => return problem(format!("cannot read it: {error}")),
     }
     match std::fs::read(path) {
         Ok(bytes) => match LoadedSourceMap::parse(&bytes, base_directory) {
             Ok(map) => ScriptSourceMap::Loaded(map),
             Err(message) => problem(message),
         },
-        Err(error) => problem(error.to_string()),
+        Err(error) => problem(format!("cannot read it: {error}")),
     }
 }
 
