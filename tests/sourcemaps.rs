@@ -234,3 +234,75 @@ fn unusable_maps_warn_once_each_and_change_nothing_else() {
     assert!(strict.stdout.is_empty());
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+#[test]
+fn a_given_map_wins_and_sources_resolve_against_it() {
+    // The scripts read from a tree without maps: --source-map gives
+    // server.js its map from elsewhere; parse.js's named map is missing.
+    let root = common::tempdir().join("sourcemaps-given");
+    std::fs::create_dir_all(root.join("build/tsc/http")).unwrap();
+    let given = root.join("maps/build/tsc/server.js.map");
+    std::fs::create_dir_all(given.parent().unwrap()).unwrap();
+    std::fs::copy(testdata().join("build/tsc/server.js.map"), &given).unwrap();
+    let argument = format!("{RECORDED_ROOT}/build/tsc/server.js={}", given.display());
+    let output = run("tsc", &root, &["--source-map", &argument]);
+    assert_eq!(output.status.code(), Some(0));
+    let message = String::from_utf8_lossy(&output.stderr);
+    let missing = root.join("build/tsc/http/parse.js.map");
+    assert!(message.contains(&format!("v8inline:     {}: cannot read it:", missing.display())), "{message}");
+    assert!(message.contains("v8inline:   1 source map(s) missing"), "{message}");
+    let folded = String::from_utf8(output.stdout).unwrap();
+    let mut optimized: Vec<&str> = folded
+        .lines()
+        .flat_map(|line| line.rsplit_once(' ').unwrap().0.split(';'))
+        .filter(|frame| {
+            frame.starts_with("JS:*") && (frame.contains(RECORDED_ROOT) || frame.contains("sourcemaps-given"))
+        })
+        .collect();
+    optimized.sort();
+    optimized.dedup();
+    // server.ts's sources (`../../src/server.ts`) resolve against the given map.
+    let server = root.join("maps/src/server.ts").display().to_string();
+    assert_eq!(
+        optimized,
+        [
+            format!("JS:*handleRequest {server}:7:23"),
+            format!("JS:*hashText {RECORDED_ROOT}/build/tsc/http/parse.js:6:18"),
+            format!("JS:*parseHeader {RECORDED_ROOT}/build/tsc/http/parse.js:13:21"),
+            format!("JS:*serve {server}:15:15"),
+        ]
+    );
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn annotations_land_on_typescript_lines_under_the_source_root() {
+    let annotations_path = common::tempdir().join("sourcemaps-annotations.txt");
+    let annotations_text = annotations_path.display().to_string();
+    let output = run(
+        "minified",
+        &testdata(),
+        &[
+            "-o",
+            "/dev/null",
+            "--annotate",
+            "github",
+            "--annotate-output",
+            &annotations_text,
+            "--source-root",
+            RECORDED_ROOT,
+        ],
+    );
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let annotations = std::fs::read_to_string(&annotations_path).unwrap();
+    let files: Vec<&str> =
+        annotations.lines().map(|line| line.split_once("file=").unwrap().1.split_once(',').unwrap().0).collect();
+    assert!(!files.is_empty());
+    assert!(files.iter().all(|file| *file == "src/http/parse.ts" || *file == "src/server.ts"), "{annotations}");
+    // The hottest line is the multiply in hashText's loop.
+    assert!(
+        annotations.lines().any(|line| line.starts_with("::notice file=src/http/parse.ts,line=11,")),
+        "{annotations}"
+    );
+    std::fs::remove_file(&annotations_path).unwrap();
+}
