@@ -26,7 +26,9 @@ use crate::formats::jitdump::{CodeLoad, JitDump};
 use crate::formats::v8log::{CodeLog, CodeObject, CodeObjectId, SharedFunction, Tier};
 use crate::v8::inline_stack::{FrameFunction, InlineFrame, PositionRule, WalkProblem, inlining_stack};
 use crate::v8::source::{FunctionName, LineColumn, LineTable};
-use crate::v8::source_map::{LoadedSourceMap, ScriptSourceMap, SourceMapOptions, SourceMapProblem, load_script_map};
+use crate::v8::source_map::{
+    LoadedSourceMap, ScriptSourceMap, SourceMapOptions, SourceMapProblem, load_script_map, script_file_name,
+};
 
 /// Index of a code object in an [`InlineMap`] (one per jitdump LOAD, or per
 /// log code object when there is no jitdump), in load order.
@@ -111,7 +113,9 @@ pub enum PositionOrigin {
     Unknown,
 }
 
-/// One frame of an inline stack, described for people.
+/// One frame of an inline stack, described for people. Where the script
+/// has a source map, the function, script, position and start are the
+/// original ones ([`crate::v8::source_map`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceFrame<'map> {
     /// The frame's name in folded stacks: the jitdump name for the code
@@ -458,7 +462,8 @@ impl InlineMap {
             if script.name.is_empty() || script.name.starts_with("node:") {
                 return ScriptSourceMap::None;
             }
-            let path = substitute_path(&script.name, &self.sources.path_substitutions);
+            let file_name = script_file_name(&script.name);
+            let path = substitute_path(&file_name, &self.sources.path_substitutions);
             let path = Path::new(path.as_ref());
             let source = match &script.escaped_source {
                 Some(escaped) => Some(crate::formats::v8log::escape::unescape(escaped)),

@@ -140,8 +140,10 @@ pub fn load_script_map(
     source: Option<&str>,
     options: &SourceMapOptions,
 ) -> ScriptSourceMap {
-    let script_directory = Path::new(script_name).parent().unwrap_or(Path::new(""));
-    if let Some(given) = options.overrides.iter().find(|given| given.script == script_name) {
+    let script_file = script_file_name(script_name);
+    let script_directory = Path::new(script_file.as_ref()).parent().unwrap_or(Path::new(""));
+    let given = options.overrides.iter().find(|given| given.script == script_name || given.script == script_file);
+    if let Some(given) = given {
         let base = given.map.parent().unwrap_or(Path::new(""));
         return read_map_file(&given.map, base);
     }
@@ -157,6 +159,12 @@ pub fn load_script_map(
         }
         let relative = percent_decode(url);
         let read_from = script_path.parent().unwrap_or(Path::new("")).join(relative.as_ref());
+        // The script's text came from the log and its tree is not on this
+        // machine (recorded elsewhere, no --substitute-path): nothing to map,
+        // and nothing wrong with the map.
+        if !is_file(script_path) && !is_file(&read_from) {
+            return ScriptSourceMap::None;
+        }
         // Sources resolve against the map's directory as the script names it.
         let base = normalize(&script_directory.join(relative.as_ref()));
         return read_map_file(&read_from, base.parent().unwrap_or(Path::new("")));
@@ -164,10 +172,22 @@ pub fn load_script_map(
     let mut beside = script_path.as_os_str().to_owned();
     beside.push(".map");
     let beside = PathBuf::from(beside);
-    if std::fs::metadata(&beside).is_ok_and(|metadata| metadata.is_file()) {
+    if is_file(&beside) {
         return read_map_file(&beside, script_directory);
     }
     ScriptSourceMap::None
+}
+
+/// The file a script name means: `file://` URLs (ES modules) as paths.
+pub fn script_file_name(script_name: &str) -> Cow<'_, str> {
+    match script_name.strip_prefix("file://") {
+        Some(path) => Cow::Owned(percent_decode(path).into_owned()),
+        None => Cow::Borrowed(script_name),
+    }
+}
+
+fn is_file(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|metadata| metadata.is_file())
 }
 
 fn inline_problem(script_name: &str, message: String) -> ScriptSourceMap {
