@@ -10,6 +10,9 @@
 
 use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+
+use fxhash::FxHashMap;
 
 use sourcemap::{DecodedMap, SourceMap};
 
@@ -55,7 +58,7 @@ pub enum ScriptSourceMap {
     /// The script has no map: its frames keep their JavaScript positions.
     None,
     /// The map, parsed.
-    Loaded(LoadedSourceMap),
+    Loaded(Box<LoadedSourceMap>),
     /// A map was named or given but could not be used.
     Failed(SourceMapProblem),
 }
@@ -68,6 +71,18 @@ pub struct LoadedSourceMap {
     /// V8 names it) or of the map file, lexically normalized; URLs (`webpack://`)
     /// as they are.
     sources: Vec<String>,
+    /// Lookups done, by generated position: each location of a script is
+    /// named and described once per output, and every frame of a function
+    /// looks up its start again.
+    lookups: Mutex<FxHashMap<LineColumn, Option<MappedToken>>>,
+}
+
+/// A lookup's answer, as indexes into the map.
+#[derive(Debug, Clone, Copy)]
+struct MappedToken {
+    source: u32,
+    position: LineColumn,
+    name: Option<u32>,
 }
 
 /// A generated position mapped to its original.
@@ -96,24 +111,36 @@ impl LoadedSourceMap {
             DecodedMap::Hermes(hermes) => (*hermes).clone(),
         };
         let sources = map.sources().map(|source| resolve_source(source, base_directory)).collect();
-        Ok(LoadedSourceMap { map, sources })
+        Ok(LoadedSourceMap { map, sources, lookups: Mutex::default() })
     }
 
     /// The original of a generated 1-based position: the mapping at or
     /// before it on its line; `None` where the map has none or it names no
     /// source.
     pub fn original(&self, generated: LineColumn) -> Option<OriginalPosition<'_>> {
+        let mapped = {
+            let mut lookups = self.lookups.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            *lookups.entry(generated).or_insert_with(|| self.look_up(generated))
+        }?;
+        Some(OriginalPosition {
+            source: self.sources.get(mapped.source as usize)?,
+            position: mapped.position,
+            name: mapped.name.and_then(|name| self.map.get_name(name)),
+        })
+    }
+
+    /// [`LoadedSourceMap::original`] without the cache.
+    fn look_up(&self, generated: LineColumn) -> Option<MappedToken> {
         let line = generated.line.checked_sub(1)?;
         let column = generated.column.checked_sub(1)?;
         let token = self.map.lookup_token(line, column)?;
         if token.get_dst_line() != line || !token.has_source() {
             return None;
         }
-        let source = self.sources.get(token.get_src_id() as usize)?;
-        Some(OriginalPosition {
-            source,
+        Some(MappedToken {
+            source: token.get_src_id(),
             position: LineColumn { line: token.get_src_line() + 1, column: token.get_src_col() + 1 },
-            name: token.get_name(),
+            name: token.has_name().then(|| token.get_name_id()),
         })
     }
 }
@@ -151,7 +178,7 @@ pub fn load_script_map(
         if url.starts_with("data:") {
             return match decode_data_url(url) {
                 Ok(bytes) => match LoadedSourceMap::parse(&bytes, script_directory) {
-                    Ok(map) => ScriptSourceMap::Loaded(map),
+                    Ok(map) => ScriptSourceMap::Loaded(Box::new(map)),
                     Err(message) => inline_problem(script_name, message),
                 },
                 Err(message) => inline_problem(script_name, message),
@@ -206,7 +233,7 @@ fn read_map_file(path: &Path, base_directory: &Path) -> ScriptSourceMap {
     }
     match std::fs::read(path) {
         Ok(bytes) => match LoadedSourceMap::parse(&bytes, base_directory) {
-            Ok(map) => ScriptSourceMap::Loaded(map),
+            Ok(map) => ScriptSourceMap::Loaded(Box::new(map)),
             Err(message) => problem(message),
         },
         Err(error) => problem(format!("cannot read it: {error}")),
@@ -327,6 +354,24 @@ mod tests {
         assert_eq!(in_body.position, LineColumn { line: 4, column: 3 });
         assert_eq!(in_body.name, None);
         assert_eq!(map.original(LineColumn { line: 2, column: 1 }), None);
+    }
+
+    #[test]
+    fn index_maps_are_flattened() {
+        // Two sections: generated line 1 from a.ts line 1, line 2 from b.ts line 5.
+        let json = br#"{"version":3,"sections":[
+            {"offset":{"line":0,"column":0},"map":{"version":3,"sources":["a.ts"],"names":[],"mappings":"AAAA"}},
+            {"offset":{"line":1,"column":0},"map":{"version":3,"sources":["b.ts"],"names":["run"],"mappings":"AAIAA"}}]}"#;
+        let map = LoadedSourceMap::parse(json, Path::new("/app/dist")).expect("index map parses");
+        let first = map.original(LineColumn { line: 1, column: 3 }).expect("mapped");
+        assert_eq!((first.source, first.position), ("/app/dist/a.ts", LineColumn { line: 1, column: 1 }));
+        let second = map.original(LineColumn { line: 2, column: 1 }).expect("mapped");
+        assert_eq!(
+            (second.source, second.position, second.name),
+            ("/app/dist/b.ts", LineColumn { line: 5, column: 1 }, Some("run"))
+        );
+        // The same lookup again comes from the cache, equal.
+        assert_eq!(map.original(LineColumn { line: 2, column: 1 }), Some(second));
     }
 
     #[test]
