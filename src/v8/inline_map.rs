@@ -1031,4 +1031,12 @@ mod tests {
         assert_eq!(substitute_path("/ci/work/app.js", &substitutions), "/home/me/src/app.js");
         assert_eq!(substitute_path("/other/app.js", &substitutions), "/other/app.js");
     }
+
+    #[test]
+    fn tier_prefixes() {
+        let cases = [("JS:*parse", 4), ("JS:o^parse", 5), ("LazyCompile:~open", 13), ("JS:open", 0), ("open", 0)];
+        for (function, length) in cases {
+            assert_eq!(tier_prefix_length(function), length, "{function}");
+        }
+    }
 }
