@@ -466,6 +466,8 @@ impl InlineMap {
             let path = substitute_path(&file_name, &self.sources.path_substitutions);
             let path = Path::new(path.as_ref());
             let source = match &script.escaped_source {
+                // Most scripts name no map: unescape only those that may.
+                Some(escaped) if memchr::memmem::find(escaped, b"sourceMappingURL").is_none() => None,
                 Some(escaped) => Some(crate::formats::v8log::escape::unescape(escaped)),
                 None if self.sources.read_from_disk
                     && std::fs::metadata(path).is_ok_and(|metadata| metadata.is_file()) =>
