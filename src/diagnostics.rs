@@ -82,6 +82,10 @@ pub enum WarningKind {
     /// V8 processes most of whose samples that ran JavaScript did not
     /// expand, with the likely cause ([`crate::v8::diagnosis`]).
     UnexpandedJavaScript,
+    /// Source maps a script names (or `--source-map` gives) that are
+    /// missing, unreadable or malformed: its frames keep their JavaScript
+    /// positions.
+    SourceMapUnusable,
 }
 
 impl WarningKind {
@@ -124,6 +128,9 @@ impl WarningKind {
             }
             WarningKind::OtherKernel => {
                 "recording(s) of another kernel (build id differs): kernel frames are not symbolized"
+            }
+            WarningKind::SourceMapUnusable => {
+                "source map(s) missing, unreadable or malformed: their scripts' frames keep their JavaScript positions"
             }
             WarningKind::NoKernelSymbols => {
                 "no kernel symbols (/proc/kallsyms unreadable or hidden): kernel frames are not symbolized"

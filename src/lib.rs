@@ -16,7 +16,8 @@
 //!                                  │ symbols (ELF, kallsyms)                 ExpandedSample)         │          output::stack_profile ─►
 //!  v8log code log ──┐                                                            ▲                    │            pprof, report, json,
 //!  jitdump ─────────┴─► v8::profile ─► v8::inline_map ─► v8::inline_stack ───────┘                    │            annotations, compare
-//!                                                                                                     ▼
+//!                                            │ frames named and described through                     │
+//!                                            └ v8::source_map (original .ts files, lines, names)      ▼
 //!  diagnostics: every reader's warnings, one channel (--strict)                    commands: record, lookup
 //! ```
 //!

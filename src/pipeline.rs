@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use crate::collapse::parallel::fold_parallel;
 use crate::collapse::{CollapseOptions, CollapseSummary, ExpandedSample, Folder, reader_summary};
-use crate::diagnostics::Diagnostics;
+use crate::diagnostics::{Diagnostics, WarningKind};
 use crate::input::open_stream_allowing_cut;
 use crate::output::stack_profile::StackProfile;
 use crate::output::timeline::{Timeline, TimelineRecorder};
@@ -241,7 +241,21 @@ impl ExpandingSinks {
 pub fn fold(input: &SampleInput, options: &FoldOptions) -> Result<FoldedProfile, Error> {
     let mut profile = fold_samples_of(input, options)?;
     warn_unexpanded(&profile.expansion, profile.expanders[0].profiles(), &mut profile.diagnostics);
+    warn_source_maps(profile.expanders[0].profiles(), &mut profile.diagnostics);
     Ok(profile)
+}
+
+/// One warning per source map that was needed and could not be used
+/// (every expander shares the processes' maps, so the first one sees all).
+fn warn_source_maps(profiles: &Profiles, diagnostics: &mut Diagnostics) {
+    let mut warned = std::collections::BTreeSet::new();
+    for map in profiles.maps() {
+        for problem in map.source_map_problems() {
+            if warned.insert(problem.map.clone()) {
+                diagnostics.warn(WarningKind::SourceMapUnusable, || format!("{}: {}", problem.map, problem.message));
+            }
+        }
+    }
 }
 
 /// [`fold`] but for the check of the expansion.

@@ -429,7 +429,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         annotate_kernel: true,
         ..CollapseOptions::default()
     };
-    let sources = SourceOptions { read_from_disk: true, path_substitutions: Vec::new() };
+    let sources = SourceOptions { read_from_disk: true, ..SourceOptions::default() };
     let (exit_status, unsupported_flags, folded, summary, expanded_frames, timeline) = match &sampler {
         Sampler::Perf => {
             let (flags, unsupported) = supported(perf_flags(&output_dir), &known);

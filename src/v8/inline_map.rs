@@ -26,6 +26,9 @@ use crate::formats::jitdump::{CodeLoad, JitDump};
 use crate::formats::v8log::{CodeLog, CodeObject, CodeObjectId, SharedFunction, Tier};
 use crate::v8::inline_stack::{FrameFunction, InlineFrame, PositionRule, WalkProblem, inlining_stack};
 use crate::v8::source::{FunctionName, LineColumn, LineTable};
+use crate::v8::source_map::{
+    LoadedSourceMap, ScriptSourceMap, SourceMapOptions, SourceMapProblem, load_script_map, script_file_name,
+};
 
 /// Index of a code object in an [`InlineMap`] (one per jitdump LOAD, or per
 /// log code object when there is no jitdump), in load order.
@@ -95,6 +98,8 @@ pub struct SourceOptions {
     /// Path prefixes to replace before reading (`FROM`, `TO`), for profiles
     /// recorded elsewhere.
     pub path_substitutions: Vec<(String, String)>,
+    /// Where source maps come from, and whether frames are mapped at all.
+    pub source_maps: SourceMapOptions,
 }
 
 /// Where a frame's line and column come from.
@@ -108,7 +113,9 @@ pub enum PositionOrigin {
     Unknown,
 }
 
-/// One frame of an inline stack, described for people.
+/// One frame of an inline stack, described for people. Where the script
+/// has a source map, the function, script, position and start are the
+/// original ones ([`crate::v8::source_map`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceFrame<'map> {
     /// The frame's name in folded stacks: the jitdump name for the code
@@ -188,6 +195,8 @@ pub struct InlineMap {
     sources: SourceOptions,
     /// Per log, its scripts' line tables, built on first use.
     line_tables: Vec<FxHashMap<i64, OnceLock<Option<LineTable>>>>,
+    /// Per log, its scripts' source maps, found and parsed on first use.
+    source_maps: Vec<FxHashMap<i64, OnceLock<ScriptSourceMap>>>,
     /// Jitdump LOADs that had no code-creation in any log.
     pub unmatched_loads: usize,
     /// The jitdump's file, when it was read from one.
@@ -253,6 +262,8 @@ impl InlineMap {
         let name_style = detect_name_style(&logs, &codes);
         let line_tables =
             logs.iter().map(|log| log.scripts.keys().map(|&id| (id, OnceLock::new())).collect()).collect();
+        let source_maps =
+            logs.iter().map(|log| log.scripts.keys().map(|&id| (id, OnceLock::new())).collect()).collect();
         let clocks = vec![None; logs.len()];
         InlineMap {
             logs,
@@ -263,6 +274,7 @@ impl InlineMap {
             name_style,
             sources,
             line_tables,
+            source_maps,
             unmatched_loads: 0,
             jitdump_path: None,
             jitdump_cut_short: false,
@@ -361,7 +373,20 @@ impl InlineMap {
     }
 
     /// The folded-stack name of one inline frame of `code`.
+    ///
+    /// A frame of a script with a source map is named after the original:
+    /// the tier marker kept, then the original function name (where the map
+    /// records one at the function's start, else V8's), file and start.
     pub fn frame_name(&self, code: CodeId, function: FrameFunction) -> Cow<'_, str> {
+        let name = self.generated_frame_name(code, function);
+        match self.mapped_frame_name(code, function, &name) {
+            Some(mapped) => Cow::Owned(mapped),
+            None => name,
+        }
+    }
+
+    /// [`InlineMap::frame_name`] before source maps.
+    fn generated_frame_name(&self, code: CodeId, function: FrameFunction) -> Cow<'_, str> {
         let jit_code = self.code(code);
         let FrameFunction::Inlined(function) = function else {
             return Cow::Borrowed(&jit_code.name);
@@ -382,6 +407,89 @@ impl InlineMap {
             NameStyle::LineOnly => strip_column(name),
         };
         Cow::Owned(one_line(&format!("{tag}:{marker}{name}")).into_owned())
+    }
+
+    /// The log and script id of one inline frame's function.
+    fn frame_script(&self, code: CodeId, function: FrameFunction) -> Option<(LogId, i64)> {
+        let host = self.log_object(code);
+        let log_id = self.code(code).log_object.map(|object| object.log)?;
+        let log = self.log(log_id);
+        let script_id = match function {
+            FrameFunction::Outer => host
+                .and_then(|object| object.source_info.as_ref())
+                .map(|info| info.script_id)
+                .or_else(|| host.and_then(|object| object.function).and_then(|id| log.function(id).script_id)),
+            FrameFunction::Inlined(id) => log.function(id).script_id,
+        }?;
+        Some((log_id, script_id))
+    }
+
+    /// `name` (`TAG:MARKER function script:line[:column]`) with the function,
+    /// script and start mapped through the script's source map; `None`
+    /// without a map or a mapping at the start.
+    fn mapped_frame_name(&self, code: CodeId, function: FrameFunction, name: &str) -> Option<String> {
+        let (log_id, script_id) = self.frame_script(code, function)?;
+        let source_map = self.source_map(log_id, script_id)?;
+        let script_name = &*self.log(log_id).scripts.get(&script_id)?.name;
+        let parsed = FunctionName::parse(name, Some(script_name));
+        let start = parsed.start?;
+        let original = source_map.original(start)?;
+        let prefix_length = tier_prefix_length(parsed.function);
+        let prefix = &parsed.function[..prefix_length];
+        let generated_function = &parsed.function[prefix_length..];
+        let original_function = original_function_name(source_map, start).unwrap_or(generated_function);
+        let position = original.position;
+        Some(match self.name_style {
+            NameStyle::LineAndColumn => {
+                format!("{prefix}{original_function} {}:{}:{}", original.source, position.line, position.column)
+            }
+            NameStyle::LineOnly => format!("{prefix}{original_function} {}:{}", original.source, position.line),
+        })
+    }
+
+    /// The source map of a script of one log, found and parsed on first use
+    /// (see [`crate::v8::source_map::load_script_map`]); `None` when source
+    /// maps are off, the script has none, or it could not be used (then
+    /// [`InlineMap::source_map_problems`] says why).
+    pub fn source_map(&self, log: LogId, script_id: i64) -> Option<&LoadedSourceMap> {
+        if !self.sources.source_maps.enabled {
+            return None;
+        }
+        let cell = self.source_maps.get(log.0 as usize)?.get(&script_id)?;
+        let state = cell.get_or_init(|| {
+            let Some(script) = self.log(log).scripts.get(&script_id) else { return ScriptSourceMap::None };
+            // Node's own scripts (`node:internal/...`) have no maps.
+            if script.name.is_empty() || script.name.starts_with("node:") {
+                return ScriptSourceMap::None;
+            }
+            let file_name = script_file_name(&script.name);
+            let path = substitute_path(&file_name, &self.sources.path_substitutions);
+            let path = Path::new(path.as_ref());
+            let source = match &script.escaped_source {
+                // Most scripts name no map: unescape only those that may.
+                Some(escaped) if memchr::memmem::find(escaped, b"sourceMappingURL").is_none() => None,
+                Some(escaped) => Some(crate::formats::v8log::escape::unescape(escaped)),
+                None if self.sources.read_from_disk
+                    && std::fs::metadata(path).is_ok_and(|metadata| metadata.is_file()) =>
+                {
+                    std::fs::read(path).ok().map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+                }
+                None => None,
+            };
+            load_script_map(&script.name, path, source.as_deref(), &self.sources.source_maps)
+        });
+        match state {
+            ScriptSourceMap::Loaded(map) => Some(map),
+            ScriptSourceMap::None | ScriptSourceMap::Failed(_) => None,
+        }
+    }
+
+    /// The source maps found so far that could not be used.
+    pub fn source_map_problems(&self) -> impl Iterator<Item = &SourceMapProblem> {
+        self.source_maps.iter().flat_map(|scripts| scripts.values()).filter_map(|cell| match cell.get() {
+            Some(ScriptSourceMap::Failed(problem)) => Some(problem),
+            _ => None,
+        })
     }
 
     /// Describes one inline frame of `code` for people.
@@ -423,18 +531,37 @@ impl InlineMap {
             .zip(log_id)
             .and_then(|(script_id, log_id)| self.line_table(log_id, script_id))
             .and_then(|table| table.position(i64::from(frame.script_offset)));
-        let (position, position_origin) = match (script_position, parsed.start) {
+        let (mut position, position_origin) = match (script_position, parsed.start) {
             (Some(position), _) => (Some(position), PositionOrigin::Script),
             (None, Some(start)) => (Some(start), PositionOrigin::FunctionStart),
             (None, None) => (None, PositionOrigin::Unknown),
         };
+        let mut function_name = parsed.function;
+        let mut script_name = script_name.unwrap_or(parsed.script);
+        let mut function_start = parsed.start;
+        // Through the script's source map: the function's start decides its
+        // original file and name; the frame's position maps on its own.
+        let source_map = script_id.zip(log_id).and_then(|(script_id, log_id)| self.source_map(log_id, script_id));
+        if let Some((source_map, start)) = source_map.zip(parsed.start)
+            && let Some(original_start) = source_map.original(start)
+        {
+            function_name = original_function_name(source_map, start).unwrap_or(function_name);
+            script_name = original_start.source;
+            function_start = Some(original_start.position);
+            position = position.map(|generated| {
+                source_map
+                    .original(generated)
+                    .filter(|original| original.source == original_start.source)
+                    .map_or(original_start.position, |original| original.position)
+            });
+        }
         SourceFrame {
             frame_name: self.frame_name(code, frame.function),
-            function_name: parsed.function,
-            script_name: script_name.unwrap_or(parsed.script),
+            function_name,
+            script_name,
             position,
             position_origin,
-            function_start: parsed.start,
+            function_start,
             inlined: matches!(frame.function, FrameFunction::Inlined(_)),
             tier: host.and_then(|object| object.tier).map(|tier| tier.tier),
         }
@@ -472,6 +599,27 @@ impl InlineMap {
 /// jitdump) may hold them.
 fn one_line(name: &str) -> Cow<'_, str> {
     if name.contains(['\n', '\r']) { Cow::Owned(name.replace(['\n', '\r'], " ")) } else { Cow::Borrowed(name) }
+}
+
+/// How long the `TAG:MARKER` prefix of a code name's function part is
+/// (`JS:*`, `LazyCompile:~`, `JS:o^`); 0 without a tier marker.
+fn tier_prefix_length(function: &str) -> usize {
+    let Some(colon) = function.find(':') else { return 0 };
+    let rest = &function[colon + 1..];
+    let after_osr = rest.strip_prefix('o').filter(|rest| rest.starts_with(['~', '^', '+', '*'])).unwrap_or(rest);
+    let marker_start = function.len() - after_osr.len();
+    let markers = after_osr.len() - after_osr.trim_start_matches(['~', '^', '+', '*', '\'']).len();
+    if markers == 0 { 0 } else { marker_start + markers }
+}
+
+/// The original name of the function starting at `start` (V8's start: the
+/// `(` of its parameters): the name the map records at the start or at the
+/// identifier just before it, as DevTools resolves minified names.
+fn original_function_name(source_map: &LoadedSourceMap, start: LineColumn) -> Option<&str> {
+    source_map.original(start).and_then(|original| original.name).or_else(|| {
+        let before = LineColumn { line: start.line, column: start.column.checked_sub(1).filter(|&column| column > 0)? };
+        source_map.original(before)?.name
+    })
 }
 
 /// Applies the first matching prefix substitution.
@@ -884,5 +1032,13 @@ mod tests {
         let substitutions = vec![("/ci/work".to_string(), "/home/me/src".to_string())];
         assert_eq!(substitute_path("/ci/work/app.js", &substitutions), "/home/me/src/app.js");
         assert_eq!(substitute_path("/other/app.js", &substitutions), "/other/app.js");
+    }
+
+    #[test]
+    fn tier_prefixes() {
+        let cases = [("JS:*parse", 4), ("JS:o^parse", 5), ("LazyCompile:~open", 13), ("JS:open", 0), ("open", 0)];
+        for (function, length) in cases {
+            assert_eq!(tier_prefix_length(function), length, "{function}");
+        }
     }
 }

@@ -7,6 +7,7 @@
 //! - [`inline_map`]: one process's code objects by address and time.
 //! - [`inline_stack`]: the inline stack at a code offset.
 //! - [`source`]: script text, lines and columns.
+//! - [`source_map`]: source maps, to original files, lines and names.
 //! - [`expand`]: the pipeline's expansion stage.
 //! - [`diagnosis`]: after the fold, why a process's JavaScript did not expand.
 
@@ -16,3 +17,4 @@ pub mod inline_map;
 pub mod inline_stack;
 pub mod profile;
 pub mod source;
+pub mod source_map;

@@ -6,6 +6,7 @@ use clap::{Args, Parser, Subcommand};
 
 use v8inline::v8::inline_map::SourceOptions;
 use v8inline::v8::profile::ProfileOptions;
+use v8inline::v8::source_map::{SourceMapOptions, SourceMapOverride};
 
 /// Expand V8's inlined JavaScript frames in perf profiles.
 ///
@@ -288,6 +289,14 @@ pub(crate) struct InputArgs {
     /// Replace a path prefix of script names before reading them from disk (FROM=TO).
     #[arg(long = "substitute-path", value_name = "FROM=TO", value_parser = parse_substitution)]
     pub(crate) substitutions: Vec<(String, String)>,
+    /// Use MAP as the source map of the script V8 names SCRIPT, whatever the
+    /// script's `sourceMappingURL` says (repeatable).
+    #[arg(long = "source-map", value_name = "SCRIPT=MAP", value_parser = parse_substitution)]
+    pub(crate) source_maps: Vec<(String, String)>,
+    /// Do not map frames through source maps: keep the positions in the
+    /// JavaScript V8 ran.
+    #[arg(long)]
+    pub(crate) no_source_maps: bool,
     /// Fail (exit 1, no output) when any input line or record had to be
     /// skipped, instead of warning and using the rest.
     #[arg(long)]
@@ -323,6 +332,14 @@ impl InputArgs {
             sources: SourceOptions {
                 read_from_disk: !self.no_disk_sources,
                 path_substitutions: self.substitutions.clone(),
+                source_maps: SourceMapOptions {
+                    enabled: !self.no_source_maps,
+                    overrides: self
+                        .source_maps
+                        .iter()
+                        .map(|(script, map)| SourceMapOverride { script: script.clone(), map: PathBuf::from(map) })
+                        .collect(),
+                },
             },
         }
     }

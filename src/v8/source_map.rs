@@ -1,0 +1,385 @@
+//! Source maps ([ECMA-426](https://tc39.es/ecma426/)): positions in generated
+//! JavaScript (tsc output, bundles, minified code) mapped back to the
+//! original files, lines, columns and names.
+//!
+//! A script names its map in a last-line `//# sourceMappingURL=` comment: a
+//! `data:` URL holds the map inline, anything else is a path relative to the
+//! script. Without a comment, `SCRIPT.map` beside the script is used when it
+//! exists. Mappings count lines and columns from 0 (columns in UTF-16 code
+//! units, as V8 does); [`LineColumn`] counts from 1.
+
+use std::borrow::Cow;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+
+use fxhash::FxHashMap;
+
+use sourcemap::{DecodedMap, SourceMap};
+
+use crate::v8::source::LineColumn;
+
+/// Where source maps come from.
+#[derive(Debug, Clone)]
+pub struct SourceMapOptions {
+    /// Map frames through source maps at all. Default: true.
+    pub enabled: bool,
+    /// Maps given for scripts by name (`--source-map SCRIPT=MAP`): they
+    /// win over what the script names.
+    pub overrides: Vec<SourceMapOverride>,
+}
+
+impl Default for SourceMapOptions {
+    fn default() -> SourceMapOptions {
+        SourceMapOptions { enabled: true, overrides: Vec::new() }
+    }
+}
+
+/// One `--source-map SCRIPT=MAP`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceMapOverride {
+    /// The script's name as V8 names it (usually its path).
+    pub script: String,
+    /// The map file.
+    pub map: PathBuf,
+}
+
+/// A source map that could not be used: a warning with its path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceMapProblem {
+    /// The map's path (or `data: URL in SCRIPT` for an inline one).
+    pub map: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// What a script's source map lookup came to.
+#[derive(Debug)]
+pub enum ScriptSourceMap {
+    /// The script has no map: its frames keep their JavaScript positions.
+    None,
+    /// The map, parsed.
+    Loaded(Box<LoadedSourceMap>),
+    /// A map was named or given but could not be used.
+    Failed(SourceMapProblem),
+}
+
+/// A parsed source map with its sources resolved.
+#[derive(Debug)]
+pub struct LoadedSourceMap {
+    map: SourceMap,
+    /// Each source's path, resolved against the directory of the script (as
+    /// V8 names it) or of the map file, lexically normalized; URLs (`webpack://`)
+    /// as they are.
+    sources: Vec<String>,
+    /// Lookups done, by generated position: each location of a script is
+    /// named and described once per output, and every frame of a function
+    /// looks up its start again.
+    lookups: Mutex<FxHashMap<LineColumn, Option<MappedToken>>>,
+}
+
+/// A lookup's answer, as indexes into the map.
+#[derive(Debug, Clone, Copy)]
+struct MappedToken {
+    source: u32,
+    position: LineColumn,
+    name: Option<u32>,
+}
+
+/// A generated position mapped to its original.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OriginalPosition<'map> {
+    /// The original file.
+    pub source: &'map str,
+    /// 1-based line and column in it.
+    pub position: LineColumn,
+    /// The original name the mapping records there, if any.
+    pub name: Option<&'map str>,
+}
+
+impl LoadedSourceMap {
+    /// Parses `bytes` as a source map (index maps are flattened); sources are
+    /// resolved against `base_directory`.
+    pub fn parse(bytes: &[u8], base_directory: &Path) -> Result<LoadedSourceMap, String> {
+        let decoded = sourcemap::decode_slice(bytes).map_err(|error| format!("not a source map: {error}"))?;
+        LoadedSourceMap::from_decoded(decoded, base_directory)
+    }
+
+    fn from_decoded(decoded: DecodedMap, base_directory: &Path) -> Result<LoadedSourceMap, String> {
+        let map = match decoded {
+            DecodedMap::Regular(map) => map,
+            DecodedMap::Index(index) => index.flatten().map_err(|error| format!("index map not usable: {error}"))?,
+            DecodedMap::Hermes(hermes) => (*hermes).clone(),
+        };
+        let sources = map.sources().map(|source| resolve_source(source, base_directory)).collect();
+        Ok(LoadedSourceMap { map, sources, lookups: Mutex::default() })
+    }
+
+    /// The original of a generated 1-based position: the mapping at or
+    /// before it on its line; `None` where the map has none or it names no
+    /// source.
+    pub fn original(&self, generated: LineColumn) -> Option<OriginalPosition<'_>> {
+        let mapped = {
+            let mut lookups = self.lookups.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            *lookups.entry(generated).or_insert_with(|| self.look_up(generated))
+        }?;
+        Some(OriginalPosition {
+            source: self.sources.get(mapped.source as usize)?,
+            position: mapped.position,
+            name: mapped.name.and_then(|name| self.map.get_name(name)),
+        })
+    }
+
+    /// [`LoadedSourceMap::original`] without the cache.
+    fn look_up(&self, generated: LineColumn) -> Option<MappedToken> {
+        let line = generated.line.checked_sub(1)?;
+        let column = generated.column.checked_sub(1)?;
+        let token = self.map.lookup_token(line, column)?;
+        if token.get_dst_line() != line || !token.has_source() {
+            return None;
+        }
+        Some(MappedToken {
+            source: token.get_src_id(),
+            position: LineColumn { line: token.get_src_line() + 1, column: token.get_src_col() + 1 },
+            name: token.has_name().then(|| token.get_name_id()),
+        })
+    }
+}
+
+/// The URL of a script's last `//# sourceMappingURL=` (or legacy `//@`)
+/// comment.
+pub fn source_mapping_url(source: &str) -> Option<&str> {
+    source.lines().rev().find_map(|line| {
+        let comment = line.trim().strip_prefix("//")?;
+        let rest = comment.strip_prefix("# ").or_else(|| comment.strip_prefix("@ "))?;
+        let url = rest.strip_prefix("sourceMappingURL=")?.trim();
+        (!url.is_empty() && !url.contains(char::is_whitespace)).then_some(url)
+    })
+}
+
+/// Finds, reads and parses the map of one script.
+///
+/// `script_name` is the name V8 gives the script; `script_path` where to
+/// read it and its neighbours (after `--substitute-path`); `source` its text
+/// when known (the log's `script-source`, or read from disk).
+pub fn load_script_map(
+    script_name: &str,
+    script_path: &Path,
+    source: Option<&str>,
+    options: &SourceMapOptions,
+) -> ScriptSourceMap {
+    let script_file = script_file_name(script_name);
+    let script_directory = Path::new(script_file.as_ref()).parent().unwrap_or(Path::new(""));
+    let given = options.overrides.iter().find(|given| given.script == script_name || given.script == script_file);
+    if let Some(given) = given {
+        let base = given.map.parent().unwrap_or(Path::new(""));
+        return read_map_file(&given.map, base);
+    }
+    if let Some(url) = source.and_then(source_mapping_url) {
+        if url.starts_with("data:") {
+            return match decode_data_url(url) {
+                Ok(bytes) => match LoadedSourceMap::parse(&bytes, script_directory) {
+                    Ok(map) => ScriptSourceMap::Loaded(Box::new(map)),
+                    Err(message) => inline_problem(script_name, message),
+                },
+                Err(message) => inline_problem(script_name, message),
+            };
+        }
+        let relative = percent_decode(url);
+        let read_from = script_path.parent().unwrap_or(Path::new("")).join(relative.as_ref());
+        // The script's text came from the log and its tree is not on this
+        // machine (recorded elsewhere, no --substitute-path): nothing to map,
+        // and nothing wrong with the map.
+        if !is_file(script_path) && !is_file(&read_from) {
+            return ScriptSourceMap::None;
+        }
+        // Sources resolve against the map's directory as the script names it.
+        let base = normalize(&script_directory.join(relative.as_ref()));
+        return read_map_file(&read_from, base.parent().unwrap_or(Path::new("")));
+    }
+    let mut beside = script_path.as_os_str().to_owned();
+    beside.push(".map");
+    let beside = PathBuf::from(beside);
+    if is_file(&beside) {
+        return read_map_file(&beside, script_directory);
+    }
+    ScriptSourceMap::None
+}
+
+/// The file a script name means: `file://` URLs (ES modules) as paths.
+pub fn script_file_name(script_name: &str) -> Cow<'_, str> {
+    match script_name.strip_prefix("file://") {
+        Some(path) => Cow::Owned(percent_decode(path).into_owned()),
+        None => Cow::Borrowed(script_name),
+    }
+}
+
+fn is_file(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|metadata| metadata.is_file())
+}
+
+fn inline_problem(script_name: &str, message: String) -> ScriptSourceMap {
+    ScriptSourceMap::Failed(SourceMapProblem { map: format!("data: URL in {script_name}"), message })
+}
+
+/// Reads a map file; its sources resolve against `base_directory`.
+fn read_map_file(path: &Path, base_directory: &Path) -> ScriptSourceMap {
+    let problem =
+        |message: String| ScriptSourceMap::Failed(SourceMapProblem { map: path.display().to_string(), message });
+    // Only regular files: a map named `/dev/zero` must not hang the run.
+    match std::fs::metadata(path) {
+        Ok(metadata) if metadata.is_file() => {}
+        Ok(_) => return problem("not a regular file".to_string()),
+        Err(error) => return problem(format!("cannot read it: {error}")),
+    }
+    match std::fs::read(path) {
+        Ok(bytes) => match LoadedSourceMap::parse(&bytes, base_directory) {
+            Ok(map) => ScriptSourceMap::Loaded(Box::new(map)),
+            Err(message) => problem(message),
+        },
+        Err(error) => problem(format!("cannot read it: {error}")),
+    }
+}
+
+/// The bytes of a `data:[MEDIA TYPE][;base64],DATA` URL.
+fn decode_data_url(url: &str) -> Result<Vec<u8>, String> {
+    let rest = url.strip_prefix("data:").ok_or("not a data: URL")?;
+    let (header, data) = rest.split_once(',').ok_or("data: URL without a comma")?;
+    if header.split(';').any(|part| part == "base64") {
+        data_encoding::BASE64
+            .decode(data.trim_end_matches(['\r', '\n']).as_bytes())
+            .or_else(|_| data_encoding::BASE64_NOPAD.decode(data.trim_end_matches('=').as_bytes()))
+            .map_err(|error| format!("data: URL: bad base64: {error}"))
+    } else {
+        Ok(percent_decode(data).into_owned().into_bytes())
+    }
+}
+
+/// `%XX` escapes decoded (a source map URL is a URL); invalid ones kept.
+fn percent_decode(text: &str) -> Cow<'_, str> {
+    if !text.contains('%') {
+        return Cow::Borrowed(text);
+    }
+    let bytes = text.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        let escaped = (bytes[index] == b'%')
+            .then(|| bytes.get(index + 1..index + 3))
+            .flatten()
+            .and_then(|hex| std::str::from_utf8(hex).ok())
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match escaped {
+            Some(byte) => {
+                decoded.push(byte);
+                index += 3;
+            }
+            None => {
+                decoded.push(bytes[index]);
+                index += 1;
+            }
+        }
+    }
+    Cow::Owned(String::from_utf8_lossy(&decoded).into_owned())
+}
+
+/// A map's source resolved against `base_directory`: URLs with a scheme as
+/// they are, `file://` URLs to their path, relative paths joined and
+/// normalized.
+fn resolve_source(source: &str, base_directory: &Path) -> String {
+    if let Some(path) = source.strip_prefix("file://") {
+        return percent_decode(path).into_owned();
+    }
+    let has_scheme = source.split_once("://").is_some_and(|(scheme, _)| {
+        !scheme.is_empty()
+            && scheme.chars().all(|character| character.is_ascii_alphanumeric() || "+-.".contains(character))
+    });
+    if has_scheme {
+        return source.to_string();
+    }
+    normalize(&base_directory.join(percent_decode(source).as_ref())).display().to_string()
+}
+
+/// `.` and `..` removed lexically (the files need not exist here).
+fn normalize(path: &Path) -> PathBuf {
+    let mut normalized = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                let popped =
+                    matches!(normalized.components().next_back(), Some(Component::Normal(_))) && normalized.pop();
+                if !popped && !normalized.has_root() {
+                    normalized.push("..");
+                }
+            }
+            other => normalized.push(other.as_os_str()),
+        }
+    }
+    normalized
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_last_source_mapping_url() {
+        let source = "let a = 1;\n//# sourceMappingURL=old.js.map\ncode();\n//# sourceMappingURL=app.js.map\n";
+        assert_eq!(source_mapping_url(source), Some("app.js.map"));
+        assert_eq!(source_mapping_url("x();\n//@ sourceMappingURL=legacy.map"), Some("legacy.map"));
+        assert_eq!(source_mapping_url("x(); // sourceMappingURL=no.map"), None);
+    }
+
+    #[test]
+    fn sources_resolve_against_the_script_directory() {
+        let base = Path::new("/app/dist/tsc");
+        assert_eq!(resolve_source("../../src/server.ts", base), "/app/src/server.ts");
+        assert_eq!(resolve_source("webpack://app/./src/a.ts", base), "webpack://app/./src/a.ts");
+        assert_eq!(resolve_source("file:///app/src/b.ts", base), "/app/src/b.ts");
+        assert_eq!(resolve_source("../../src/my%20file.ts", base), "/app/src/my file.ts");
+    }
+
+    #[test]
+    fn maps_positions_and_names_one_based() {
+        // Generated line 1: `function a(b){return b}` from parse.ts line 3,
+        // `a` named parseHeader.
+        let json = br#"{"version":3,"sources":["../src/parse.ts"],"names":["parseHeader"],
+            "mappings":"AAEA,SAASA,WACP"}"#;
+        let map = LoadedSourceMap::parse(json, Path::new("/app/dist")).expect("map parses");
+        let at_name = map.original(LineColumn { line: 1, column: 10 }).expect("mapped");
+        assert_eq!(at_name.source, "/app/src/parse.ts");
+        assert_eq!(at_name.position, LineColumn { line: 3, column: 10 });
+        assert_eq!(at_name.name, Some("parseHeader"));
+        let in_body = map.original(LineColumn { line: 1, column: 21 }).expect("mapped");
+        assert_eq!(in_body.position, LineColumn { line: 4, column: 3 });
+        assert_eq!(in_body.name, None);
+        assert_eq!(map.original(LineColumn { line: 2, column: 1 }), None);
+    }
+
+    #[test]
+    fn index_maps_are_flattened() {
+        // Two sections: generated line 1 from a.ts line 1, line 2 from b.ts line 5.
+        let json = br#"{"version":3,"sections":[
+            {"offset":{"line":0,"column":0},"map":{"version":3,"sources":["a.ts"],"names":[],"mappings":"AAAA"}},
+            {"offset":{"line":1,"column":0},"map":{"version":3,"sources":["b.ts"],"names":["run"],"mappings":"AAIAA"}}]}"#;
+        let map = LoadedSourceMap::parse(json, Path::new("/app/dist")).expect("index map parses");
+        let first = map.original(LineColumn { line: 1, column: 3 }).expect("mapped");
+        assert_eq!((first.source, first.position), ("/app/dist/a.ts", LineColumn { line: 1, column: 1 }));
+        let second = map.original(LineColumn { line: 2, column: 1 }).expect("mapped");
+        assert_eq!(
+            (second.source, second.position, second.name),
+            ("/app/dist/b.ts", LineColumn { line: 5, column: 1 }, Some("run"))
+        );
+        // The same lookup again comes from the cache, equal.
+        assert_eq!(map.original(LineColumn { line: 2, column: 1 }), Some(second));
+    }
+
+    #[test]
+    fn inline_data_urls_decode() {
+        let json = r#"{"version":3,"sources":["a.ts"],"names":[],"mappings":"AAAA"}"#;
+        let url =
+            format!("data:application/json;charset=utf-8;base64,{}", data_encoding::BASE64.encode(json.as_bytes()));
+        assert_eq!(decode_data_url(&url).expect("decodes"), json.as_bytes());
+        assert_eq!(decode_data_url("data:application/json,%7B%7D").expect("decodes"), b"{}");
+    }
+}
