@@ -116,9 +116,14 @@ for name in "node$version" realapp; do
       --screenshot="$out/$name.$view.png" "$url&view=${view%-top}" 2>/dev/null
     test -s "$out/$name.$view.png"
   done
-  # Tall enough that the table renders every row.
-  timeout 120 "$browser" "${flags[@]}" --user-data-dir="$(mktemp -d)" --window-size=1400,40000 \
-    --dump-dom "$url&view=sandwich" >"$out/$name.sandwich.dom.html" 2>/dev/null
+  # Tall enough that the table renders many rows. Headless Chromium now and
+  # then lays the page out before speedscope fills its (virtualized) table,
+  # more often the taller the window: try a few heights until rows are there.
+  for height in 16000 10000 20000 12000 8000; do
+    timeout 120 "$browser" "${flags[@]}" --user-data-dir="$(mktemp -d)" --window-size=1400,$height \
+      --dump-dom "$url&view=sandwich" >"$out/$name.sandwich.dom.html" 2>/dev/null || true
+    [ "$(grep -o '<tr' "$out/$name.sandwich.dom.html" | wc -l)" -gt 1 ] && break
+  done
 done
 
 python3 - "$out" "$version" <<'PYTHON'
