@@ -242,6 +242,41 @@ fn an_mmap2_record_with_a_build_id_longer_than_20_bytes_is_skipped_and_fails_str
     assert_eq!(total_count(&folded), total_count(&reference));
 }
 
+/// `PERF_RECORD_AUXTRACE`.
+const AUXTRACE: u32 = 71;
+
+#[test]
+fn an_auxtrace_record_declaring_more_trace_data_than_the_file_holds_ends_the_reading_and_fails_strict() {
+    // Found by fuzz/fuzz_targets/perf_data.rs: linux-perf-data allocates the
+    // trace data an AUXTRACE record declares (its body's first field) before
+    // reading it, and aborted the process on 46 TB.
+    let directory = temp_dir("strict", "perf-data-auxtrace");
+    let (mut bytes, records) = perf_data();
+    let damaged = samples(&records)[10];
+    bytes[damaged.offset..damaged.offset + 4].copy_from_slice(&AUXTRACE.to_le_bytes());
+    let trace_size: u64 = 1 << 45;
+    bytes[damaged.offset + 8..damaged.offset + 16].copy_from_slice(&trace_size.to_le_bytes());
+    let path = directory.join("perf.data");
+    std::fs::write(&path, &bytes).unwrap();
+    let data_end = u64_at(&bytes, 40) as usize + u64_at(&bytes, 48) as usize;
+    let args = perf_data_args(&text(&path));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (folded, _) = warns_then_fails_strictly(
+        &directory,
+        &args,
+        &[format!(
+            "v8inline:   1 perf.data file(s) with a broken record: reading stopped there\n\
+             v8inline:     {}: byte offset {}: expected an AUXTRACE record and the {trace_size} bytes of trace data \
+             it declares, the data section ends {} bytes after its start; the records before it were used\n",
+            text(&path),
+            damaged.offset,
+            data_end - damaged.offset
+        )],
+    );
+    let before: u64 = samples(&records)[..10].iter().map(|sample| sample.period(&bytes)).sum();
+    assert_eq!(total_count(&folded), before);
+}
+
 #[test]
 fn a_perf_data_cut_in_the_middle_is_read_up_to_the_cut_and_fails_strict() {
     let directory = temp_dir("strict", "perf-data-cut");

@@ -30,7 +30,9 @@
 //! A damaged perf.data is read as far as it goes: a file cut short up to its
 //! last whole record, the file of a `perf record` that was killed (data size
 //! 0 in the header, which perf itself refuses) likewise, a record that does not parse is skipped, a record the
-//! reader cannot frame ends the reading; each is a warning in
+//! reader cannot frame ends the reading (an AUXTRACE record declaring more
+//! trace data than the file holds is found by a walk over the records before
+//! the crate reads them); each is a warning in
 //! [`PerfDataSummary::diagnostics`] naming the byte offset.
 
 use std::cell::RefCell;
@@ -432,18 +434,33 @@ fn mmap2_build_id_problem(
 /// `struct perf_event_header`: type, misc, size.
 const RECORD_HEADER_SIZE: u64 = 8;
 
+/// `PERF_RECORD_AUXTRACE`: its body (`struct perf_record_auxtrace`) starts
+/// with the size of the trace data that follows the record in the file.
+const RECORD_AUXTRACE: u32 = 71;
+
+/// Where a walk of the records stopped (see [`walk_records`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RecordsEnd {
+    /// The byte offset of the first record not whole, or the end.
+    offset: u64,
+    /// When the record there is an AUXTRACE record whose trace data goes
+    /// past the end: the size of the trace data it declares.
+    auxtrace_overrun: Option<u64>,
+}
+
 /// Walks the records of the data section from byte `start` to `end`, in
 /// file order, calling `visit(offset, type, body)` for each whole one until
-/// it returns `false`. Returns where the walk stopped: the end of the data, or
-/// the first record that is smaller than its header or reaches past `end`
-/// (where a cut or a damaged size breaks the chain of records).
+/// it returns `false`; the trace data after an AUXTRACE record is skipped.
+/// Returns where the walk stopped: the end of the data, or the first record
+/// that is smaller than its header or reaches past `end` (where a cut or a
+/// damaged size breaks the chain of records), its trace data included.
 fn walk_records<R: Read + Seek>(
     input: &mut R,
     start: u64,
     end: u64,
     little_endian: bool,
     mut visit: impl FnMut(u64, u32, &[u8]) -> bool,
-) -> std::io::Result<u64> {
+) -> std::io::Result<RecordsEnd> {
     input.seek(SeekFrom::Start(start))?;
     let mut offset = start;
     let mut body = Vec::new();
@@ -467,19 +484,32 @@ fn walk_records<R: Read + Seek>(
         }
         body.resize((size - RECORD_HEADER_SIZE) as usize, 0);
         input.read_exact(&mut body)?;
+        let trace_size = match body.get(..8) {
+            Some(field) if record_type == RECORD_AUXTRACE => {
+                let field = [field[0], field[1], field[2], field[3], field[4], field[5], field[6], field[7]];
+                if little_endian { u64::from_le_bytes(field) } else { u64::from_be_bytes(field) }
+            }
+            _ => 0,
+        };
+        if (offset + size).checked_add(trace_size).is_none_or(|record_end| record_end > end) {
+            return Ok(RecordsEnd { offset, auxtrace_overrun: Some(trace_size) });
+        }
         let go_on = visit(offset, record_type, &body);
-        offset += size;
+        offset += size + trace_size;
+        if trace_size > 0 {
+            input.seek(SeekFrom::Start(offset))?;
+        }
         if !go_on {
             break;
         }
     }
-    Ok(offset)
+    Ok(RecordsEnd { offset, auxtrace_overrun: None })
 }
 
 /// Where the records of the data section stop being whole before `end`:
 /// the first one smaller than its header or reaching past `end`, else `end`.
 fn whole_records_end<R: Read + Seek>(input: &mut R, header: &FileHeader, end: u64) -> std::io::Result<u64> {
-    walk_records(input, header.data.offset, end, header.little_endian, |_, _, _| true)
+    Ok(walk_records(input, header.data.offset, end, header.little_endian, |_, _, _| true)?.offset)
 }
 
 /// The perf.data as `linux-perf-data` reads it: shared with [`Folding::read`],
@@ -772,6 +802,31 @@ impl PerfDataReader {
                 )
             });
             replaced_header = Some(header.cut_at(data_end));
+        }
+        if let Some(header) = header.as_ref().filter(|_| replaced_header.is_none()) {
+            // linux-perf-data allocates the trace data an AUXTRACE record
+            // declares before reading it: a damaged size would abort the
+            // process. Such a record ends the reading, as a broken one does.
+            let end = walk_records(
+                &mut *input.borrow_mut(),
+                header.data.offset,
+                header.data_end(),
+                header.little_endian,
+                |_, _, _| true,
+            )
+            .map_err(|error| error.to_string())?;
+            if let Some(trace_size) = end.auxtrace_overrun {
+                self.diagnostics.warn(WarningKind::PerfDataBrokenRecord, || {
+                    format!(
+                        "{}: byte offset {}: expected an AUXTRACE record and the {trace_size} bytes of trace data it \
+                         declares, the data section ends {} bytes after its start; the records before it were used",
+                        path.display(),
+                        end.offset,
+                        header.data_end() - end.offset
+                    )
+                });
+                replaced_header = Some(header.cut_at(end.offset));
+            }
         }
         let (mut perf_file, mut record_iter) = open_records(&input, replaced_header)?;
         if let Ok(build_ids) = perf_file.build_ids() {
