@@ -242,6 +242,57 @@ fn an_mmap2_record_with_a_build_id_longer_than_20_bytes_is_skipped_and_fails_str
     assert_eq!(total_count(&folded), total_count(&reference));
 }
 
+/// `PERF_RECORD_COMM`.
+const COMM: u32 = 3;
+
+#[test]
+fn line_breaks_in_perf_data_thread_and_file_names_stay_on_one_folded_line() {
+    // Found by fuzz/fuzz_targets/perf_data.rs: an MMAP2 path with a line
+    // break split a folded line in two. The process's COMM name `node` and
+    // the path of its MMAP2 record of /usr/bin/node get one each.
+    let directory = temp_dir("strict", "perf-data-line-breaks");
+    let (mut bytes, records) = perf_data();
+    let (reference, _) = perf_data_reference(&directory, &bytes);
+    let mut names_changed = 0;
+    for record in &records {
+        // COMM: pid, tid, name; MMAP2: 64 bytes of fields, then the path.
+        let name_offset = match record.record_type {
+            COMM => 8,
+            MMAP2 => 64,
+            _ => continue,
+        };
+        let name = &mut bytes[record.offset + 8 + name_offset..record.end()];
+        if name.starts_with(b"node\0") || name.starts_with(b"/usr/bin/node\0") {
+            let length = name.iter().position(|&byte| byte == 0).unwrap();
+            name[length - 2] = b'\n';
+            names_changed += 1;
+        }
+    }
+    assert!(names_changed >= 2, "{names_changed}");
+    let path = directory.join("perf.data");
+    std::fs::write(&path, &bytes).unwrap();
+    let args = perf_data_args(&text(&path));
+    let output = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let folded = String::from_utf8(output.stdout).unwrap();
+    // Every line is `stack count`; none was split. The root is the comm
+    // with its space made `_`, as inferno makes it.
+    for line in folded.lines() {
+        let (_, count) = line.rsplit_once(' ').unwrap();
+        assert!(count.parse::<u64>().is_ok(), "{line:?}");
+    }
+    assert_eq!(total_count(&folded), total_count(&reference));
+    let counted_under = |folded: &str, root: &str| -> u64 {
+        total_count(
+            &folded.lines().filter(|line| line.starts_with(root)).map(|line| format!("{line}\n")).collect::<String>(),
+        )
+    };
+    // Its frames in /usr/bin/node are not symbolized now (the file has
+    // another name), so stacks merge; the samples under the root are the same.
+    assert_eq!(counted_under(&folded, "no_e;"), counted_under(&reference, "node;"));
+    assert!(folded.contains(";[no e];"), "{folded}");
+}
+
 /// `PERF_RECORD_AUXTRACE`.
 const AUXTRACE: u32 = 71;
 

@@ -581,6 +581,13 @@ fn locate_records<R: Read + Seek>(
     offsets
 }
 
+/// `text` with its line breaks made spaces: a thread or file name from the
+/// perf.data becomes part of a folded line, which must stay one line (as
+/// JIT names do, [`crate::v8::inline_map`]).
+fn one_line(text: String) -> String {
+    if text.contains(['\n', '\r']) { text.replace(['\n', '\r'], " ") } else { text }
+}
+
 /// Lowercase hex, as perf prints build ids.
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
@@ -939,7 +946,7 @@ impl PerfDataReader {
     }
 
     fn map(&mut self, pid: i32, address: u64, length: u64, page_offset: u64, path: &RawData<'_>) {
-        let path: Box<str> = String::from_utf8_lossy(&path.as_slice()).into();
+        let path: Box<str> = one_line(String::from_utf8_lossy(&path.as_slice()).into_owned()).into();
         let mapping =
             MappedFile { start: address, end: address.saturating_add(length), file_offset: page_offset, path };
         self.processes.entry(pid).or_default().insert(mapping);
@@ -947,7 +954,7 @@ impl PerfDataReader {
     }
 
     fn comm(&mut self, comm: &CommOrExecRecord<'_>) {
-        let name = String::from_utf8_lossy(&comm.name.as_slice()).into_owned();
+        let name = one_line(String::from_utf8_lossy(&comm.name.as_slice()).into_owned());
         if comm.is_execve && comm.pid == comm.tid {
             // A new program: the old address space is gone.
             self.processes.insert(comm.pid, AddressSpace::default());
