@@ -3,49 +3,62 @@
 # compares it with inferno-collapse-perf on the same perf script.
 #
 #   bench/large.sh [RUNS]        (default 5 runs of each command)
+#   bench/large.sh RUNS ingest   only the code-log ingest runs (`lookup`)
 #
-# Needs inferno-collapse-perf (`cargo install inferno`) and GNU time
-# (/usr/bin/time, Debian package `time`). Inputs go to $V8INLINE_BENCH_DIR
-# (default /tmp/v8inline-bench) and are reused when present:
+# Needs inferno-collapse-perf (`cargo install inferno`, not for `ingest`) and
+# GNU time (/usr/bin/time, Debian package `time`). Inputs go to
+# $V8INLINE_BENCH_DIR (default /tmp/v8inline-bench) and are reused when present:
 #   perf.script              testdata/node20/perf.script repeated to >= 500 MB
 #   codspeed-v8-13233.log    the node 20 code log, 740 copies with shifted
 #                            addresses (>= 1 GB)
+#   nosources/codspeed-v8-13233.log
+#                            the same without its script-source records, as
+#                            node --no-log-source-code writes it (243 MB)
 #   jit-13233.dump           its jitdump, shifted the same way (1.7 GB)
 # Commands run alternately; each figure is the median over the runs of wall
 # time, CPU time (user + system) and peak RSS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
+only=${2:-all}
 dir=${V8INLINE_BENCH_DIR:-/tmp/v8inline-bench}
 recording=testdata/node20
 log_gz=$(echo $recording/codspeed-v8-*.log.gz)
 jitdump_gz=$(echo $recording/jit-*.dump.gz)
 
-command -v inferno-collapse-perf >/dev/null || { echo "needs inferno-collapse-perf: cargo install inferno" >&2; exit 1; }
+[ "$only" = ingest ] || command -v inferno-collapse-perf >/dev/null ||
+  { echo "needs inferno-collapse-perf: cargo install inferno" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "needs GNU time: apt-get install -y time" >&2; exit 1; }
 
 cargo build --release --quiet --bin v8inline --example scale-inputs
 v8inline=$PWD/target/release/v8inline
 scale=$PWD/target/release/examples/scale-inputs
 
-mkdir -p "$dir"
+mkdir -p "$dir/nosources"
 [ -s "$dir/perf.script" ] || "$scale" perf-script $recording/perf.script.gz "$dir/perf.script" 500000000
 [ -s "$dir/codspeed-v8-13233.log" ] || "$scale" code-log "$log_gz" "$dir/codspeed-v8-13233.log" 740
+[ -s "$dir/nosources/codspeed-v8-13233.log" ] ||
+  "$scale" code-log-without-sources "$log_gz" "$dir/nosources/codspeed-v8-13233.log" 740
 [ -s "$dir/jit-13233.dump" ] || "$scale" jitdump "$jitdump_gz" "$dir/jit-13233.dump" 740
 
 # Sanity: without V8 data v8inline must write exactly what inferno writes;
 # the shifted copies must join (copy 739 of a TurboFan address expands).
-(cd "$dir" && "$v8inline" --jitdump-dir /nonexistent perf.script > plain.folded)
-(cd "$dir" && inferno-collapse-perf perf.script > inferno.folded)
-cmp "$dir/plain.folded" "$dir/inferno.folded" || { echo "v8inline without expansion differs from inferno" >&2; exit 1; }
-"$v8inline" lookup --log "$dir/codspeed-v8-13233.log" --jitdump "$dir/jit-13233.dump" 0x2e37f3a177ea696 |
-  grep -q 'square .*(inlined)' || { echo "the shifted log and jitdump do not join" >&2; exit 1; }
+if [ "$only" != ingest ]; then
+  (cd "$dir" && "$v8inline" --jitdump-dir /nonexistent perf.script > plain.folded)
+  (cd "$dir" && inferno-collapse-perf perf.script > inferno.folded)
+  cmp "$dir/plain.folded" "$dir/inferno.folded" || { echo "v8inline without expansion differs from inferno" >&2; exit 1; }
+fi
+for log in "$dir/codspeed-v8-13233.log" "$dir/nosources/codspeed-v8-13233.log"; do
+  "$v8inline" lookup --log "$log" --jitdump "$dir/jit-13233.dump" 0x2e37f3a177ea696 2> /dev/null |
+    grep -q 'square .*(inlined)' || { echo "$log and the shifted jitdump do not join" >&2; exit 1; }
+done
 
 # measure NAME COMMAND...: one run, appending "wall cpu rss_kb" to $dir/NAME.times.
+# (The ingest runs warn that the log's clock restarts: each copy does.)
 measure() {
   local name=$1
   shift
-  /usr/bin/time -o "$dir/time.out" -f '%e %U %S %M' "$@" > /dev/null
+  /usr/bin/time -o "$dir/time.out" -f '%e %U %S %M' "$@" > /dev/null 2> "$dir/stderr.out"
   awk '{ printf "%.3f %.3f %d\n", $1, $2 + $3, $4 }' "$dir/time.out" >> "$dir/$name.times"
 }
 
@@ -61,24 +74,35 @@ report() {
   cpu=$(median "$dir/$name.times" 2)
   rss=$(median "$dir/$name.times" 3)
   awk -v name="$name" -v wall="$wall" -v cpu="$cpu" -v rss="$rss" -v bytes="$bytes" 'BEGIN {
-    printf "%-34s wall %6.2f s (%5.0f MB/s)  cpu %6.2f s (%5.0f MB/s)  peak RSS %7.1f MB\n",
-      name, wall, bytes / 1e6 / wall, cpu, bytes / 1e6 / cpu, rss / 1024 }'
+    printf "%-34s wall %6.2f s (%5.0f MB/s)  cpu %6.2f s (%5.0f MB/s)  peak RSS %7.1f MB (%.2f of the log)\n",
+      name, wall, bytes / 1e6 / wall, cpu, bytes / 1e6 / cpu, rss / 1024, rss * 1024 / bytes }'
 }
 
 script_bytes=$(stat -c %s "$dir/perf.script")
 log_bytes=$(stat -c %s "$dir/codspeed-v8-13233.log")
+nosources_bytes=$(stat -c %s "$dir/nosources/codspeed-v8-13233.log")
 rm -f "$dir"/*.times
 for run in $(seq "$runs"); do
   echo "run $run of $runs" >&2
-  measure v8inline-expand "$v8inline" --log "$log_gz" --jitdump "$jitdump_gz" "$dir/perf.script"
-  measure inferno-collapse-perf inferno-collapse-perf "$dir/perf.script"
-  measure v8inline-log-ingest "$v8inline" lookup --log "$dir/codspeed-v8-13233.log" 0x7f3a177ea696
-  measure v8inline-log+jitdump-ingest "$v8inline" lookup --log "$dir/codspeed-v8-13233.log" \
-    --jitdump "$dir/jit-13233.dump" 0x7f3a177ea696
+  if [ "$only" != ingest ]; then
+    measure v8inline-expand "$v8inline" --log "$log_gz" --jitdump "$jitdump_gz" "$dir/perf.script"
+    measure inferno-collapse-perf inferno-collapse-perf "$dir/perf.script"
+  fi
+  for variant in "" nosources; do
+    log="$dir/${variant:+$variant/}codspeed-v8-13233.log"
+    measure "log-ingest${variant:+-$variant}" "$v8inline" lookup --log "$log" 0x1
+    measure "log+jitdump-ingest${variant:+-$variant}" "$v8inline" lookup --log "$log" --jitdump "$dir/jit-13233.dump" 0x1
+  done
 done
 
-echo "perf script: $((script_bytes / 1000000)) MB; code log: $((log_bytes / 1000000)) MB; medians of $runs runs on $(nproc) cores"
-report v8inline-expand "$script_bytes"
-report inferno-collapse-perf "$script_bytes"
-report v8inline-log-ingest "$log_bytes"
-report v8inline-log+jitdump-ingest "$log_bytes"
+echo "perf script: $((script_bytes / 1000000)) MB; code log: $((log_bytes / 1000000)) MB," \
+  "without sources $((nosources_bytes / 1000000)) MB; medians of $runs runs on $(nproc) cores;" \
+  "load average $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ "$only" != ingest ]; then
+  report v8inline-expand "$script_bytes"
+  report inferno-collapse-perf "$script_bytes"
+fi
+report log-ingest "$log_bytes"
+report log+jitdump-ingest "$log_bytes"
+report log-ingest-nosources "$nosources_bytes"
+report log+jitdump-ingest-nosources "$nosources_bytes"

@@ -4,6 +4,7 @@
 //! ```text
 //! scale-inputs perf-script INPUT OUTPUT MIN_BYTES
 //! scale-inputs code-log    INPUT OUTPUT COPIES
+//! scale-inputs code-log-without-sources INPUT OUTPUT COPIES
 //! scale-inputs jitdump     INPUT OUTPUT COPIES
 //! ```
 //!
@@ -13,6 +14,9 @@
 //!   stay below 2^47, so the copies never overlap). The header records
 //!   (`v8-version`, `shared-library`, ...) are written once, so the result
 //!   still reads as one isolate.
+//! - `code-log-without-sources` does the same without the `script-source`
+//!   records: a log as `node --no-log-source-code` writes it (CodSpeed
+//!   records so), all code records.
 //! - `jitdump` does the same to a jitdump: CODE_LOAD and CODE_MOVE addresses
 //!   move by `k << 48` and code indexes by k times the largest index plus one;
 //!   DEBUG_INFO records move their code address (their entries are left as
@@ -39,7 +43,7 @@ const REPEATED_LOG_RECORDS: [&str; 6] =
 fn main() -> ExitCode {
     let arguments: Vec<String> = std::env::args().skip(1).collect();
     let [mode, input, output, amount] = arguments.as_slice() else {
-        eprintln!("usage: scale-inputs perf-script|code-log|jitdump INPUT OUTPUT AMOUNT");
+        eprintln!("usage: scale-inputs perf-script|code-log|code-log-without-sources|jitdump INPUT OUTPUT AMOUNT");
         return ExitCode::from(2);
     };
     let Ok(amount) = amount.parse::<u64>() else {
@@ -50,7 +54,8 @@ fn main() -> ExitCode {
         let mut writer = BufWriter::with_capacity(1 << 20, File::create(output).map_err(|error| error.to_string())?);
         match mode.as_str() {
             "perf-script" => write_repeated(&bytes, amount, &mut writer),
-            "code-log" => write_shifted_log(&bytes, amount, &mut writer),
+            "code-log" => write_shifted_log(&bytes, amount, true, &mut writer),
+            "code-log-without-sources" => write_shifted_log(&bytes, amount, false, &mut writer),
             "jitdump" => write_shifted_jitdump(&bytes, amount, &mut writer),
             _ => Err(format!("unknown mode {mode:?}")),
         }?;
@@ -142,14 +147,16 @@ fn shift_log_line(line: &[u8], shift: u64, output: &mut Vec<u8>) {
     output.push(b'\n');
 }
 
-fn write_shifted_log(log: &[u8], copies: u64, output: &mut impl Write) -> Result<(), String> {
+/// Writes `copies` shifted copies of `log`, with or without its
+/// `script-source` records.
+fn write_shifted_log(log: &[u8], copies: u64, with_sources: bool, output: &mut impl Write) -> Result<(), String> {
     let mut buffer = Vec::with_capacity(1 << 20);
     for copy in 0..copies {
         let shift = copy << ADDRESS_SHIFT_BITS;
         for line in log.split(|&byte| byte == b'\n').filter(|line| !line.is_empty()) {
             let kind = line.split(|&byte| byte == b',').next().unwrap_or_default();
             let repeated = REPEATED_LOG_RECORDS.iter().any(|record| record.as_bytes() == kind);
-            if copy > 0 && !repeated {
+            if (copy > 0 && !repeated) || (!with_sources && kind == b"script-source") {
                 continue;
             }
             shift_log_line(line, shift, &mut buffer);
