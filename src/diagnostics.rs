@@ -23,7 +23,7 @@ use indexmap::IndexMap;
 
 use crate::formats::jitdump::{JitDump, JitDumpWarning};
 use crate::formats::perf_script::{ReaderWarnings, WarningTally};
-use crate::formats::v8log::{CodeLog, LogWarningKind, SourceInfo};
+use crate::formats::v8log::{CodeLog, LogWarningKind, SourceTables};
 
 /// How many examples a [`Diagnostics`] keeps per kind.
 pub const EXAMPLES_PER_KIND: usize = 3;
@@ -216,8 +216,8 @@ impl Diagnostics {
                 .map(|warning| format!("{}:{}: {}", log.path.display(), warning.line, warning.message));
             self.add(kind, count, examples);
         }
-        for object in &log.code_objects {
-            let Some(problem) = object.source_info.as_deref().and_then(inlining_table_problem) else { continue };
+        // Found while the log was read (the tables are decoded later).
+        for (object, problem) in log.table_problems() {
             self.warn(WarningKind::LogBadInliningTable, || {
                 format!(
                     "{}:{}: the code-source-info of this code-creation: {problem}",
@@ -294,7 +294,7 @@ pub fn strict_failure(diagnostics: &Diagnostics, strict: bool) -> Option<String>
 /// inline stack walk ([`crate::v8::inline_stack::inlining_stack`]) survives by
 /// cutting the stack short. An inlining position without a function (V8's
 /// `F` with no index) is V8's own way to say "unknown", not a problem.
-pub fn inlining_table_problem(info: &SourceInfo) -> Option<String> {
+pub fn inlining_table_problem(info: &SourceTables<'_>) -> Option<String> {
     let inlining_count = info.inlining_positions.len();
     for (index, entry) in info.positions.iter().enumerate() {
         if let Some(id) = entry.inlining_id.filter(|&id| id as usize >= inlining_count) {
@@ -426,7 +426,11 @@ mod tests {
                 .as_bytes(),
             );
             assert_eq!(log.warning_count, 0);
-            inlining_table_problem(log.code_objects[0].source_info.as_ref().unwrap())
+            let object = &log.code_objects[0];
+            let problem = inlining_table_problem(&log.source_tables(object).unwrap());
+            // Found at ingest, before the tables are decoded.
+            assert_eq!(log.source_info(object).unwrap().problem.as_deref(), problem.as_deref(), "{tables}");
+            problem
         };
         assert_eq!(problem("C0O1C4O2I1,F0O5FO6I0,S0x100"), None);
         assert_eq!(problem(",,"), None);

@@ -45,7 +45,7 @@ fn innermost_lines_match_v8_debug_info_on_every_node_version() {
             if !tier.is_optimizing() {
                 continue;
             }
-            let outer_script = object.source_info.as_ref().map(|info| info.script_id);
+            let outer_script = map.log_of(found.code).unwrap().source_info(object).map(|info| info.script_id);
             // Several entries at one address: the last one is what applies.
             for (index, entry) in debug_info.entries.iter().enumerate() {
                 if debug_info.entries.get(index + 1).is_some_and(|next| next.address == entry.address) {
@@ -140,9 +140,9 @@ fn lookup_prints_golden_inline_stacks() {
             if !optimized || !object.name.starts_with("kernel ") {
                 continue;
             }
-            let info = object.source_info.as_ref().unwrap();
+            let info = map.log_of(CodeId(index as u32)).unwrap().source_tables(object).unwrap();
             let mut deepest = (0, 0);
-            for entry in &info.positions {
+            for entry in info.positions {
                 let mut frames = Vec::new();
                 map.inline_frames(
                     CodeId(index as u32),
@@ -185,11 +185,11 @@ fn cross_script_inlined_frames_name_their_own_script() {
         'codes: for (index, _) in map.codes().iter().enumerate() {
             let code = CodeId(index as u32);
             let Some(object) = map.log_object(code) else { continue };
-            let Some(info) = &object.source_info else { continue };
+            let Some(info) = map.log_of(code).unwrap().source_tables(object) else { continue };
             if !object.name.contains("deep.js") {
                 continue;
             }
-            for entry in &info.positions {
+            for entry in info.positions {
                 let mut frames = Vec::new();
                 map.inline_frames(code, u64::from(entry.code_offset), PositionRule::AtOrBefore, &mut frames);
                 let described = map.describe(code, &frames[0]);

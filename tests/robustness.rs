@@ -72,8 +72,8 @@ fn check_log_cut(full: &CodeLog, bytes: &[u8], cut_at: usize) {
             (full_object.address, full_object.size, &full_object.name, full_object.tier, full_object.log_line),
             "{context}"
         );
-        if let Some(info) = &cut_object.source_info {
-            let full_info = full_object.source_info.as_ref().unwrap();
+        if let Some(info) = log.source_tables(cut_object) {
+            let full_info = full.source_tables(full_object).unwrap();
             assert_eq!(info.positions, full_info.positions, "{context}");
             assert_eq!(info.inlining_positions, full_info.inlining_positions, "{context}");
             assert_eq!(info.inlined_functions, full_info.inlined_functions, "{context}");

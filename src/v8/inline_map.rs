@@ -363,8 +363,9 @@ impl InlineMap {
         rule: PositionRule,
         frames: &mut Vec<InlineFrame>,
     ) -> Option<WalkProblem> {
-        match self.log_object(code).and_then(|object| object.source_info.as_ref()) {
-            Some(info) => inlining_stack(info, offset, rule, frames),
+        let tables = self.log_object(code).zip(self.log_of(code)).and_then(|(object, log)| log.source_tables(object));
+        match tables {
+            Some(tables) => inlining_stack(&tables, offset, rule, frames),
             None => {
                 frames.push(InlineFrame { function: FrameFunction::Outer, script_offset: -1 });
                 None
@@ -416,7 +417,7 @@ impl InlineMap {
         let log = self.log(log_id);
         let script_id = match function {
             FrameFunction::Outer => host
-                .and_then(|object| object.source_info.as_ref())
+                .and_then(|object| log.source_info(object))
                 .map(|info| info.script_id)
                 .or_else(|| host.and_then(|object| object.function).and_then(|id| log.function(id).script_id)),
             FrameFunction::Inlined(id) => log.function(id).script_id,
@@ -501,7 +502,8 @@ impl InlineMap {
             (FrameFunction::Outer, _) => {
                 let function = host.and_then(|object| object.function).zip(log).map(|(id, log)| log.function(id));
                 let script = host
-                    .and_then(|object| object.source_info.as_ref())
+                    .zip(log)
+                    .and_then(|(object, log)| log.source_info(object))
                     .map(|info| info.script_id)
                     .or_else(|| function.and_then(|function| function.script_id));
                 (function, script)

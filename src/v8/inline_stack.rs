@@ -9,7 +9,7 @@
 //! result is innermost first, each outer frame positioned at its call site
 //! (the order of addr2line's `FrameIter`).
 
-use crate::formats::v8log::{PositionEntry, SharedFunctionId, SourceInfo};
+use crate::formats::v8log::{PositionEntry, SharedFunctionId, SourceTables};
 
 /// Which source-position entry applies to an instruction offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -74,12 +74,12 @@ pub fn find_position(positions: &[PositionEntry], offset: u64, rule: PositionRul
 /// no position entry for the offset, only the outer frame is appended (at
 /// offset -1). Returns the first problem met, if any.
 pub fn inlining_stack(
-    info: &SourceInfo,
+    info: &SourceTables<'_>,
     offset: u64,
     rule: PositionRule,
     frames: &mut Vec<InlineFrame>,
 ) -> Option<WalkProblem> {
-    let Some(entry) = find_position(&info.positions, offset, rule) else {
+    let Some(entry) = find_position(info.positions, offset, rule) else {
         frames.push(InlineFrame { function: FrameFunction::Outer, script_offset: -1 });
         return None;
     };
@@ -123,19 +123,29 @@ mod tests {
     use super::*;
     use crate::formats::v8log::record::{parse_inlining_positions, parse_positions};
 
-    fn info(positions: &str, inlining: &str, functions: u32) -> SourceInfo {
-        SourceInfo {
-            script_id: 1,
-            function_start: 0,
+    /// Decoded tables, as a code log keeps them.
+    struct Tables {
+        positions: Vec<PositionEntry>,
+        inlining_positions: Vec<crate::formats::v8log::InliningPosition>,
+        inlined_functions: Vec<SharedFunctionId>,
+    }
+
+    fn info(positions: &str, inlining: &str, functions: u32) -> Tables {
+        Tables {
             positions: parse_positions(positions.as_bytes()).unwrap(),
             inlining_positions: parse_inlining_positions(inlining.as_bytes()).unwrap(),
             inlined_functions: (0..functions).map(SharedFunctionId).collect(),
         }
     }
 
-    fn walk(info: &SourceInfo, offset: u64, rule: PositionRule) -> (Vec<(Option<u32>, i32)>, Option<WalkProblem>) {
+    fn walk(info: &Tables, offset: u64, rule: PositionRule) -> (Vec<(Option<u32>, i32)>, Option<WalkProblem>) {
         let mut frames = Vec::new();
-        let problem = inlining_stack(info, offset, rule, &mut frames);
+        let tables = SourceTables {
+            positions: &info.positions,
+            inlining_positions: &info.inlining_positions,
+            inlined_functions: &info.inlined_functions,
+        };
+        let problem = inlining_stack(&tables, offset, rule, &mut frames);
         let frames = frames
             .into_iter()
             .map(|frame| match frame.function {

@@ -9,14 +9,15 @@
 pub mod escape;
 pub mod lexer;
 pub mod record;
+pub mod tables;
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Read};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use fxhash::FxHashMap;
+use fxhash::{FxHashMap, FxHashSet};
 use indexmap::IndexMap;
 use memchr::memchr_iter;
 
@@ -27,6 +28,10 @@ pub use record::{
 /// Index of a code object in [`CodeLog::code_objects`], in log order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CodeObjectId(pub u32);
+
+/// Index of a code object's source information in [`CodeLog::source_info`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SourceInfoId(pub u32);
 
 /// Index of a function (one SharedFunctionInfo, followed through moves) in
 /// [`CodeLog::functions`].
@@ -50,9 +55,10 @@ pub struct CodeObject {
     pub function: Option<SharedFunctionId>,
     /// The tier marker; `None` when absent or empty.
     pub tier: Option<TierMarker>,
-    /// Source positions and inlining, from its `code-source-info` (boxed:
-    /// most code objects, builtins and bytecode handlers, have none).
-    pub source_info: Option<Box<SourceInfo>>,
+    /// Source positions and inlining, from its `code-source-info`
+    /// ([`CodeLog::source_info`]; most code objects, builtins and bytecode
+    /// handlers, have none).
+    pub source_info: Option<SourceInfoId>,
     /// 1-based line of the code-creation record in the log.
     pub log_line: u64,
     /// The record's TIME: microseconds since this log (its isolate) started.
@@ -60,18 +66,49 @@ pub struct CodeObject {
 }
 
 /// The `code-source-info` of a code object, with inlined functions resolved.
-#[derive(Debug, Clone, Default)]
+///
+/// Its position and inlining tables stay text (in the log's
+/// [`CodeLog::source_tables`] buffer) until a lookup first needs them: most
+/// code objects are never sampled. They were checked when the log was read.
+#[derive(Debug, Default)]
 pub struct SourceInfo {
     /// The script of the code object's own function.
     pub script_id: i64,
     /// Script offset where the function starts.
     pub function_start: i64,
+    /// Where its table text starts in [`CodeLog::table_text`]: the positions,
+    /// then the inlining positions.
+    text_start: usize,
+    /// Bytes of position-table text.
+    positions_length: u32,
+    /// Bytes of inlining-table text.
+    inlining_length: u32,
+    /// Its inlined functions in [`CodeLog::inlined_functions`]: start, count.
+    functions_start: u32,
+    functions_count: u32,
+    /// What is wrong with the tables, if anything (found when the log was
+    /// read; see [`crate::diagnostics::inlining_table_problem`]).
+    pub problem: Option<Box<str>>,
+    /// The decoded tables, once a lookup needed them.
+    decoded: OnceLock<DecodedTables>,
+}
+
+/// The decoded position and inlining tables of a [`SourceInfo`].
+#[derive(Debug, Default)]
+struct DecodedTables {
+    positions: Box<[PositionEntry]>,
+    inlining_positions: Box<[InliningPosition]>,
+}
+
+/// A code object's source-position and inlining tables, decoded.
+#[derive(Debug, Clone, Copy)]
+pub struct SourceTables<'log> {
     /// The source-position table, ascending code offset.
-    pub positions: Vec<PositionEntry>,
+    pub positions: &'log [PositionEntry],
     /// The inlining tree: entry n is inlining id n.
-    pub inlining_positions: Vec<InliningPosition>,
+    pub inlining_positions: &'log [InliningPosition],
     /// The inlined functions, indexed by [`InliningPosition::function_index`].
-    pub inlined_functions: Vec<SharedFunctionId>,
+    pub inlined_functions: &'log [SharedFunctionId],
 }
 
 /// A JavaScript function: one SharedFunctionInfo followed through `sfi-move`s.
@@ -148,6 +185,14 @@ pub struct CodeLog {
     pub path: PathBuf,
     /// Code objects in log order.
     pub code_objects: Vec<CodeObject>,
+    /// The code objects' source information, by [`SourceInfoId`].
+    source_infos: Vec<SourceInfo>,
+    /// The text of every position and inlining table, undecoded.
+    table_text: Vec<u8>,
+    /// The inlined functions of every [`SourceInfo`], one run each.
+    inlined_functions: Vec<SharedFunctionId>,
+    /// How many source infos have a [`SourceInfo::problem`].
+    table_problem_count: u64,
     /// Functions (SFIs), indexed by [`SharedFunctionId`].
     pub functions: Vec<SharedFunction>,
     /// Scripts by V8 script id.
@@ -247,6 +292,47 @@ impl CodeLog {
         &self.code_objects[id.0 as usize]
     }
 
+    /// The source information of a code object, if its log had any.
+    pub fn source_info(&self, object: &CodeObject) -> Option<&SourceInfo> {
+        object.source_info.map(|id| &self.source_infos[id.0 as usize])
+    }
+
+    /// The position and inlining tables of a code object, decoded on the
+    /// first call for it (later calls return the same tables).
+    pub fn source_tables(&self, object: &CodeObject) -> Option<SourceTables<'_>> {
+        let info = self.source_info(object)?;
+        let decoded = info.decoded.get_or_init(|| {
+            let positions_end = info.text_start + info.positions_length as usize;
+            let inlining_end = positions_end + info.inlining_length as usize;
+            // Checked when the log was read: these parse.
+            DecodedTables {
+                positions: record::parse_positions(&self.table_text[info.text_start..positions_end])
+                    .unwrap_or_default()
+                    .into(),
+                inlining_positions: record::parse_inlining_positions(&self.table_text[positions_end..inlining_end])
+                    .unwrap_or_default()
+                    .into(),
+            }
+        });
+        let functions_start = info.functions_start as usize;
+        Some(SourceTables {
+            positions: &decoded.positions,
+            inlining_positions: &decoded.inlining_positions,
+            inlined_functions: &self.inlined_functions
+                [functions_start..functions_start + info.functions_count as usize],
+        })
+    }
+
+    /// The code objects whose tables are inconsistent, with what is wrong,
+    /// in log order.
+    pub fn table_problems(&self) -> impl Iterator<Item = (&CodeObject, &str)> {
+        let objects = if self.table_problem_count > 0 { &self.code_objects[..] } else { &[] };
+        objects.iter().filter_map(|object| {
+            let problem = self.source_info(object)?.problem.as_deref()?;
+            Some((object, problem))
+        })
+    }
+
     /// The function with this id.
     pub fn function(&self, id: SharedFunctionId) -> &SharedFunction {
         &self.functions[id.0 as usize]
@@ -321,14 +407,106 @@ impl Hasher for AddressHasher {
 #[derive(Default)]
 struct LogBuilder {
     log: CodeLog,
-    /// The latest code object created at each address.
-    code_at_address: HashMap<u64, CodeObjectId, AddressHashing>,
+    /// Where the code objects are: the latest created at each address.
+    code_addresses: CodeAddresses,
     /// The function whose SFI is at each address now.
     function_at_address: HashMap<u64, SharedFunctionId, AddressHashing>,
     /// The tags seen, shared by the code objects that carry them.
     tags: FxHashMap<Box<[u8]>, Arc<str>>,
+    /// The names seen, shared by the code objects that carry them.
+    names: FxHashSet<Arc<str>>,
     /// The time of the last code-creation, to see clocks restart.
     last_creation_micros: Option<i64>,
+    /// Inlined-function addresses of the record being read (reused).
+    function_addresses: Vec<u64>,
+}
+
+/// The latest code object created at each address, followed through
+/// `code-move` and `code-delete`.
+///
+/// V8 writes a code object's `code-source-info` right after its
+/// `code-creation`, so the answer is nearly always the last code object
+/// created; the map of every address is built only when a record asks for
+/// another one (several isolates writing one file), from the code objects
+/// and the moves and deletes recorded until then.
+#[derive(Default)]
+struct CodeAddresses {
+    /// The last code object created, while no move or delete came after it.
+    last_created: Option<(u64, CodeObjectId)>,
+    /// Every address, once needed.
+    map: Option<HashMap<u64, CodeObjectId, AddressHashing>>,
+    /// `code-delete`s (address, log line) while there is no map.
+    deletes: Vec<(u64, u64)>,
+}
+
+impl CodeAddresses {
+    fn created(&mut self, address: u64, id: CodeObjectId) {
+        self.last_created = Some((address, id));
+        if let Some(map) = &mut self.map {
+            map.insert(address, id);
+        }
+    }
+
+    fn moved(&mut self, from: u64, to: u64) {
+        self.last_created = None;
+        if let Some(map) = &mut self.map
+            && let Some(code) = map.remove(&from)
+        {
+            map.insert(to, code);
+        }
+    }
+
+    fn deleted(&mut self, address: u64, log_line: u64) {
+        self.last_created = None;
+        match &mut self.map {
+            Some(map) => {
+                map.remove(&address);
+            }
+            None => self.deletes.push((address, log_line)),
+        }
+    }
+
+    /// The latest code object at `address`, as of now in `log`.
+    fn at(&mut self, address: u64, log: &CodeLog) -> Option<CodeObjectId> {
+        if let Some((last_address, id)) = self.last_created
+            && last_address == address
+        {
+            return Some(id);
+        }
+        let deletes = &self.deletes;
+        self.map.get_or_insert_with(|| replay_addresses(log, deletes)).get(&address).copied()
+    }
+}
+
+/// The address map of [`CodeAddresses`] after the records read so far: the
+/// code-creations, code-moves and code-deletes replayed in log order.
+fn replay_addresses(log: &CodeLog, deletes: &[(u64, u64)]) -> HashMap<u64, CodeObjectId, AddressHashing> {
+    let mut map: HashMap<u64, CodeObjectId, AddressHashing> = HashMap::default();
+    let mut moves = log.code_moves.iter().peekable();
+    let mut deletes = deletes.iter().peekable();
+    let mut apply_until = |line: u64, map: &mut HashMap<u64, CodeObjectId, AddressHashing>| loop {
+        let next_move = moves.peek().map(|moved| moved.log_line).filter(|&at| at < line);
+        let next_delete = deletes.peek().map(|&&(_, at)| at).filter(|&at| at < line);
+        match (next_move, next_delete) {
+            (Some(move_line), delete_line) if delete_line.is_none_or(|delete_line| move_line < delete_line) => {
+                let moved = moves.next().expect("peeked");
+                if let Some(code) = map.remove(&moved.from) {
+                    map.insert(moved.to, code);
+                }
+            }
+            (_, Some(_)) => {
+                let &(address, _) = deletes.next().expect("peeked");
+                map.remove(&address);
+            }
+            _ => return,
+        }
+    };
+    for (index, object) in log.code_objects.iter().enumerate() {
+        apply_until(object.log_line, &mut map);
+        map.insert(object.address, CodeObjectId(index as u32));
+    }
+    apply_until(u64::MAX, &mut map);
+    map
 }
 
 impl LogBuilder {
@@ -336,6 +514,14 @@ impl LogBuilder {
         self.log.line_count += 1;
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.is_empty() {
+            return;
+        }
+        // The record V8 writes for every optimized code object, checked
+        // without decoding its tables; the full parser takes what this
+        // does not (and says what is wrong).
+        if let Some(fields) = line.strip_prefix(b"code-source-info,")
+            && self.plain_code_source_info(fields)
+        {
             return;
         }
         match record::parse_line(line) {
@@ -385,7 +571,7 @@ impl LogBuilder {
     fn apply(&mut self, record: Record<'_>) {
         match record {
             Record::CodeCreation(creation) => self.code_creation(creation),
-            Record::CodeSourceInfo(info) => self.code_source_info(info),
+            Record::CodeSourceInfo(info) => self.parsed_code_source_info(info),
             Record::ScriptSource(script) => {
                 let entry = self.log.scripts.entry(script.script_id).or_default();
                 entry.name = escape::unescape(script.escaped_name).into();
@@ -408,13 +594,9 @@ impl LogBuilder {
                     to: moved.to,
                     log_line: self.log.line_count,
                 });
-                if let Some(code) = self.code_at_address.remove(&moved.from) {
-                    self.code_at_address.insert(moved.to, code);
-                }
+                self.code_addresses.moved(moved.from, moved.to);
             }
-            Record::CodeDelete { address } => {
-                self.code_at_address.remove(&address);
-            }
+            Record::CodeDelete { address } => self.code_addresses.deleted(address, self.log.line_count),
             Record::SharedLibrary(library) => self.log.shared_libraries.push(SharedLibraryMapping {
                 path: escape::unescape(library.escaped_name).into(),
                 start: library.start,
@@ -432,7 +614,15 @@ impl LogBuilder {
     }
 
     fn code_creation(&mut self, creation: CodeCreation<'_>) {
-        let name: Arc<str> = Arc::from(escape::unescape_borrowed(creation.escaped_name).as_ref());
+        let name = escape::unescape_borrowed(creation.escaped_name);
+        let name = match self.names.get(name.as_ref()) {
+            Some(name) => name.clone(),
+            None => {
+                let name: Arc<str> = name.into();
+                self.names.insert(name.clone());
+                name
+            }
+        };
         let function = creation.shared_function.map(|address| self.function_for_creation(address, &name));
         // Code of the same function (each tier) shares its name.
         let name = match function {
@@ -461,7 +651,7 @@ impl LogBuilder {
             log_line: self.log.line_count,
             timestamp_micros: creation.timestamp_micros,
         });
-        self.code_at_address.insert(creation.address, id);
+        self.code_addresses.created(creation.address, id);
         if self.last_creation_micros.is_some_and(|last| creation.timestamp_micros < last) {
             self.log.clock_restarts += 1;
         }
@@ -486,19 +676,102 @@ impl LogBuilder {
         id
     }
 
-    fn code_source_info(&mut self, info: CodeSourceInfo) {
-        let Some(&code_id) = self.code_at_address.get(&info.address) else {
+    /// A `code-source-info` whose fields and tables are in the plain form
+    /// V8 writes (`ADDRESS,SCRIPT,START,END,POSITIONS,INLINING,FUNCTIONS`
+    /// after the kind), applied without decoding its tables; `false` leaves
+    /// the line to the full parser.
+    fn plain_code_source_info(&mut self, fields: &[u8]) -> bool {
+        let mut commas = memchr_iter(b',', fields);
+        let mut field_ends = [0usize; 6];
+        for end in &mut field_ends {
+            match commas.next() {
+                Some(comma) => *end = comma,
+                None => return false,
+            }
+        }
+        if commas.next().is_some() {
+            return false;
+        }
+        let field = |index: usize| {
+            let start = if index == 0 { 0 } else { field_ends[index - 1] + 1 };
+            let end = field_ends.get(index).copied().unwrap_or(fields.len());
+            &fields[start..end]
+        };
+        let (Some(address), Some(script_id), Some(function_start), Some(_end)) = (
+            lexer::parse_hex_address(field(0)),
+            lexer::parse_decimal(field(1)),
+            lexer::parse_decimal(field(2)),
+            lexer::parse_decimal(field(3)),
+        ) else {
+            return false;
+        };
+        let mut addresses = std::mem::take(&mut self.function_addresses);
+        addresses.clear();
+        let plain = tables::inlined_function_addresses(field(6), &mut addresses)
+            .then(|| tables::check_tables(field(4), field(5), addresses.len()))
+            .flatten();
+        let Some(checked) = plain else {
+            self.function_addresses = addresses;
+            return false;
+        };
+        let source = SourceText { positions: field(4), inlining: field(5) };
+        let problem = if checked.consistent {
+            None
+        } else {
+            // Rare: decode them to say what is wrong.
+            let positions = record::parse_positions(source.positions).unwrap_or_default();
+            let inlining_positions = record::parse_inlining_positions(source.inlining).unwrap_or_default();
+            let functions = vec![SharedFunctionId(0); addresses.len()];
+            crate::diagnostics::inlining_table_problem(&SourceTables {
+                positions: &positions,
+                inlining_positions: &inlining_positions,
+                inlined_functions: &functions,
+            })
+        };
+        self.code_source_info(address, script_id, function_start, &addresses, TableSource::Text(source), problem);
+        self.function_addresses = addresses;
+        true
+    }
+
+    /// A `code-source-info` the full parser read (not in the plain form).
+    fn parsed_code_source_info(&mut self, info: CodeSourceInfo) {
+        let problem = crate::diagnostics::inlining_table_problem(&SourceTables {
+            positions: &info.positions,
+            inlining_positions: &info.inlining_positions,
+            inlined_functions: &vec![SharedFunctionId(0); info.inlined_functions.len()],
+        });
+        let decoded =
+            DecodedTables { positions: info.positions.into(), inlining_positions: info.inlining_positions.into() };
+        self.code_source_info(
+            info.address,
+            info.script_id,
+            info.function_start,
+            &info.inlined_functions,
+            TableSource::Decoded(decoded),
+            problem,
+        );
+    }
+
+    fn code_source_info(
+        &mut self,
+        address: u64,
+        script_id: i64,
+        function_start: i64,
+        inlined_function_addresses: &[u64],
+        tables: TableSource<'_>,
+        problem: Option<String>,
+    ) {
+        let Some(code_id) = self.code_addresses.at(address, &self.log) else {
             self.log.damaged_lines += 1;
             self.warn(
                 LogWarningKind::SourceInfoWithoutCode,
-                format!("code-source-info for 0x{:x} with no code-creation before it", info.address),
+                format!("code-source-info for 0x{address:x} with no code-creation before it"),
             );
             return;
         };
-        let inlined_functions = info
-            .inlined_functions
-            .iter()
-            .map(|&address| match self.function_at_address.get(&address) {
+        let functions_start = self.log.inlined_functions.len() as u32;
+        for &address in inlined_function_addresses {
+            let function = match self.function_at_address.get(&address) {
                 Some(&function) => function,
                 None => {
                     // Not seen yet: remember the address so a later
@@ -508,33 +781,58 @@ impl LogBuilder {
                     self.function_at_address.insert(address, id);
                     id
                 }
-            })
-            .collect();
+            };
+            self.log.inlined_functions.push(function);
+        }
         let code = &mut self.log.code_objects[code_id.0 as usize];
         // Without `script-source` or `script-details` (`--no-log-source-code`),
         // the code's name is the only place that names its script.
-        let script = self.log.scripts.entry(info.script_id).or_default();
+        let script = self.log.scripts.entry(script_id).or_default();
         if script.name.is_empty() {
             script.name = crate::v8::source::FunctionName::parse(&code.name, None).script.into();
         }
         if let Some(function) = code.function {
             let function = &mut self.log.functions[function.0 as usize];
-            function.script_id = Some(info.script_id);
-            function.function_start = Some(info.function_start);
+            function.script_id = Some(script_id);
+            function.function_start = Some(function_start);
         }
-        // The tables live as long as the log: no spare capacity.
-        let mut positions = info.positions;
-        positions.shrink_to_fit();
-        let mut inlining_positions = info.inlining_positions;
-        inlining_positions.shrink_to_fit();
-        code.source_info = Some(Box::new(SourceInfo {
-            script_id: info.script_id,
-            function_start: info.function_start,
-            positions,
-            inlining_positions,
-            inlined_functions,
-        }));
+        let text_start = self.log.table_text.len();
+        let (positions_length, inlining_length, decoded) = match tables {
+            TableSource::Text(text) => {
+                self.log.table_text.extend_from_slice(text.positions);
+                self.log.table_text.extend_from_slice(text.inlining);
+                (text.positions.len() as u32, text.inlining.len() as u32, OnceLock::new())
+            }
+            TableSource::Decoded(decoded) => (0, 0, OnceLock::from(decoded)),
+        };
+        self.log.table_problem_count += u64::from(problem.is_some());
+        code.source_info = Some(SourceInfoId(self.log.source_infos.len() as u32));
+        self.log.source_infos.push(SourceInfo {
+            script_id,
+            function_start,
+            text_start,
+            positions_length,
+            inlining_length,
+            functions_start,
+            functions_count: inlined_function_addresses.len() as u32,
+            problem: problem.map(String::into_boxed_str),
+            decoded,
+        });
     }
+}
+
+/// The undecoded table text of a `code-source-info`.
+#[derive(Clone, Copy)]
+struct SourceText<'line> {
+    positions: &'line [u8],
+    inlining: &'line [u8],
+}
+
+/// A `code-source-info`'s tables: text to decode on first use, or decoded
+/// by the full parser.
+enum TableSource<'line> {
+    Text(SourceText<'line>),
+    Decoded(DecodedTables),
 }
 
 #[cfg(test)]

@@ -1,0 +1,203 @@
+//! The `code-source-info` tables at ingest: checked in one pass over their
+//! text, kept as text, decoded on first use.
+//!
+//! Most code objects are never looked up, so their position and inlining
+//! tables are not decoded while the log is read: [`check_tables`] only makes
+//! sure that decoding will succeed and that the tables are consistent, which
+//! is what the diagnostics need. It accepts only the plain forms V8 writes
+//! (numbers of at most nine digits, parents before their children); anything
+//! else is left to the full parser of [`super::record`], which gives the
+//! exact error, so a garbled table is still reported while the log is read.
+
+/// The longest number [`check_tables`] takes: nine digits fit any `u32`
+/// and `i32`, so no range checks are needed.
+const MAX_DIGITS: usize = 9;
+
+/// What [`check_tables`] learned about tables that decode cleanly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CheckedTables {
+    /// Whether the tables are consistent: every inlining id and function
+    /// index in range, every parent before its child (so no chain loops).
+    /// When false they still decode, and
+    /// [`crate::diagnostics::inlining_table_problem`] says what is wrong.
+    pub consistent: bool,
+}
+
+/// The digits at the start of `text` as a number, and how many there were
+/// (0 = none); `None` for more than [`MAX_DIGITS`].
+fn leading_number(text: &[u8]) -> Option<(u32, usize)> {
+    let mut value: u32 = 0;
+    let mut count = 0;
+    while let Some(&byte) = text.get(count) {
+        let digit = byte.wrapping_sub(b'0');
+        if digit > 9 {
+            break;
+        }
+        if count == MAX_DIGITS {
+            return None;
+        }
+        value = value * 10 + u32::from(digit);
+        count += 1;
+    }
+    Some((value, count))
+}
+
+/// Walks `O<offset>[I<id>]` after an entry's opener at `at`; returns the
+/// position after it and the `I` id, or `None` unless it is plain.
+fn offset_and_id(table: &[u8], mut at: usize) -> Option<(usize, Option<u32>)> {
+    if table.get(at) != Some(&b'O') {
+        return None;
+    }
+    at += 1;
+    if table.get(at) == Some(&b'-') {
+        at += 1;
+    }
+    let (_, digits) = leading_number(&table[at.min(table.len())..])?;
+    if digits == 0 {
+        return None;
+    }
+    at += digits;
+    if table.get(at) != Some(&b'I') {
+        return Some((at, None));
+    }
+    at += 1;
+    let (id, digits) = leading_number(&table[at.min(table.len())..])?;
+    if digits == 0 {
+        return None;
+    }
+    Some((at + digits, Some(id)))
+}
+
+/// Checks the positions (`C<n>O<n>[I<n>]...`) and inlining positions
+/// (`F[<n>]O<n>[I<n>]...`) of a `code-source-info` with
+/// `inlined_function_count` inlined functions. `None`: not in the plain form
+/// this check takes (the full parser decides).
+pub fn check_tables(positions: &[u8], inlining: &[u8], inlined_function_count: usize) -> Option<CheckedTables> {
+    let mut consistent = true;
+    // Inlining positions first: the positions' ids must be below their count.
+    let mut inlining_count: u32 = 0;
+    let mut at = 0;
+    while at < inlining.len() {
+        if inlining[at] != b'F' {
+            return None;
+        }
+        let (function_index, digits) = leading_number(&inlining[at + 1..])?;
+        if digits > 0 && function_index as usize >= inlined_function_count {
+            consistent = false;
+        }
+        let (next, parent) = offset_and_id(inlining, at + 1 + digits)?;
+        // V8 adds a caller before the functions it inlines.
+        if parent.is_some_and(|parent| parent >= inlining_count) {
+            consistent = false;
+        }
+        inlining_count += 1;
+        at = next;
+    }
+    let mut at = 0;
+    while at < positions.len() {
+        if positions[at] != b'C' {
+            return None;
+        }
+        let (_, digits) = leading_number(&positions[at + 1..])?;
+        if digits == 0 {
+            return None;
+        }
+        let (next, id) = offset_and_id(positions, at + 1 + digits)?;
+        if id.is_some_and(|id| id >= inlining_count) {
+            consistent = false;
+        }
+        at = next;
+    }
+    Some(CheckedTables { consistent })
+}
+
+/// Appends the addresses of `S0x<address>...` to `addresses`; `false` unless
+/// the list is in the plain form (at most 16 hex digits each).
+pub fn inlined_function_addresses(table: &[u8], addresses: &mut Vec<u64>) -> bool {
+    let mut at = 0;
+    while at < table.len() {
+        if !table[at..].starts_with(b"S0x") {
+            return false;
+        }
+        at += 3;
+        let mut value: u64 = 0;
+        let start = at;
+        while let Some(&byte) = table.get(at) {
+            let digit = match byte {
+                b'0'..=b'9' => byte - b'0',
+                b'a'..=b'f' => byte - b'a' + 10,
+                b'A'..=b'F' => byte - b'A' + 10,
+                _ => break,
+            };
+            value = (value << 4) | u64::from(digit);
+            at += 1;
+        }
+        if at == start || at - start > 16 {
+            return false;
+        }
+        addresses.push(value);
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::v8log::record::{parse_inlined_functions, parse_inlining_positions, parse_positions};
+
+    /// Whatever the check takes, the full parser takes too, to the same
+    /// effect; what it leaves, the full parser may refuse.
+    #[test]
+    fn plain_tables_pass_and_the_rest_goes_to_the_full_parser() {
+        let cases: &[(&str, &str, usize, Option<bool>)] = &[
+            ("", "", 0, Some(true)),
+            ("C0O68C39O28I0C114O-1I1", "F0O81FO88I0", 1, Some(true)),
+            ("C0O5I2", "F0O100F1O200I0", 2, Some(false)),
+            ("C0O5", "F2O100", 2, Some(false)),
+            ("C0O5", "F0O100I0", 1, Some(false)),
+            ("C0O5", "F0O100I1F0O1", 1, Some(false)),
+            ("C1C2O3", "", 0, None),
+            ("C1O2I3I4", "", 0, None),
+            ("C1", "", 0, None),
+            ("C1O", "", 0, None),
+            ("C1O-", "", 0, None),
+            ("C1OI", "", 0, None),
+            ("C1O2I", "", 0, None),
+            ("C1O2Z", "", 0, None),
+            ("C1234567890O1", "", 0, None),
+            ("C1O1", "F0", 1, None),
+            ("C1O1", "F0O1I2I3", 1, None),
+            ("C1O1", "C0O1", 1, None),
+            ("C1O1", "F1234567890O1", 1, None),
+        ];
+        for &(positions, inlining, functions, expected) in cases {
+            let checked = check_tables(positions.as_bytes(), inlining.as_bytes(), functions);
+            assert_eq!(checked.map(|checked| checked.consistent), expected, "{positions} {inlining}");
+            if checked.is_some() {
+                assert!(parse_positions(positions.as_bytes()).is_ok(), "{positions}");
+                assert!(parse_inlining_positions(inlining.as_bytes()).is_ok(), "{inlining}");
+            }
+        }
+    }
+
+    #[test]
+    fn inlined_function_lists() {
+        for (table, expected) in [
+            ("", Some(vec![])),
+            ("S0x1a2BS0x3c4d", Some(vec![0x1a2b, 0x3c4d])),
+            ("S0xffffffffffffffff", Some(vec![u64::MAX])),
+            ("S0x1ffffffffffffffff", None),
+            ("S0x", None),
+            ("S0X1", None),
+            ("S0x1S", None),
+            ("S0x1g", None),
+        ] {
+            let mut addresses = Vec::new();
+            let plain = inlined_function_addresses(table.as_bytes(), &mut addresses);
+            assert_eq!(plain.then_some(addresses.clone()), expected, "{table}");
+            if plain {
+                assert_eq!(parse_inlined_functions(table.as_bytes()).unwrap(), addresses, "{table}");
+            }
+        }
+    }
+}
