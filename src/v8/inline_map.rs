@@ -18,9 +18,9 @@
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
-use fxhash::FxHashMap;
+use fxhash::{FxHashMap, FxHashSet};
 
 use crate::formats::jitdump::{CodeLoad, JitDump};
 use crate::formats::v8log::{CodeLog, CodeObject, CodeObjectId, SharedFunction, Tier};
@@ -84,8 +84,9 @@ pub struct JitCode {
     pub load_time: Option<u64>,
     /// The jitdump code index (`jitted-PID-N.so` after `perf inject -j`).
     pub code_index: Option<u64>,
-    /// Its symbol: the jitdump name, e.g. `JS:*kernel /app/deep.js:24:16`.
-    pub name: Box<str>,
+    /// Its symbol: the jitdump name, e.g. `JS:*kernel /app/deep.js:24:16`
+    /// (shared by the code objects of one name).
+    pub name: Arc<str>,
     /// The matching code object of the code logs.
     pub log_object: Option<LogObject>,
 }
@@ -228,26 +229,42 @@ impl InlineMap {
                             size: load.code_size,
                             load_time: Some(load.timestamp),
                             code_index: Some(load.code_index),
-                            name: one_line(&load.name).into(),
+                            name: match one_line(&load.name) {
+                                Cow::Borrowed(_) => load.name.clone(),
+                                Cow::Owned(name) => name.into(),
+                            },
                             log_object,
                         }
                     })
                     .collect()
             }
-            None => logs
-                .iter()
-                .enumerate()
-                .flat_map(|(log, code_log)| {
-                    code_log.code_objects.iter().enumerate().map(move |(index, object)| JitCode {
-                        address: object.address,
-                        size: object.size,
-                        load_time: None,
-                        code_index: None,
-                        name: one_line(&log_style_name(object)).into(),
-                        log_object: Some(LogObject { log: LogId(log as u32), object: CodeObjectId(index as u32) }),
-                    })
-                })
-                .collect(),
+            None => {
+                let mut names: FxHashSet<Arc<str>> = FxHashSet::default();
+                let mut codes = Vec::with_capacity(logs.iter().map(|log| log.code_objects.len()).sum());
+                for (log, code_log) in logs.iter().enumerate() {
+                    for (index, object) in code_log.code_objects.iter().enumerate() {
+                        let name = log_style_name(object);
+                        let name = one_line(&name);
+                        let name = match names.get(name.as_ref()) {
+                            Some(name) => name.clone(),
+                            None => {
+                                let name: Arc<str> = name.into();
+                                names.insert(name.clone());
+                                name
+                            }
+                        };
+                        codes.push(JitCode {
+                            address: object.address,
+                            size: object.size,
+                            load_time: None,
+                            code_index: None,
+                            name,
+                            log_object: Some(LogObject { log: LogId(log as u32), object: CodeObjectId(index as u32) }),
+                        });
+                    }
+                }
+                codes
+            }
         };
         let mut map = InlineMap::from_codes(logs, codes, jitdump.map(|jitdump| jitdump.header.pid), sources);
         map.unmatched_loads = unmatched_loads;
@@ -690,26 +707,26 @@ struct CodeKey {
 /// next code-creation of the log whose time, on the jitdump's clock, is
 /// nearest to the LOAD's: each log stays in its own order.
 fn join_loads(logs: &[CodeLog], loads: &[CodeLoad]) -> Join {
-    let object_key = |object: LogObject| {
-        let object = logs[object.log.0 as usize].code_object(object.object);
-        CodeKey { address: object.address, size: object.size }
-    };
-    let load_key = |index: u32| {
-        let load = &loads[index as usize];
-        CodeKey { address: load.code_address, size: load.code_size }
-    };
-    let mut objects: Vec<LogObject> = logs
+    // Sorted with their keys beside them: millions of objects.
+    let mut keyed_objects: Vec<(CodeKey, LogObject)> =
+        Vec::with_capacity(logs.iter().map(|log| log.code_objects.len()).sum());
+    for (log, code_log) in logs.iter().enumerate() {
+        for (index, object) in code_log.code_objects.iter().enumerate() {
+            let key = CodeKey { address: object.address, size: object.size };
+            keyed_objects.push((key, LogObject { log: LogId(log as u32), object: CodeObjectId(index as u32) }));
+        }
+    }
+    keyed_objects.sort_unstable_by_key(|&(key, object)| (key, object.log, object.object));
+    let (object_keys, objects): (Vec<CodeKey>, Vec<LogObject>) = keyed_objects.into_iter().unzip();
+    let mut keyed_loads: Vec<(CodeKey, u32)> = loads
         .iter()
         .enumerate()
-        .flat_map(|(log, code_log)| {
-            (0..code_log.code_objects.len() as u32)
-                .map(move |object| LogObject { log: LogId(log as u32), object: CodeObjectId(object) })
-        })
+        .map(|(index, load)| (CodeKey { address: load.code_address, size: load.code_size }, index as u32))
         .collect();
-    objects.sort_unstable_by_key(|&object| (object_key(object), object.log, object.object));
-    let mut load_order: Vec<u32> = (0..loads.len() as u32).collect();
-    load_order.sort_unstable_by_key(|&index| (load_key(index), index));
-    let groups = KeyGroups { objects: &objects, load_order: &load_order, object_key, load_key };
+    keyed_loads.sort_unstable();
+    let (load_keys, load_order): (Vec<CodeKey>, Vec<u32>) = keyed_loads.into_iter().unzip();
+    let groups =
+        KeyGroups { objects: &objects, object_keys: &object_keys, load_order: &load_order, load_keys: &load_keys };
     let clocks = if logs.len() > 1 { learn_clocks(logs, loads, groups.iter()) } else { vec![None; logs.len()] };
     let mut log_objects = vec![None; loads.len()];
     for group in groups.iter() {
@@ -736,33 +753,37 @@ struct KeyGroup<'join> {
 
 /// Both sorted sides of [`join_loads`], to walk key by key.
 #[derive(Clone, Copy)]
-struct KeyGroups<'join, ObjectKey, LoadKey> {
+struct KeyGroups<'join> {
+    /// Code objects sorted by key, then log and log order.
     objects: &'join [LogObject],
+    /// The key of each of `objects`.
+    object_keys: &'join [CodeKey],
+    /// LOAD indexes sorted by key, then index.
     load_order: &'join [u32],
-    object_key: ObjectKey,
-    load_key: LoadKey,
+    /// The key of each of `load_order`.
+    load_keys: &'join [CodeKey],
 }
 
-impl<'join, ObjectKey, LoadKey> KeyGroups<'join, ObjectKey, LoadKey>
-where
-    ObjectKey: Fn(LogObject) -> CodeKey + Copy,
-    LoadKey: Fn(u32) -> CodeKey + Copy,
-{
+impl<'join> KeyGroups<'join> {
     /// The keys that have LOADs, each with its LOADs and code objects (none
     /// when no log created code there).
     fn iter(self) -> impl Iterator<Item = KeyGroup<'join>> {
         let mut next_object = 0;
         let mut next_load = 0;
         std::iter::from_fn(move || {
-            let &first_load = self.load_order.get(next_load)?;
-            let key = (self.load_key)(first_load);
-            let loads_end =
-                next_load + self.load_order[next_load..].partition_point(|&index| (self.load_key)(index) == key);
-            while self.objects.get(next_object).is_some_and(|&object| (self.object_key)(object) < key) {
+            let &key = self.load_keys.get(next_load)?;
+            // Groups are short: walked, not searched.
+            let mut loads_end = next_load + 1;
+            while self.load_keys.get(loads_end) == Some(&key) {
+                loads_end += 1;
+            }
+            while self.object_keys.get(next_object).is_some_and(|&object_key| object_key < key) {
                 next_object += 1;
             }
-            let objects_end =
-                next_object + self.objects[next_object..].partition_point(|&object| (self.object_key)(object) == key);
+            let mut objects_end = next_object;
+            while self.object_keys.get(objects_end) == Some(&key) {
+                objects_end += 1;
+            }
             let group = KeyGroup {
                 load_order: &self.load_order[next_load..loads_end],
                 objects: &self.objects[next_object..objects_end],
@@ -862,16 +883,36 @@ impl AddressIndex {
         boundaries.sort_unstable();
         boundaries.dedup();
         let segment_count = boundaries.len().saturating_sub(1);
-        let segments_of = |code: &JitCode| {
-            let first = boundaries.partition_point(|&boundary| boundary < code.address);
-            let last = boundaries.partition_point(|&boundary| boundary < end(code));
+        // Each code's first segment, found by walking the boundaries along
+        // the codes in address order (no search per code); its segments run
+        // from there to the boundary at its end.
+        let mut by_address: Vec<(u64, u32)> = codes
+            .iter()
+            .enumerate()
+            .filter(|(_, code)| code.size > 0)
+            .map(|(id, code)| (code.address, id as u32))
+            .collect();
+        by_address.sort_unstable();
+        let mut first_segments = vec![0u32; codes.len()];
+        let mut boundary = 0;
+        for &(address, id) in &by_address {
+            while boundaries[boundary] < address {
+                boundary += 1;
+            }
+            first_segments[id as usize] = boundary as u32;
+        }
+        drop(by_address);
+        let segments_of = |id: usize, code: &JitCode| {
+            let first = first_segments[id] as usize;
+            let end = end(code);
+            let last = first + boundaries[first..].iter().take_while(|&&boundary| boundary < end).count();
             first..last
         };
         // Two passes (count, then fill) instead of a vector per segment:
         // millions of segments on large logs.
         let mut segment_starts = vec![0u32; segment_count + 1];
-        for code in codes.iter().filter(|code| code.size > 0) {
-            for segment in segments_of(code) {
+        for (id, code) in codes.iter().enumerate().filter(|(_, code)| code.size > 0) {
+            for segment in segments_of(id, code) {
                 segment_starts[segment + 1] += 1;
             }
         }
@@ -881,7 +922,7 @@ impl AddressIndex {
         let mut filled: Vec<u32> = segment_starts[..segment_count].to_vec();
         let mut covering = vec![0u32; segment_starts[segment_count] as usize];
         for (id, code) in codes.iter().enumerate().filter(|(_, code)| code.size > 0) {
-            for segment in segments_of(code) {
+            for segment in segments_of(id, code) {
                 covering[filled[segment] as usize] = id as u32;
                 filled[segment] += 1;
             }
@@ -940,7 +981,7 @@ mod tests {
             code_address,
             code_size,
             code_index: 0,
-            name: String::new(),
+            name: "".into(),
             record_offset: 0,
         }
     }

@@ -11,7 +11,8 @@ use super::debug_info::parse_debug_info;
 use super::error::{JitDumpError, JitDumpWarning, RecordProblem};
 use super::header::{Header, MAGIC};
 use super::record::{
-    CodeLoad, DebugInfo, JitDumpRecordKind, RECORD_PREFIX_SIZE, RecordPrefix, parse_code_load, parse_code_move,
+    CodeLoad, DebugInfo, JitDumpRecordKind, NameInterner, RECORD_PREFIX_SIZE, RecordPrefix, parse_code_load,
+    parse_code_move,
 };
 
 /// What to decode besides CODE_LOAD and CODE_MOVE records.
@@ -151,6 +152,8 @@ struct Reader {
     /// A record size made the rest of the file unframeable: reading stopped
     /// (and must not start again at the next window, warning twice).
     stopped_for_good: bool,
+    /// The names of the loads, each kept once.
+    names: NameInterner,
 }
 
 impl Reader {
@@ -166,6 +169,7 @@ impl Reader {
                 skipped_records: 0,
             },
             stopped_for_good: false,
+            names: NameInterner::default(),
         }
     }
 
@@ -218,9 +222,8 @@ impl Reader {
     fn read_record(&mut self, kind: JitDumpRecordKind, timestamp: u64, body: &[u8], record_offset: u64) {
         let endian = self.endian;
         let result = match kind {
-            JitDumpRecordKind::CodeLoad => {
-                parse_code_load(body, endian, timestamp, record_offset).map(|load| self.dump.loads.push(load))
-            }
+            JitDumpRecordKind::CodeLoad => parse_code_load(body, endian, timestamp, record_offset, &mut self.names)
+                .map(|load| self.dump.loads.push(load)),
             JitDumpRecordKind::CodeMove => {
                 // Checked, then dropped: with --perf-prof V8 does not compact code
                 // space, and its jitdump writer logs no moves (perf-jit.cc).

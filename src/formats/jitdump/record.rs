@@ -1,6 +1,9 @@
 //! Record layouts (as on disk) and the decoded records.
 
 use std::fmt;
+use std::sync::Arc;
+
+use fxhash::FxHashSet;
 
 use object::Endianness;
 use object::endian::{I32, U32, U64};
@@ -192,8 +195,8 @@ pub struct CodeLoad {
     /// Index of the code object (V8 counts 0, 1, 2, ... in file order).
     pub code_index: u64,
     /// Symbol name, e.g. `JS:*kernel /app/deep.js:24:16`; invalid UTF-8 is
-    /// replaced by U+FFFD.
-    pub name: String,
+    /// replaced by U+FFFD. Loads of one name share it.
+    pub name: Arc<str>,
     /// Byte offset of the record in the file.
     pub record_offset: u64,
 }
@@ -283,6 +286,7 @@ pub(crate) fn parse_code_load(
     endian: Endianness,
     timestamp: u64,
     record_offset: u64,
+    names: &mut NameInterner,
 ) -> Result<CodeLoad, (u64, RecordProblem)> {
     let mut cursor = Bytes(body);
     let Ok(fields) = cursor.read::<CodeLoadFields>() else {
@@ -311,9 +315,30 @@ pub(crate) fn parse_code_load(
         code_address: fields.code_addr.get(endian),
         code_size,
         code_index: fields.code_index.get(endian),
-        name: String::from_utf8_lossy(name).into_owned(),
+        name: names.intern(name),
         record_offset,
     })
+}
+
+/// The names of the code loads read so far, each kept once: V8 loads code of
+/// one name again and again (every isolate its builtins, each tier a
+/// function's code).
+#[derive(Debug, Default)]
+pub(crate) struct NameInterner {
+    names: FxHashSet<Arc<str>>,
+}
+
+impl NameInterner {
+    /// The shared copy of `name` (invalid UTF-8 replaced by U+FFFD).
+    pub(crate) fn intern(&mut self, name: &[u8]) -> Arc<str> {
+        let name = String::from_utf8_lossy(name);
+        if let Some(shared) = self.names.get(name.as_ref()) {
+            return shared.clone();
+        }
+        let shared: Arc<str> = name.into();
+        self.names.insert(shared.clone());
+        shared
+    }
 }
 
 /// Decodes a CODE_MOVE body.

@@ -164,7 +164,7 @@ fn reads_every_record_kind_little_endian() {
     assert_eq!(dump.warnings, []);
     assert_eq!(dump.loads.len(), 2);
     let load = &dump.loads[1];
-    assert_eq!(load.name, "JS:*kernel /app/deep.js:24:16");
+    assert_eq!(&*load.name, "JS:*kernel /app/deep.js:24:16");
     assert_eq!(load.code_address, 0x7f00_0000_2000);
     assert_eq!(load.vma, 0x7f00_0000_2000);
     assert_eq!(load.code_size, 24);
@@ -221,7 +221,7 @@ fn header_larger_than_40_bytes_is_skipped() {
     let dump = read_default(&builder.bytes);
     assert_eq!(dump.header.header_size, 64);
     assert_eq!(dump.loads.len(), 1);
-    assert_eq!(dump.loads[0].name, "first");
+    assert_eq!(&*dump.loads[0].name, "first");
     assert_eq!(dump.loads[0].record_offset, 64);
     assert_eq!(dump.warnings, []);
 }
@@ -321,7 +321,7 @@ fn unknown_record_id_is_skipped_by_total_size() {
     let dump = read_default(&builder.bytes);
     assert_eq!(dump.skipped_records, 1);
     assert_eq!(dump.loads.len(), 1);
-    assert_eq!(dump.loads[0].name, "after unknown");
+    assert_eq!(&*dump.loads[0].name, "after unknown");
     assert_eq!(dump.warnings, []);
 }
 
@@ -362,7 +362,7 @@ fn name_without_nul_skips_the_record_only() {
     let bad_record = builder.record(0, 7, &body);
     builder.load(2, 0x3000, 8, "after");
     let dump = read_default(&builder.bytes);
-    let names: Vec<&str> = dump.loads.iter().map(|load| load.name.as_str()).collect();
+    let names: Vec<&str> = dump.loads.iter().map(|load| &*load.name).collect();
     assert_eq!(names, ["kept", "after"]);
     let name_offset = (bad_record + 16 + 40) as u64;
     assert_eq!(
@@ -420,7 +420,7 @@ fn name_with_invalid_utf8_is_lossy() {
     let body = builder.load_body(0, 0x1000, 0, b"JS:\xffbad", true);
     builder.record(0, 1, &body);
     let dump = read_default(&builder.bytes);
-    assert_eq!(dump.loads[0].name, "JS:\u{fffd}bad");
+    assert_eq!(&*dump.loads[0].name, "JS:\u{fffd}bad");
 }
 
 #[test]
