@@ -113,6 +113,62 @@ pub fn read_file_allowing_cut(path: &Path) -> Result<(Vec<u8>, bool), InputError
     Ok((bytes, cut_short.is_set()))
 }
 
+/// A plain file mapped into memory, to be read front to back without
+/// copying it (a code log or jitdump of gigabytes is read at memory speed).
+///
+/// Pages of a mapping count in the resident memory once touched; the reader
+/// hands back what it has read with [`MappedFile::release_before`], so the
+/// mapping stays a window of a few megabytes, as reading in blocks would.
+/// A file truncated while it is mapped makes reading its lost end fail with
+/// SIGBUS, as for any program that maps its input (ripgrep does for large
+/// files); `v8inline` reads the files of a finished recording.
+pub struct MappedFile {
+    map: memmap2::Mmap,
+    /// The bytes before this were handed back.
+    released: std::cell::Cell<usize>,
+}
+
+impl MappedFile {
+    /// Maps `path` when it is a non-empty regular file whose name does not end
+    /// in `.gz`; `Ok(None)` for anything else (read it as a stream instead).
+    pub fn open(path: &Path) -> Result<Option<MappedFile>, InputError> {
+        if is_gzip(path) || path == Path::new("-") {
+            return Ok(None);
+        }
+        let error = |source| InputError { path: path.to_owned(), source };
+        let file = File::open(path).map_err(error)?;
+        let metadata = file.metadata().map_err(error)?;
+        if !metadata.is_file() || metadata.len() == 0 {
+            return Ok(None);
+        }
+        // SAFETY: the mapping is read-only and private; a file changed while
+        // mapped is the caveat above.
+        let map = unsafe { memmap2::MmapOptions::new().map(&file) }.map_err(error)?;
+        let _ = map.advise(memmap2::Advice::Sequential);
+        Ok(Some(MappedFile { map, released: std::cell::Cell::new(0) }))
+    }
+
+    /// The file's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.map
+    }
+
+    /// Hands the pages before `offset` back to the kernel: they leave the
+    /// resident memory (the file stays in the page cache, and a later read
+    /// of them maps them again).
+    pub fn release_before(&self, offset: usize) {
+        let page = 4096;
+        let start = self.released.get();
+        let end = offset.min(self.map.len()) / page * page;
+        if end > start {
+            // SAFETY: dropping the pages of a read-only file mapping loses
+            // nothing; they read the same when touched again.
+            let _ = unsafe { self.map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start) };
+            self.released.set(end);
+        }
+    }
+}
+
 /// [`open_file`], but a `.gz` file cut short ends at the cut and sets the
 /// returned [`CutShort`].
 pub fn open_file_allowing_cut(path: &Path) -> Result<(Box<dyn Read + Send>, CutShort), InputError> {

@@ -21,7 +21,7 @@ use fxhash::{FxHashMap, FxHashSet};
 use crate::diagnostics::{Diagnostics, WarningKind};
 use crate::formats::jitdump::{self, JitDump, JitDumpWarning, ReadOptions};
 use crate::formats::v8log::CodeLog;
-use crate::input::{InputError, open_file_allowing_cut};
+use crate::input::{CutShort, InputError, MappedFile, open_file_allowing_cut};
 use crate::v8::inline_map::{InlineMap, SourceOptions};
 
 /// Where to find inputs.
@@ -217,8 +217,7 @@ impl Profiles {
     fn add(&mut self, pid: u32, log_paths: &[PathBuf], jitdump: Option<(JitDump, &Path)>) -> Result<(), ProfileError> {
         let mut logs = Vec::with_capacity(log_paths.len());
         for path in log_paths {
-            let (input, cut_short) = open_file_allowing_cut(path)?;
-            let mut log = CodeLog::read(input).map_err(|source| InputError { path: path.to_owned(), source })?;
+            let (mut log, cut_short) = read_code_log(path)?;
             log.path = path.to_owned();
             if cut_short.is_set() {
                 self.diagnostics.add_compressed_cut(path, &format!("{} lines", log.line_count));
@@ -251,14 +250,34 @@ impl Profiles {
     }
 }
 
+/// Reads a code log: a plain file memory-mapped, a `.gz` streamed (then
+/// [`CutShort`] says whether it was cut short).
+fn read_code_log(path: &Path) -> Result<(CodeLog, CutShort), ProfileError> {
+    if let Some(mapped) = MappedFile::open(path)? {
+        let log = CodeLog::parse_with_progress(mapped.bytes(), |offset| mapped.release_before(offset));
+        return Ok((log, CutShort::default()));
+    }
+    let (input, cut_short) = open_file_allowing_cut(path)?;
+    let log = CodeLog::read(input).map_err(|source| InputError { path: path.to_owned(), source })?;
+    Ok((log, cut_short))
+}
+
 /// Reads a jitdump; a `.gz` cut short gives what was before the cut, with a
 /// warning.
 fn read_jitdump(path: &Path, diagnostics: &mut Diagnostics) -> Result<JitDump, ProfileError> {
-    // Streamed: a jitdump is mostly code bytes, which are not needed.
+    let jitdump_error = |error| ProfileError::JitDump { path: path.display().to_string(), error };
+    // A plain file mapped, a `.gz` streamed: a jitdump is mostly code bytes,
+    // which are not needed, and neither way holds more than a window of it.
+    if let Some(mapped) = MappedFile::open(path)? {
+        return jitdump::read_with_progress(mapped.bytes(), &ReadOptions::default(), |offset| {
+            mapped.release_before(offset)
+        })
+        .map_err(jitdump_error);
+    }
     let (input, cut_short) = open_file_allowing_cut(path)?;
     let jitdump = jitdump::read_stream(input, &ReadOptions::default())
         .map_err(|source| InputError { path: path.to_owned(), source })?
-        .map_err(|error| ProfileError::JitDump { path: path.display().to_string(), error })?;
+        .map_err(jitdump_error)?;
     if cut_short.is_set() {
         diagnostics.add_compressed_cut(path, &format!("{} code loads", jitdump.loads.len()));
     }

@@ -58,6 +58,42 @@ pub fn read(bytes: &[u8], options: &ReadOptions) -> Result<JitDump, JitDumpError
     Ok(reader.dump)
 }
 
+/// [`read`], telling `progress` every few megabytes the offset before which
+/// the file has been read (nothing read is kept but what the records say),
+/// so that a caller reading a memory-mapped file can let go of those pages.
+pub fn read_with_progress(
+    bytes: &[u8],
+    options: &ReadOptions,
+    progress: impl FnMut(usize),
+) -> Result<JitDump, JitDumpError> {
+    read_through_windows(bytes, options, STREAM_WINDOW_BYTES, progress)
+}
+
+/// [`read_with_progress`] in windows of `window_bytes`.
+fn read_through_windows(
+    bytes: &[u8],
+    options: &ReadOptions,
+    window_bytes: usize,
+    mut progress: impl FnMut(usize),
+) -> Result<JitDump, JitDumpError> {
+    let mut reader = Reader::new(Header::parse(bytes)?, options);
+    let mut next = usize::try_from(reader.dump.header.header_size).unwrap_or(usize::MAX);
+    let mut window = window_bytes;
+    loop {
+        // Windows of the file as read_stream reads it, without the copy.
+        let window_end = next.saturating_add(window).min(bytes.len());
+        let at_end = window_end == bytes.len();
+        let stopped = reader.read_records(&bytes[..window_end], 0, next, at_end);
+        if at_end || reader.stopped_for_good {
+            return Ok(reader.dump);
+        }
+        // A record longer than the window grows it.
+        window = if stopped == next { window.saturating_mul(2) } else { window_bytes };
+        next = stopped;
+        progress(next);
+    }
+}
+
 /// The size of the window [`read_stream`] reads through.
 const STREAM_WINDOW_BYTES: usize = 4 << 20;
 
@@ -318,6 +354,13 @@ mod tests {
                         let streamed =
                             read_stream_through(file, &options, window).unwrap().map_err(|error| error.to_string());
                         assert_eq!(streamed, whole, "node{version}, {length} bytes, window {window}");
+                        let mut last_progress = 0;
+                        let windowed = read_through_windows(file, &options, window, |offset| {
+                            assert!(last_progress <= offset && offset <= length);
+                            last_progress = offset;
+                        })
+                        .map_err(|error| error.to_string());
+                        assert_eq!(windowed, whole, "node{version}, {length} bytes, windows of {window}");
                     }
                 }
             }

@@ -275,11 +275,25 @@ impl CodeLog {
 
     /// Parses a whole code log held in memory.
     pub fn parse(bytes: &[u8]) -> CodeLog {
+        CodeLog::parse_with_progress(bytes, |_| {})
+    }
+
+    /// [`CodeLog::parse`], telling `progress` every few megabytes the offset
+    /// before which everything has been read (and nothing is kept: what the
+    /// log keeps is copied out), so that a caller reading a memory-mapped
+    /// file can let go of those pages.
+    pub fn parse_with_progress(bytes: &[u8], mut progress: impl FnMut(usize)) -> CodeLog {
+        const PROGRESS_BYTES: usize = 16 << 20;
         let mut builder = LogBuilder::default();
         let mut line_start = 0;
+        let mut next_progress = PROGRESS_BYTES;
         for newline in memchr_iter(b'\n', bytes) {
             builder.line(&bytes[line_start..newline]);
             line_start = newline + 1;
+            if line_start >= next_progress {
+                progress(line_start);
+                next_progress = line_start + PROGRESS_BYTES;
+            }
         }
         if line_start < bytes.len() {
             builder.cut_last_line(&bytes[line_start..]);
