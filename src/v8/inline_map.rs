@@ -91,6 +91,53 @@ pub struct JitCode {
     pub log_object: Option<LogObject>,
 }
 
+impl JitCode {
+    /// The code object of a jitdump CODE_LOAD, not yet joined to a log.
+    pub fn from_load(load: CodeLoad) -> JitCode {
+        JitCode {
+            address: load.code_address,
+            size: load.code_size,
+            load_time: Some(load.timestamp),
+            code_index: Some(load.code_index),
+            name: match one_line(&load.name) {
+                Cow::Borrowed(_) => load.name,
+                Cow::Owned(name) => name.into(),
+            },
+            log_object: None,
+        }
+    }
+}
+
+/// The code objects of logs without a jitdump: their own code-creation
+/// addresses, in log order, log after log, named as the jitdump names code.
+fn log_codes(logs: &[CodeLog]) -> Vec<JitCode> {
+    let mut names: FxHashSet<Arc<str>> = FxHashSet::default();
+    let mut codes = Vec::with_capacity(logs.iter().map(|log| log.code_objects.len()).sum());
+    for (log, code_log) in logs.iter().enumerate() {
+        for (index, object) in code_log.code_objects.iter().enumerate() {
+            let name = log_style_name(object);
+            let name = one_line(&name);
+            let name = match names.get(name.as_ref()) {
+                Some(name) => name.clone(),
+                None => {
+                    let name: Arc<str> = name.into();
+                    names.insert(name.clone());
+                    name
+                }
+            };
+            codes.push(JitCode {
+                address: object.address,
+                size: object.size,
+                load_time: None,
+                code_index: None,
+                name,
+                log_object: Some(LogObject { log: LogId(log as u32), object: CodeObjectId(index as u32) }),
+            });
+        }
+    }
+    codes
+}
+
 /// How to find script text when the log carries none (`--no-log-source-code`).
 #[derive(Debug, Clone, Default)]
 pub struct SourceOptions {
@@ -212,63 +259,32 @@ impl InlineMap {
     /// `jitdump`. Without a jitdump the logs' own code-creation addresses are
     /// used, in log order, log after log.
     pub fn new(logs: Vec<CodeLog>, jitdump: Option<&JitDump>, sources: SourceOptions) -> InlineMap {
-        let mut unmatched_loads = 0;
-        let mut clocks = vec![None; logs.len()];
-        let codes: Vec<JitCode> = match jitdump {
+        match jitdump {
             Some(jitdump) => {
-                let join = join_loads(&logs, &jitdump.loads);
-                clocks = join.clocks;
-                jitdump
-                    .loads
-                    .iter()
-                    .zip(join.log_objects)
-                    .map(|(load, log_object)| {
-                        unmatched_loads += usize::from(log_object.is_none());
-                        JitCode {
-                            address: load.code_address,
-                            size: load.code_size,
-                            load_time: Some(load.timestamp),
-                            code_index: Some(load.code_index),
-                            name: match one_line(&load.name) {
-                                Cow::Borrowed(_) => load.name.clone(),
-                                Cow::Owned(name) => name.into(),
-                            },
-                            log_object,
-                        }
-                    })
-                    .collect()
+                let loads = jitdump.loads.iter().cloned().map(JitCode::from_load).collect();
+                InlineMap::join(logs, loads, Some(jitdump.header.pid), sources)
             }
             None => {
-                let mut names: FxHashSet<Arc<str>> = FxHashSet::default();
-                let mut codes = Vec::with_capacity(logs.iter().map(|log| log.code_objects.len()).sum());
-                for (log, code_log) in logs.iter().enumerate() {
-                    for (index, object) in code_log.code_objects.iter().enumerate() {
-                        let name = log_style_name(object);
-                        let name = one_line(&name);
-                        let name = match names.get(name.as_ref()) {
-                            Some(name) => name.clone(),
-                            None => {
-                                let name: Arc<str> = name.into();
-                                names.insert(name.clone());
-                                name
-                            }
-                        };
-                        codes.push(JitCode {
-                            address: object.address,
-                            size: object.size,
-                            load_time: None,
-                            code_index: None,
-                            name,
-                            log_object: Some(LogObject { log: LogId(log as u32), object: CodeObjectId(index as u32) }),
-                        });
-                    }
-                }
-                codes
+                let codes = log_codes(&logs);
+                InlineMap::from_codes(logs, codes, None, sources)
             }
-        };
-        let mut map = InlineMap::from_codes(logs, codes, jitdump.map(|jitdump| jitdump.header.pid), sources);
+        }
+    }
+
+    /// Joins the code logs of one process (one per isolate) with the code
+    /// objects of its jitdump, in file order ([`JitCode::from_load`]): what
+    /// [`InlineMap::new`] does, for a caller that read the jitdump's loads
+    /// straight into code objects.
+    pub fn join(logs: Vec<CodeLog>, mut loads: Vec<JitCode>, pid: Option<u32>, sources: SourceOptions) -> InlineMap {
+        let join = join_loads(&logs, &loads);
+        let mut unmatched_loads = 0;
+        for (load, log_object) in loads.iter_mut().zip(join.log_objects) {
+            unmatched_loads += usize::from(log_object.is_none());
+            load.log_object = log_object;
+        }
+        let mut map = InlineMap::from_codes(logs, loads, pid, sources);
         map.unmatched_loads = unmatched_loads;
-        map.clocks = clocks;
+        map.clocks = join.clocks;
         map
     }
 
@@ -698,7 +714,19 @@ struct CodeKey {
     size: u64,
 }
 
-/// The log code object of each jitdump LOAD. Both sides are sorted by key
+/// A code object of the logs beside its key.
+type KeyedObject = (CodeKey, LogObject);
+
+/// A LOAD (its index) beside its key.
+type KeyedLoad = (CodeKey, u32);
+
+/// When a LOAD happened (jitdump clock, ns), as a signed time.
+fn load_time(load: &JitCode) -> i64 {
+    i64::try_from(load.load_time.unwrap_or(0)).unwrap_or(i64::MAX)
+}
+
+/// The log code object of each jitdump LOAD (the `loads` are jitdump code
+/// objects, in file order, not yet joined). Both sides are sorted by key
 /// (then by log and order) and walked together, which takes far less memory
 /// than a map of lists on logs with millions of code objects.
 ///
@@ -706,33 +734,30 @@ struct CodeKey {
 /// code-creation. At a key several logs created code at, each LOAD takes the
 /// next code-creation of the log whose time, on the jitdump's clock, is
 /// nearest to the LOAD's: each log stays in its own order.
-fn join_loads(logs: &[CodeLog], loads: &[CodeLoad]) -> Join {
-    // Sorted with their keys beside them: millions of objects.
-    let mut keyed_objects: Vec<(CodeKey, LogObject)> =
-        Vec::with_capacity(logs.iter().map(|log| log.code_objects.len()).sum());
+fn join_loads(logs: &[CodeLog], loads: &[JitCode]) -> Join {
+    // Sorted with their keys beside them (millions of objects): no key is
+    // looked up through an index while sorting or walking.
+    let mut objects: Vec<KeyedObject> = Vec::with_capacity(logs.iter().map(|log| log.code_objects.len()).sum());
     for (log, code_log) in logs.iter().enumerate() {
         for (index, object) in code_log.code_objects.iter().enumerate() {
             let key = CodeKey { address: object.address, size: object.size };
-            keyed_objects.push((key, LogObject { log: LogId(log as u32), object: CodeObjectId(index as u32) }));
+            objects.push((key, LogObject { log: LogId(log as u32), object: CodeObjectId(index as u32) }));
         }
     }
-    keyed_objects.sort_unstable_by_key(|&(key, object)| (key, object.log, object.object));
-    let (object_keys, objects): (Vec<CodeKey>, Vec<LogObject>) = keyed_objects.into_iter().unzip();
-    let mut keyed_loads: Vec<(CodeKey, u32)> = loads
+    objects.sort_unstable_by_key(|&(key, object)| (key, object.log, object.object));
+    let mut load_order: Vec<KeyedLoad> = loads
         .iter()
         .enumerate()
-        .map(|(index, load)| (CodeKey { address: load.code_address, size: load.code_size }, index as u32))
+        .map(|(index, load)| (CodeKey { address: load.address, size: load.size }, index as u32))
         .collect();
-    keyed_loads.sort_unstable();
-    let (load_keys, load_order): (Vec<CodeKey>, Vec<u32>) = keyed_loads.into_iter().unzip();
-    let groups =
-        KeyGroups { objects: &objects, object_keys: &object_keys, load_order: &load_order, load_keys: &load_keys };
+    load_order.sort_unstable();
+    let groups = KeyGroups { objects: &objects, load_order: &load_order };
     let clocks = if logs.len() > 1 { learn_clocks(logs, loads, groups.iter()) } else { vec![None; logs.len()] };
     let mut log_objects = vec![None; loads.len()];
     for group in groups.iter() {
-        let first_log = group.objects.first().map(|object| object.log);
-        if group.objects.iter().all(|object| Some(object.log) == first_log) {
-            for (&load, &object) in group.load_order.iter().zip(group.objects) {
+        let first_log = group.objects.first().map(|(_, object)| object.log);
+        if group.objects.iter().all(|(_, object)| Some(object.log) == first_log) {
+            for (&(_, load), &(_, object)) in group.load_order.iter().zip(group.objects) {
                 log_objects[load as usize] = Some(object);
             }
         } else {
@@ -745,23 +770,19 @@ fn join_loads(logs: &[CodeLog], loads: &[CodeLoad]) -> Join {
 /// The LOADs and code objects of one key, each in order.
 #[derive(Clone, Copy)]
 struct KeyGroup<'join> {
-    /// LOAD indexes, ascending.
-    load_order: &'join [u32],
+    /// LOADs, ascending.
+    load_order: &'join [KeyedLoad],
     /// Code objects, by log then log order.
-    objects: &'join [LogObject],
+    objects: &'join [KeyedObject],
 }
 
 /// Both sorted sides of [`join_loads`], to walk key by key.
 #[derive(Clone, Copy)]
 struct KeyGroups<'join> {
     /// Code objects sorted by key, then log and log order.
-    objects: &'join [LogObject],
-    /// The key of each of `objects`.
-    object_keys: &'join [CodeKey],
-    /// LOAD indexes sorted by key, then index.
-    load_order: &'join [u32],
-    /// The key of each of `load_order`.
-    load_keys: &'join [CodeKey],
+    objects: &'join [KeyedObject],
+    /// LOADs sorted by key, then index.
+    load_order: &'join [KeyedLoad],
 }
 
 impl<'join> KeyGroups<'join> {
@@ -771,17 +792,17 @@ impl<'join> KeyGroups<'join> {
         let mut next_object = 0;
         let mut next_load = 0;
         std::iter::from_fn(move || {
-            let &key = self.load_keys.get(next_load)?;
+            let &(key, _) = self.load_order.get(next_load)?;
             // Groups are short: walked, not searched.
             let mut loads_end = next_load + 1;
-            while self.load_keys.get(loads_end) == Some(&key) {
+            while self.load_order.get(loads_end).is_some_and(|&(load_key, _)| load_key == key) {
                 loads_end += 1;
             }
-            while self.object_keys.get(next_object).is_some_and(|&object_key| object_key < key) {
+            while self.objects.get(next_object).is_some_and(|&(object_key, _)| object_key < key) {
                 next_object += 1;
             }
             let mut objects_end = next_object;
-            while self.object_keys.get(objects_end) == Some(&key) {
+            while self.objects.get(objects_end).is_some_and(|&(object_key, _)| object_key == key) {
                 objects_end += 1;
             }
             let group = KeyGroup {
@@ -800,14 +821,14 @@ impl<'join> KeyGroups<'join> {
 /// the median over those pairs.
 fn learn_clocks<'join>(
     logs: &[CodeLog],
-    loads: &[CodeLoad],
+    loads: &[JitCode],
     groups: impl Iterator<Item = KeyGroup<'join>>,
 ) -> Vec<Option<ClockAlignment>> {
     let mut differences: Vec<Vec<i64>> = vec![Vec::new(); logs.len()];
     for group in groups {
-        let ([load], [object]) = (group.load_order, group.objects) else { continue };
+        let ([(_, load)], [(_, object)]) = (group.load_order, group.objects) else { continue };
         let creation = logs[object.log.0 as usize].code_object(object.object);
-        let load_time = i64::try_from(loads[*load as usize].timestamp).unwrap_or(i64::MAX);
+        let load_time = load_time(&loads[*load as usize]);
         differences[object.log.0 as usize]
             .push(load_time.saturating_sub(creation.timestamp_micros.saturating_mul(1000)));
     }
@@ -834,17 +855,17 @@ fn median_alignment(differences: &mut [i64]) -> Option<ClockAlignment> {
 /// log has code left there).
 fn match_nearest_in_time(
     logs: &[CodeLog],
-    loads: &[CodeLoad],
+    loads: &[JitCode],
     clocks: &[Option<ClockAlignment>],
     group: KeyGroup<'_>,
     log_objects: &mut [Option<LogObject>],
 ) {
     // The objects are sorted by log: one cursor per log's run.
-    let mut runs: Vec<&[LogObject]> = group.objects.chunk_by(|left, right| left.log == right.log).collect();
-    for &load in group.load_order {
-        let load_time = i64::try_from(loads[load as usize].timestamp).unwrap_or(i64::MAX);
-        let distance = |run: &[LogObject]| {
-            let object = run[0];
+    let mut runs: Vec<&[KeyedObject]> = group.objects.chunk_by(|(_, left), (_, right)| left.log == right.log).collect();
+    for &(_, load) in group.load_order {
+        let load_time = load_time(&loads[load as usize]);
+        let distance = |run: &[KeyedObject]| {
+            let (_, object) = run[0];
             match clocks[object.log.0 as usize] {
                 Some(clock) => {
                     let creation = logs[object.log.0 as usize].code_object(object.object);
@@ -856,7 +877,7 @@ fn match_nearest_in_time(
         let nearest = runs.iter().enumerate().filter(|(_, run)| !run.is_empty()).min_by_key(|(_, run)| distance(run));
         let Some((run_index, _)) = nearest else { break };
         let run = &mut runs[run_index];
-        log_objects[load as usize] = Some(run[0]);
+        log_objects[load as usize] = Some(run[0].1);
         *run = &run[1..];
     }
 }
@@ -1015,6 +1036,7 @@ mod tests {
             load(0x1000, 32, worker_start + 100_000),
             load(0x5000, 8, worker_start + 200_000),
         ];
+        let loads: Vec<JitCode> = loads.into_iter().map(JitCode::from_load).collect();
         let join = join_loads(&[worker, main], &loads);
         let object = |log: u32, object: u32| Some(LogObject { log: LogId(log), object: CodeObjectId(object) });
         assert_eq!(
@@ -1040,7 +1062,8 @@ mod tests {
             b"code-creation,JS,10,1,0x1000,32,f /m.js:1:1,0x800,*\n\
               code-creation,JS,10,2,0x1000,32,g /m.js:2:1,0x810,*\n",
         );
-        let join = join_loads(&[log], &[load(0x1000, 32, 99), load(0x1000, 32, 7), load(0x1000, 32, 5)]);
+        let loads = [load(0x1000, 32, 99), load(0x1000, 32, 7), load(0x1000, 32, 5)].map(JitCode::from_load);
+        let join = join_loads(&[log], &loads);
         let object = |object: u32| Some(LogObject { log: LogId(0), object: CodeObjectId(object) });
         assert_eq!(join.log_objects, [object(0), object(1), None]);
         assert_eq!(join.clocks, [None]);

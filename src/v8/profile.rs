@@ -22,7 +22,7 @@ use crate::diagnostics::{Diagnostics, WarningKind};
 use crate::formats::jitdump::{self, JitDump, JitDumpWarning, ReadOptions};
 use crate::formats::v8log::CodeLog;
 use crate::input::{CutShort, InputError, MappedFile, open_file_allowing_cut};
-use crate::v8::inline_map::{InlineMap, SourceOptions};
+use crate::v8::inline_map::{InlineMap, JitCode, SourceOptions};
 
 /// Where to find inputs.
 #[derive(Debug, Clone, Default)]
@@ -81,7 +81,7 @@ impl Profiles {
             options,
             diagnostics: Diagnostics::new(),
         };
-        let mut jitdumps = Vec::new();
+        let mut jitdumps: Vec<(LoadedJitDump, PathBuf)> = Vec::new();
         for path in profiles.options.jitdumps.clone() {
             jitdumps.push((read_jitdump(&path, &mut profiles.diagnostics)?, path));
         }
@@ -93,7 +93,7 @@ impl Profiles {
         // A lone jitdump takes the logs whose name has no pid, and a lone
         // log whatever its name.
         if let [(jitdump, _)] = jitdumps.as_slice() {
-            let pid = jitdump.header.pid;
+            let pid = jitdump.dump.header.pid;
             let lone_log = profiles.options.logs.len() == 1;
             let adopted: Vec<Option<u32>> =
                 logs_by_pid.keys().copied().filter(|&key| key.is_none() || lone_log).collect();
@@ -103,7 +103,7 @@ impl Profiles {
             }
         }
         for (jitdump, jitdump_path) in jitdumps {
-            let pid = jitdump.header.pid;
+            let pid = jitdump.dump.header.pid;
             let log_paths = match logs_by_pid.remove(&Some(pid)) {
                 Some(paths) => paths,
                 None => profiles.find_logs(pid, Some(&jitdump_path)),
@@ -214,7 +214,12 @@ impl Profiles {
         found.into_values().collect()
     }
 
-    fn add(&mut self, pid: u32, log_paths: &[PathBuf], jitdump: Option<(JitDump, &Path)>) -> Result<(), ProfileError> {
+    fn add(
+        &mut self,
+        pid: u32,
+        log_paths: &[PathBuf],
+        jitdump: Option<(LoadedJitDump, &Path)>,
+    ) -> Result<(), ProfileError> {
         let mut logs = Vec::with_capacity(log_paths.len());
         for path in log_paths {
             let (mut log, cut_short) = read_code_log(path)?;
@@ -234,16 +239,19 @@ impl Profiles {
                 )
             });
         }
-        if let Some((jitdump, path)) = &jitdump {
-            self.diagnostics.add_jitdump(path, jitdump);
-        }
-        let mut map = InlineMap::new(logs, jitdump.as_ref().map(|(jitdump, _)| jitdump), self.options.sources.clone());
-        if let Some((jitdump, path)) = &jitdump {
-            map.jitdump_path = Some(path.to_path_buf());
-            map.jitdump_cut_short = jitdump.warnings.iter().any(|warning| {
-                matches!(warning, JitDumpWarning::Truncated { .. } | JitDumpWarning::RecordSizeTooSmall { .. })
-            });
-        }
+        let sources = self.options.sources.clone();
+        let map = match jitdump {
+            Some((jitdump, path)) => {
+                self.diagnostics.add_jitdump(path, &jitdump.dump);
+                let mut map = InlineMap::join(logs, jitdump.codes, Some(pid), sources);
+                map.jitdump_path = Some(path.to_path_buf());
+                map.jitdump_cut_short = jitdump.dump.warnings.iter().any(|warning| {
+                    matches!(warning, JitDumpWarning::Truncated { .. } | JitDumpWarning::RecordSizeTooSmall { .. })
+                });
+                map
+            }
+            None => InlineMap::new(logs, None, sources),
+        };
         self.by_pid.insert(pid, self.maps.len());
         self.maps.push(Arc::new(map));
         Ok(())
@@ -262,26 +270,41 @@ fn read_code_log(path: &Path) -> Result<(CodeLog, CutShort), ProfileError> {
     Ok((log, cut_short))
 }
 
+/// A jitdump read: its loads as code objects, in file order, and the rest.
+struct LoadedJitDump {
+    /// Header and warnings ([`JitDump::loads`] is empty: they are `codes`).
+    dump: JitDump,
+    /// The code objects it loads, not yet joined to a log.
+    codes: Vec<JitCode>,
+}
+
 /// Reads a jitdump; a `.gz` cut short gives what was before the cut, with a
 /// warning.
-fn read_jitdump(path: &Path, diagnostics: &mut Diagnostics) -> Result<JitDump, ProfileError> {
+fn read_jitdump(path: &Path, diagnostics: &mut Diagnostics) -> Result<LoadedJitDump, ProfileError> {
     let jitdump_error = |error| ProfileError::JitDump { path: path.display().to_string(), error };
     // A plain file mapped, a `.gz` streamed: a jitdump is mostly code bytes,
     // which are not needed, and neither way holds more than a window of it.
+    // Loads go straight into code objects.
     if let Some(mapped) = MappedFile::open(path)? {
-        return jitdump::read_with_progress(mapped.bytes(), &ReadOptions::default(), |offset| {
-            mapped.release_before(offset)
-        })
-        .map_err(jitdump_error);
+        let mut codes = Vec::new();
+        let dump = jitdump::read_loads_with_progress(
+            mapped.bytes(),
+            &ReadOptions::default(),
+            |offset| mapped.release_before(offset),
+            &mut |load| codes.push(JitCode::from_load(load)),
+        )
+        .map_err(jitdump_error)?;
+        return Ok(LoadedJitDump { dump, codes });
     }
     let (input, cut_short) = open_file_allowing_cut(path)?;
-    let jitdump = jitdump::read_stream(input, &ReadOptions::default())
+    let mut dump = jitdump::read_stream(input, &ReadOptions::default())
         .map_err(|source| InputError { path: path.to_owned(), source })?
         .map_err(jitdump_error)?;
     if cut_short.is_set() {
-        diagnostics.add_compressed_cut(path, &format!("{} code loads", jitdump.loads.len()));
+        diagnostics.add_compressed_cut(path, &format!("{} code loads", dump.loads.len()));
     }
-    Ok(jitdump)
+    let codes = std::mem::take(&mut dump.loads).into_iter().map(JitCode::from_load).collect();
+    Ok(LoadedJitDump { dump, codes })
 }
 
 /// `DIR/NAME` or `DIR/NAME.gz`, whichever exists.

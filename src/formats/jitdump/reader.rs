@@ -66,7 +66,19 @@ pub fn read_with_progress(
     options: &ReadOptions,
     progress: impl FnMut(usize),
 ) -> Result<JitDump, JitDumpError> {
-    read_through_windows(bytes, options, STREAM_WINDOW_BYTES, progress)
+    read_through_windows(bytes, options, STREAM_WINDOW_BYTES, progress, None)
+}
+
+/// [`read_with_progress`], handing each CODE_LOAD to `on_load` as it is read
+/// instead of keeping it in [`JitDump::loads`] (left empty): a caller that
+/// keeps loads its own way does not hold them twice.
+pub fn read_loads_with_progress(
+    bytes: &[u8],
+    options: &ReadOptions,
+    progress: impl FnMut(usize),
+    on_load: &mut dyn FnMut(CodeLoad),
+) -> Result<JitDump, JitDumpError> {
+    read_through_windows(bytes, options, STREAM_WINDOW_BYTES, progress, Some(on_load))
 }
 
 /// [`read_with_progress`] in windows of `window_bytes`.
@@ -75,8 +87,10 @@ fn read_through_windows(
     options: &ReadOptions,
     window_bytes: usize,
     mut progress: impl FnMut(usize),
+    on_load: Option<&mut dyn FnMut(CodeLoad)>,
 ) -> Result<JitDump, JitDumpError> {
     let mut reader = Reader::new(Header::parse(bytes)?, options);
+    reader.load_sink = on_load;
     let mut next = usize::try_from(reader.dump.header.header_size).unwrap_or(usize::MAX);
     let mut window = window_bytes;
     loop {
@@ -181,7 +195,9 @@ pub fn read_path(path: &Path, options: &ReadOptions) -> Result<JitDump, JitDumpE
 }
 
 /// State of one read.
-struct Reader {
+struct Reader<'sink> {
+    /// Where CODE_LOADs go instead of [`JitDump::loads`], if anywhere.
+    load_sink: Option<&'sink mut dyn FnMut(CodeLoad)>,
     endian: Endianness,
     options: ReadOptions,
     dump: JitDump,
@@ -192,9 +208,10 @@ struct Reader {
     names: NameInterner,
 }
 
-impl Reader {
-    fn new(header: Header, options: &ReadOptions) -> Reader {
+impl Reader<'_> {
+    fn new(header: Header, options: &ReadOptions) -> Self {
         Reader {
+            load_sink: None,
             endian: header.endianness,
             options: *options,
             dump: JitDump {
@@ -258,8 +275,14 @@ impl Reader {
     fn read_record(&mut self, kind: JitDumpRecordKind, timestamp: u64, body: &[u8], record_offset: u64) {
         let endian = self.endian;
         let result = match kind {
-            JitDumpRecordKind::CodeLoad => parse_code_load(body, endian, timestamp, record_offset, &mut self.names)
-                .map(|load| self.dump.loads.push(load)),
+            JitDumpRecordKind::CodeLoad => {
+                parse_code_load(body, endian, timestamp, record_offset, &mut self.names).map(|load| {
+                    match &mut self.load_sink {
+                        Some(sink) => sink(load),
+                        None => self.dump.loads.push(load),
+                    }
+                })
+            }
             JitDumpRecordKind::CodeMove => {
                 // Checked, then dropped: with --perf-prof V8 does not compact code
                 // space, and its jitdump writer logs no moves (perf-jit.cc).
@@ -355,10 +378,16 @@ mod tests {
                             read_stream_through(file, &options, window).unwrap().map_err(|error| error.to_string());
                         assert_eq!(streamed, whole, "node{version}, {length} bytes, window {window}");
                         let mut last_progress = 0;
-                        let windowed = read_through_windows(file, &options, window, |offset| {
-                            assert!(last_progress <= offset && offset <= length);
-                            last_progress = offset;
-                        })
+                        let windowed = read_through_windows(
+                            file,
+                            &options,
+                            window,
+                            |offset| {
+                                assert!(last_progress <= offset && offset <= length);
+                                last_progress = offset;
+                            },
+                            None,
+                        )
                         .map_err(|error| error.to_string());
                         assert_eq!(windowed, whole, "node{version}, {length} bytes, windows of {window}");
                     }
