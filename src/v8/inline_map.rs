@@ -20,10 +20,10 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use fxhash::{FxHashMap, FxHashSet};
+use fxhash::FxHashMap;
 
 use crate::formats::jitdump::{CodeLoad, JitDump};
-use crate::formats::v8log::{CodeLog, CodeObject, CodeObjectId, SharedFunction, Tier};
+use crate::formats::v8log::{CodeLog, CodeObject, CodeObjectId, SharedFunction, Tier, TierMarker};
 use crate::v8::inline_stack::{FrameFunction, InlineFrame, PositionRule, WalkProblem, inlining_stack};
 use crate::v8::source::{FunctionName, LineColumn, LineTable};
 use crate::v8::source_map::{
@@ -111,20 +111,18 @@ impl JitCode {
 /// The code objects of logs without a jitdump: their own code-creation
 /// addresses, in log order, log after log, named as the jitdump names code.
 fn log_codes(logs: &[CodeLog]) -> Vec<JitCode> {
-    let mut names: FxHashSet<Arc<str>> = FxHashSet::default();
+    // A log shares the tag and name of its code objects (one allocation
+    // each): the jitdump-style name is made once per tag, tier and name.
+    let mut names: FxHashMap<(usize, Option<TierMarker>, usize), Arc<str>> = FxHashMap::default();
     let mut codes = Vec::with_capacity(logs.iter().map(|log| log.code_objects.len()).sum());
     for (log, code_log) in logs.iter().enumerate() {
         for (index, object) in code_log.code_objects.iter().enumerate() {
-            let name = log_style_name(object);
-            let name = one_line(&name);
-            let name = match names.get(name.as_ref()) {
-                Some(name) => name.clone(),
-                None => {
-                    let name: Arc<str> = name.into();
-                    names.insert(name.clone());
-                    name
-                }
-            };
+            let key = (
+                Arc::as_ptr(&object.tag) as *const u8 as usize,
+                object.tier,
+                Arc::as_ptr(&object.name) as *const u8 as usize,
+            );
+            let name = names.entry(key).or_insert_with(|| one_line(&log_style_name(object)).into()).clone();
             codes.push(JitCode {
                 address: object.address,
                 size: object.size,
@@ -282,7 +280,7 @@ impl InlineMap {
             unmatched_loads += usize::from(log_object.is_none());
             load.log_object = log_object;
         }
-        let mut map = InlineMap::from_codes(logs, loads, pid, sources);
+        let mut map = InlineMap::indexed(logs, loads, &join.load_order, pid, sources);
         map.unmatched_loads = unmatched_loads;
         map.clocks = join.clocks;
         map
@@ -291,7 +289,19 @@ impl InlineMap {
     /// A map over code objects the caller has already joined to `logs`
     /// (e.g. from a log alone, with `code-move`s replayed), in load order.
     pub fn from_codes(logs: Vec<CodeLog>, codes: Vec<JitCode>, pid: Option<u32>, sources: SourceOptions) -> InlineMap {
-        let index = AddressIndex::new(&codes);
+        let order = address_order(&codes);
+        InlineMap::indexed(logs, codes, &order, pid, sources)
+    }
+
+    /// [`InlineMap::from_codes`] with the codes' [`address_order`] at hand.
+    fn indexed(
+        logs: Vec<CodeLog>,
+        codes: Vec<JitCode>,
+        order: &[KeyedLoad],
+        pid: Option<u32>,
+        sources: SourceOptions,
+    ) -> InlineMap {
+        let index = AddressIndex::new(&codes, order);
         let name_style = detect_name_style(&logs, &codes);
         let line_tables =
             logs.iter().map(|log| log.scripts.keys().map(|&id| (id, OnceLock::new())).collect()).collect();
@@ -633,7 +643,11 @@ impl InlineMap {
 /// folded output, and V8 names (escaped `\n` in the log, raw bytes in the
 /// jitdump) may hold them.
 fn one_line(name: &str) -> Cow<'_, str> {
-    if name.contains(['\n', '\r']) { Cow::Owned(name.replace(['\n', '\r'], " ")) } else { Cow::Borrowed(name) }
+    if memchr::memchr2(b'\n', b'\r', name.as_bytes()).is_some() {
+        Cow::Owned(name.replace(['\n', '\r'], " "))
+    } else {
+        Cow::Borrowed(name)
+    }
 }
 
 /// How long the `TAG:MARKER` prefix of a code name's function part is
@@ -705,6 +719,8 @@ struct Join {
     log_objects: Vec<Option<LogObject>>,
     /// Each log's clock against the jitdump's (only learned for several logs).
     clocks: Vec<Option<ClockAlignment>>,
+    /// The LOADs by key: their [`address_order`].
+    load_order: Vec<KeyedLoad>,
 }
 
 /// The (address, size) key of a code object and of a LOAD.
@@ -745,12 +761,7 @@ fn join_loads(logs: &[CodeLog], loads: &[JitCode]) -> Join {
         }
     }
     objects.sort_unstable_by_key(|&(key, object)| (key, object.log, object.object));
-    let mut load_order: Vec<KeyedLoad> = loads
-        .iter()
-        .enumerate()
-        .map(|(index, load)| (CodeKey { address: load.address, size: load.size }, index as u32))
-        .collect();
-    load_order.sort_unstable();
+    let load_order = address_order(loads);
     let groups = KeyGroups { objects: &objects, load_order: &load_order };
     let clocks = if logs.len() > 1 { learn_clocks(logs, loads, groups.iter()) } else { vec![None; logs.len()] };
     let mut log_objects = vec![None; loads.len()];
@@ -764,7 +775,7 @@ fn join_loads(logs: &[CodeLog], loads: &[JitCode]) -> Join {
             match_nearest_in_time(logs, loads, &clocks, group, &mut log_objects);
         }
     }
-    Join { log_objects, clocks }
+    Join { log_objects, clocks, load_order }
 }
 
 /// The LOADs and code objects of one key, each in order.
@@ -882,6 +893,17 @@ fn match_nearest_in_time(
     }
 }
 
+/// The codes (their ids) with their keys, by key: address, then size, then id.
+fn address_order(codes: &[JitCode]) -> Vec<KeyedLoad> {
+    let mut order: Vec<KeyedLoad> = codes
+        .iter()
+        .enumerate()
+        .map(|(id, code)| (CodeKey { address: code.address, size: code.size }, id as u32))
+        .collect();
+    order.sort_unstable();
+    order
+}
+
 /// For each address, the code objects that ever covered it, in load order.
 ///
 /// The address space is cut at every code object's start and end into
@@ -897,53 +919,52 @@ struct AddressIndex {
 }
 
 impl AddressIndex {
-    fn new(codes: &[JitCode]) -> AddressIndex {
-        let end = |code: &JitCode| code.address.saturating_add(code.size);
-        let mut boundaries: Vec<u64> =
-            codes.iter().filter(|code| code.size > 0).flat_map(|code| [code.address, end(code)]).collect();
-        boundaries.sort_unstable();
+    /// The index of `codes`; `order` lists them (with their keys) by
+    /// address, as [`address_order`] gives it.
+    fn new(codes: &[JitCode], order: &[KeyedLoad]) -> AddressIndex {
+        let end = |key: &CodeKey| key.address.saturating_add(key.size);
+        // Starts come in order; ends nearly so (code objects rarely overlap).
+        let mut ends: Vec<u64> = order.iter().filter(|(key, _)| key.size > 0).map(|(key, _)| end(key)).collect();
+        ends.sort_unstable();
+        let mut boundaries: Vec<u64> = Vec::with_capacity(ends.len() * 2);
+        let mut next_end = 0;
+        for (key, _) in order.iter().filter(|(key, _)| key.size > 0) {
+            while ends.get(next_end).is_some_and(|&end| end < key.address) {
+                boundaries.push(ends[next_end]);
+                next_end += 1;
+            }
+            boundaries.push(key.address);
+        }
+        boundaries.extend_from_slice(&ends[next_end..]);
+        drop(ends);
         boundaries.dedup();
         let segment_count = boundaries.len().saturating_sub(1);
         // Each code's first segment, found by walking the boundaries along
         // the codes in address order (no search per code); its segments run
-        // from there to the boundary at its end.
-        let mut by_address: Vec<(u64, u32)> = codes
-            .iter()
-            .enumerate()
-            .filter(|(_, code)| code.size > 0)
-            .map(|(id, code)| (code.address, id as u32))
-            .collect();
-        by_address.sort_unstable();
+        // from there to the boundary at its end. Counted in that order too.
         let mut first_segments = vec![0u32; codes.len()];
+        let mut segment_starts = vec![0u32; segment_count + 1];
         let mut boundary = 0;
-        for &(address, id) in &by_address {
-            while boundaries[boundary] < address {
+        for (key, id) in order.iter().filter(|(key, _)| key.size > 0) {
+            while boundaries[boundary] < key.address {
                 boundary += 1;
             }
-            first_segments[id as usize] = boundary as u32;
-        }
-        drop(by_address);
-        let segments_of = |id: usize, code: &JitCode| {
-            let first = first_segments[id] as usize;
-            let end = end(code);
-            let last = first + boundaries[first..].iter().take_while(|&&boundary| boundary < end).count();
-            first..last
-        };
-        // Two passes (count, then fill) instead of a vector per segment:
-        // millions of segments on large logs.
-        let mut segment_starts = vec![0u32; segment_count + 1];
-        for (id, code) in codes.iter().enumerate().filter(|(_, code)| code.size > 0) {
-            for segment in segments_of(id, code) {
+            first_segments[*id as usize] = boundary as u32;
+            let end = end(key);
+            for segment in boundary..boundary + boundaries[boundary..].iter().take_while(|&&at| at < end).count() {
                 segment_starts[segment + 1] += 1;
             }
         }
         for segment in 0..segment_count {
             segment_starts[segment + 1] += segment_starts[segment];
         }
+        // Filled in load order: each segment lists its codes ascending.
         let mut filled: Vec<u32> = segment_starts[..segment_count].to_vec();
         let mut covering = vec![0u32; segment_starts[segment_count] as usize];
         for (id, code) in codes.iter().enumerate().filter(|(_, code)| code.size > 0) {
-            for segment in segments_of(id, code) {
+            let first = first_segments[id] as usize;
+            let end = code.address.saturating_add(code.size);
+            for segment in first..first + boundaries[first..].iter().take_while(|&&at| at < end).count() {
                 covering[filled[segment] as usize] = id as u32;
                 filled[segment] += 1;
             }
@@ -981,7 +1002,7 @@ mod tests {
     #[test]
     fn address_index_lists_every_object_that_covered_an_address() {
         let codes = vec![code(100, 50, 1), code(120, 10, 2), code(140, 40, 3), code(300, 0, 4)];
-        let index = AddressIndex::new(&codes);
+        let index = AddressIndex::new(&codes, &address_order(&codes));
         assert_eq!(index.covering(99), &[] as &[u32]);
         assert_eq!(index.covering(100), &[0]);
         assert_eq!(index.covering(125), &[0, 1]);
@@ -991,6 +1012,30 @@ mod tests {
         assert_eq!(index.covering(179), &[2]);
         assert_eq!(index.covering(180), &[] as &[u32]);
         assert_eq!(index.covering(300), &[] as &[u32]);
+    }
+
+    /// Against the definition, on overlapping code objects of random
+    /// places and sizes (some empty, some at one address).
+    #[test]
+    fn address_index_agrees_with_a_scan_of_every_object() {
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |below: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % below
+        };
+        let codes: Vec<JitCode> = (0..400).map(|time| code(next(1000), next(60), time)).collect();
+        let index = AddressIndex::new(&codes, &address_order(&codes));
+        for address in 0..1100 {
+            let expected: Vec<u32> = (0..codes.len() as u32)
+                .filter(|&id| {
+                    let code = &codes[id as usize];
+                    code.address <= address && address < code.address + code.size
+                })
+                .collect();
+            assert_eq!(index.covering(address), expected, "address {address}");
+        }
     }
 
     fn load(code_address: u64, code_size: u64, timestamp: u64) -> CodeLoad {

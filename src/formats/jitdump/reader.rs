@@ -275,14 +275,11 @@ impl Reader<'_> {
     fn read_record(&mut self, kind: JitDumpRecordKind, timestamp: u64, body: &[u8], record_offset: u64) {
         let endian = self.endian;
         let result = match kind {
-            JitDumpRecordKind::CodeLoad => {
-                parse_code_load(body, endian, timestamp, record_offset, &mut self.names).map(|load| {
-                    match &mut self.load_sink {
-                        Some(sink) => sink(load),
-                        None => self.dump.loads.push(load),
-                    }
-                })
-            }
+            JitDumpRecordKind::CodeLoad => parse_code_load(body, endian, timestamp, record_offset, &mut self.names)
+                .map(|load| match &mut self.load_sink {
+                    Some(sink) => sink(load),
+                    None => self.dump.loads.push(load),
+                }),
             JitDumpRecordKind::CodeMove => {
                 // Checked, then dropped: with --perf-prof V8 does not compact code
                 // space, and its jitdump writer logs no moves (perf-jit.cc).
