@@ -331,7 +331,11 @@ pub(crate) struct NameInterner {
 impl NameInterner {
     /// The shared copy of `name` (invalid UTF-8 replaced by U+FFFD).
     pub(crate) fn intern(&mut self, name: &[u8]) -> Arc<str> {
-        let name = String::from_utf8_lossy(name);
+        // `from_utf8` checks valid text faster than the lossy decoder walks it.
+        let name = match std::str::from_utf8(name) {
+            Ok(name) => std::borrow::Cow::Borrowed(name),
+            Err(_) => String::from_utf8_lossy(name),
+        };
         if let Some(shared) = self.names.get(name.as_ref()) {
             return shared.clone();
         }

@@ -17,7 +17,7 @@ use std::io::{self, Read};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use fxhash::{FxHashMap, FxHashSet};
+use fxhash::FxHashMap;
 use indexmap::IndexMap;
 use memchr::memchr_iter;
 
@@ -427,8 +427,9 @@ struct LogBuilder {
     function_at_address: HashMap<u64, SharedFunctionId, AddressHashing>,
     /// The tags seen, shared by the code objects that carry them.
     tags: FxHashMap<Box<[u8]>, Arc<str>>,
-    /// The names seen, shared by the code objects that carry them.
-    names: FxHashSet<Arc<str>>,
+    /// The names seen (by their escaped text), shared by the code objects
+    /// that carry them.
+    names: FxHashMap<Box<[u8]>, Arc<str>>,
     /// The time of the last code-creation, to see clocks restart.
     last_creation_micros: Option<i64>,
     /// Inlined-function addresses of the record being read (reused).
@@ -538,6 +539,12 @@ impl LogBuilder {
         {
             return;
         }
+        if line.starts_with(b"code-creation,")
+            && let Ok(creation) = record::parse_code_creation_line(line)
+        {
+            self.code_creation(creation);
+            return;
+        }
         match record::parse_line(line) {
             Ok(Some(record)) => self.apply(record),
             Ok(None) => {
@@ -628,12 +635,13 @@ impl LogBuilder {
     }
 
     fn code_creation(&mut self, creation: CodeCreation<'_>) {
-        let name = escape::unescape_borrowed(creation.escaped_name);
-        let name = match self.names.get(name.as_ref()) {
+        // Looked up as written: most names repeat (every tier of a function,
+        // every isolate's builtins), and a hit needs no unescaping.
+        let name = match self.names.get(creation.escaped_name) {
             Some(name) => name.clone(),
             None => {
-                let name: Arc<str> = name.into();
-                self.names.insert(name.clone());
+                let name: Arc<str> = escape::unescape_borrowed(creation.escaped_name).into();
+                self.names.insert(creation.escaped_name.into(), name.clone());
                 name
             }
         };

@@ -384,6 +384,12 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Record<'_>>, ParseError> {
     Ok(Some(record))
 }
 
+/// Parses a line known to start with `code-creation,` (what
+/// [`parse_line`] gives for it, without recognizing the kind again).
+pub fn parse_code_creation_line(line: &[u8]) -> Result<CodeCreation<'_>, ParseError> {
+    parse_code_creation(&Fields::split(line))
+}
+
 fn parse_code_creation<'line>(fields: &Fields<'line>) -> Result<CodeCreation<'line>, ParseError> {
     if fields.len() != 7 && fields.len() != 9 {
         return Err(ParseError(format!("expected 7 or 9 fields, found {}", fields.len())));
