@@ -121,9 +121,11 @@ pub fn read_file_allowing_cut(path: &Path) -> Result<(Vec<u8>, bool), InputError
 /// mapping stays a window of a few megabytes, as reading in blocks would.
 /// A file truncated while it is mapped makes reading its lost end fail with
 /// SIGBUS, as for any program that maps its input (ripgrep does for large
-/// files); `v8inline` reads the files of a finished recording.
+/// files); `v8inline` reads the files of a finished recording. A code log
+/// keeps its mapping ([`crate::formats::v8log::RetainedText`]) for the
+/// tables and sources it decodes later.
 pub struct MappedFile {
-    map: memmap2::Mmap,
+    map: Arc<memmap2::Mmap>,
     /// The bytes before this were handed back.
     released: std::cell::Cell<usize>,
 }
@@ -145,12 +147,18 @@ impl MappedFile {
         // mapped is the caveat above.
         let map = unsafe { memmap2::MmapOptions::new().map(&file) }.map_err(error)?;
         let _ = map.advise(memmap2::Advice::Sequential);
-        Ok(Some(MappedFile { map, released: std::cell::Cell::new(0) }))
+        Ok(Some(MappedFile { map: Arc::new(map), released: std::cell::Cell::new(0) }))
     }
 
     /// The file's bytes.
     pub fn bytes(&self) -> &[u8] {
         &self.map
+    }
+
+    /// The mapping, to keep for as long as something refers to the file's
+    /// bytes after reading (pages handed back are mapped again when touched).
+    pub fn shared(&self) -> Arc<dyn AsRef<[u8]> + Send + Sync> {
+        self.map.clone()
     }
 
     /// Hands the pages before `offset` back to the kernel: they leave the

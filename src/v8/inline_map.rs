@@ -509,7 +509,7 @@ impl InlineMap {
             let file_name = script_file_name(&script.name);
             let path = substitute_path(&file_name, &self.sources.path_substitutions);
             let path = Path::new(path.as_ref());
-            let source = match &script.escaped_source {
+            let source = match self.log(log).script_source(script) {
                 // Most scripts name no map: unescape only those that may.
                 Some(escaped) if memchr::memmem::find(escaped, b"sourceMappingURL").is_none() => None,
                 Some(escaped) => Some(crate::formats::v8log::escape::unescape(escaped)),
@@ -619,7 +619,7 @@ impl InlineMap {
         let cell = self.line_tables.get(log.0 as usize)?.get(&script_id)?;
         cell.get_or_init(|| {
             let script = self.log(log).scripts.get(&script_id)?;
-            if let Some(source) = &script.escaped_source {
+            if let Some(source) = self.log(log).script_source(script) {
                 return Some(LineTable::from_escaped_source(source));
             }
             if !self.sources.read_from_disk {

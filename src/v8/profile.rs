@@ -20,7 +20,7 @@ use fxhash::{FxHashMap, FxHashSet};
 
 use crate::diagnostics::{Diagnostics, WarningKind};
 use crate::formats::jitdump::{self, JitDump, JitDumpWarning, ReadOptions};
-use crate::formats::v8log::CodeLog;
+use crate::formats::v8log::{CodeLog, RetainedText};
 use crate::input::{CutShort, InputError, MappedFile, open_file_allowing_cut};
 use crate::v8::inline_map::{InlineMap, JitCode, SourceOptions};
 
@@ -262,7 +262,8 @@ impl Profiles {
 /// [`CutShort`] says whether it was cut short).
 fn read_code_log(path: &Path) -> Result<(CodeLog, CutShort), ProfileError> {
     if let Some(mapped) = MappedFile::open(path)? {
-        let log = CodeLog::parse_with_progress(mapped.bytes(), |offset| mapped.release_before(offset));
+        let text = RetainedText::new(mapped.shared());
+        let log = CodeLog::parse_retained(text, |offset| mapped.release_before(offset));
         return Ok((log, CutShort::default()));
     }
     let (input, cut_short) = open_file_allowing_cut(path)?;

@@ -76,8 +76,8 @@ pub struct SourceInfo {
     pub script_id: i64,
     /// Script offset where the function starts.
     pub function_start: i64,
-    /// Where its table text starts in [`CodeLog::table_text`]: the positions,
-    /// then the inlining positions.
+    /// Where its table text starts in [`CodeLog::table_text`] (or the
+    /// retained text): the positions, a comma, the inlining positions.
     text_start: usize,
     /// Bytes of position-table text.
     positions_length: u32,
@@ -128,8 +128,48 @@ pub struct SharedFunction {
 pub struct Script {
     /// Unescaped name (usually a path or `node:internal/...`).
     pub name: Box<str>,
-    /// The escaped source text, when the log carries it.
-    pub escaped_source: Option<Box<[u8]>>,
+    /// The escaped source text, when the log carries it
+    /// ([`CodeLog::script_source`]).
+    source: Option<ScriptText>,
+}
+
+impl Script {
+    /// Whether the log carries the script's text.
+    pub fn has_source(&self) -> bool {
+        self.source.is_some()
+    }
+}
+
+/// Where a script's escaped text is.
+#[derive(Debug, Clone)]
+enum ScriptText {
+    /// Copied out of the log.
+    Owned(Box<[u8]>),
+    /// In the log's [`RetainedText`], at this range.
+    Retained(std::ops::Range<usize>),
+}
+
+/// The text of a code log kept where it was read (a memory-mapped file):
+/// the position tables and script sources of a log read from it stay there,
+/// unread and uncopied, until a lookup needs them.
+#[derive(Clone)]
+pub struct RetainedText(Arc<dyn AsRef<[u8]> + Send + Sync>);
+
+impl RetainedText {
+    /// Text that lives as long as the log that refers to it.
+    pub fn new(text: Arc<dyn AsRef<[u8]> + Send + Sync>) -> RetainedText {
+        RetainedText(text)
+    }
+
+    fn bytes(&self) -> &[u8] {
+        (*self.0).as_ref()
+    }
+}
+
+impl std::fmt::Debug for RetainedText {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "RetainedText({} bytes)", self.bytes().len())
+    }
 }
 
 /// A native library from a `shared-library` record.
@@ -187,8 +227,12 @@ pub struct CodeLog {
     pub code_objects: Vec<CodeObject>,
     /// The code objects' source information, by [`SourceInfoId`].
     source_infos: Vec<SourceInfo>,
-    /// The text of every position and inlining table, undecoded.
+    /// The text of every position and inlining table, undecoded (unless
+    /// the text is `retained`).
     table_text: Vec<u8>,
+    /// The log's own text, when it stays where it was read: tables and
+    /// script sources are then ranges of it.
+    retained: Option<RetainedText>,
     /// The inlined functions of every [`SourceInfo`], one run each.
     inlined_functions: Vec<SharedFunctionId>,
     /// How many source infos have a [`SourceInfo::problem`].
@@ -282,9 +326,23 @@ impl CodeLog {
     /// before which everything has been read (and nothing is kept: what the
     /// log keeps is copied out), so that a caller reading a memory-mapped
     /// file can let go of those pages.
-    pub fn parse_with_progress(bytes: &[u8], mut progress: impl FnMut(usize)) -> CodeLog {
+    pub fn parse_with_progress(bytes: &[u8], progress: impl FnMut(usize)) -> CodeLog {
+        CodeLog::parse_lines(bytes, None, progress)
+    }
+
+    /// [`CodeLog::parse_with_progress`] of text that stays where it is for
+    /// as long as the log (a memory-mapped file): the position tables and
+    /// script sources are not copied out of it, and nothing else refers to
+    /// it, so `progress` may still let go of the pages read (they are read
+    /// again, from the file, when a lookup needs them).
+    pub fn parse_retained(text: RetainedText, progress: impl FnMut(usize)) -> CodeLog {
+        CodeLog::parse_lines(text.bytes(), Some(&text), progress)
+    }
+
+    fn parse_lines(bytes: &[u8], retained: Option<&RetainedText>, mut progress: impl FnMut(usize)) -> CodeLog {
         const PROGRESS_BYTES: usize = 16 << 20;
-        let mut builder = LogBuilder::default();
+        let mut builder =
+            LogBuilder { retained_base: retained.map(|_| bytes.as_ptr() as usize), ..LogBuilder::default() };
         let mut line_start = 0;
         let mut next_progress = PROGRESS_BYTES;
         for newline in memchr_iter(b'\n', bytes) {
@@ -298,6 +356,7 @@ impl CodeLog {
         if line_start < bytes.len() {
             builder.cut_last_line(&bytes[line_start..]);
         }
+        builder.log.retained = retained.cloned();
         builder.log
     }
 
@@ -316,14 +375,14 @@ impl CodeLog {
     pub fn source_tables(&self, object: &CodeObject) -> Option<SourceTables<'_>> {
         let info = self.source_info(object)?;
         let decoded = info.decoded.get_or_init(|| {
+            let text = self.retained.as_ref().map_or(&self.table_text[..], RetainedText::bytes);
             let positions_end = info.text_start + info.positions_length as usize;
-            let inlining_end = positions_end + info.inlining_length as usize;
+            let inlining_start = positions_end + 1;
+            let inlining_end = inlining_start + info.inlining_length as usize;
             // Checked when the log was read: these parse.
             DecodedTables {
-                positions: record::parse_positions(&self.table_text[info.text_start..positions_end])
-                    .unwrap_or_default()
-                    .into(),
-                inlining_positions: record::parse_inlining_positions(&self.table_text[positions_end..inlining_end])
+                positions: record::parse_positions(&text[info.text_start..positions_end]).unwrap_or_default().into(),
+                inlining_positions: record::parse_inlining_positions(&text[inlining_start..inlining_end])
                     .unwrap_or_default()
                     .into(),
             }
@@ -335,6 +394,14 @@ impl CodeLog {
             inlined_functions: &self.inlined_functions
                 [functions_start..functions_start + info.functions_count as usize],
         })
+    }
+
+    /// A script's escaped source text, when the log carries it.
+    pub fn script_source<'log>(&'log self, script: &'log Script) -> Option<&'log [u8]> {
+        match script.source.as_ref()? {
+            ScriptText::Owned(text) => Some(text),
+            ScriptText::Retained(range) => self.retained.as_ref()?.bytes().get(range.clone()),
+        }
     }
 
     /// The code objects whose tables are inconsistent, with what is wrong,
@@ -434,6 +501,9 @@ struct LogBuilder {
     last_creation_micros: Option<i64>,
     /// Inlined-function addresses of the record being read (reused).
     function_addresses: Vec<u64>,
+    /// Where the text starts in memory, when it is retained: tables and
+    /// sources are kept as offsets from here.
+    retained_base: Option<usize>,
 }
 
 /// The latest code object created at each address, followed through
@@ -596,7 +666,13 @@ impl LogBuilder {
             Record::ScriptSource(script) => {
                 let entry = self.log.scripts.entry(script.script_id).or_default();
                 entry.name = escape::unescape(script.escaped_name).into();
-                entry.escaped_source = Some(script.escaped_source.into());
+                entry.source = Some(match self.retained_base {
+                    Some(base) => {
+                        let start = script.escaped_source.as_ptr() as usize - base;
+                        ScriptText::Retained(start..start + script.escaped_source.len())
+                    }
+                    None => ScriptText::Owned(script.escaped_source.into()),
+                });
             }
             Record::ScriptDetails(details) => {
                 let entry = self.log.scripts.entry(details.script_id).or_default();
@@ -736,7 +812,10 @@ impl LogBuilder {
             self.function_addresses = addresses;
             return false;
         };
-        let source = SourceText { positions: field(4), inlining: field(5) };
+        // The two tables and the comma between them.
+        let tables_end = field_ends[5];
+        let source =
+            SourceText { positions: field(4), inlining: field(5), tables: &fields[field_ends[3] + 1..tables_end] };
         let problem = if checked.consistent {
             None
         } else {
@@ -818,14 +897,19 @@ impl LogBuilder {
             function.script_id = Some(script_id);
             function.function_start = Some(function_start);
         }
-        let text_start = self.log.table_text.len();
-        let (positions_length, inlining_length, decoded) = match tables {
+        let (text_start, positions_length, inlining_length, decoded) = match tables {
             TableSource::Text(text) => {
-                self.log.table_text.extend_from_slice(text.positions);
-                self.log.table_text.extend_from_slice(text.inlining);
-                (text.positions.len() as u32, text.inlining.len() as u32, OnceLock::new())
+                let text_start = match self.retained_base {
+                    Some(base) => text.tables.as_ptr() as usize - base,
+                    None => {
+                        let start = self.log.table_text.len();
+                        self.log.table_text.extend_from_slice(text.tables);
+                        start
+                    }
+                };
+                (text_start, text.positions.len() as u32, text.inlining.len() as u32, OnceLock::new())
             }
-            TableSource::Decoded(decoded) => (0, 0, OnceLock::from(decoded)),
+            TableSource::Decoded(decoded) => (0, 0, 0, OnceLock::from(decoded)),
         };
         self.log.table_problem_count += u64::from(problem.is_some());
         code.source_info = Some(SourceInfoId(self.log.source_infos.len() as u32));
@@ -848,6 +932,8 @@ impl LogBuilder {
 struct SourceText<'line> {
     positions: &'line [u8],
     inlining: &'line [u8],
+    /// `positions,inlining`, as in the line.
+    tables: &'line [u8],
 }
 
 /// A `code-source-info`'s tables: text to decode on first use, or decoded
@@ -877,5 +963,38 @@ mod read_tests {
             assert_eq!(format!("{read:?}"), whole, "block {block}");
         }
         assert_eq!(CodeLog::read_in_blocks(&text[..0], 4).unwrap().line_count, 0);
+    }
+
+    /// A log whose text is retained keeps its tables and sources as ranges
+    /// of it, and gives what a copying parse gives.
+    #[test]
+    fn retained_text_gives_what_copies_give() {
+        let text: &[u8] = b"script-source,81,/tmp/a.js,function b() {}\\x2C 1\\n\\n\\n\n\
+            code-creation,JS,13,45545,0x7f3e9a7e5a40,396,b /tmp/a.js:2:11,0x1899,*\n\
+            code-source-info,0x7f3e9a7e5a40,81,68,99,C0O68C39O28I0,F0O81,S0x1899\n\
+            code-creation,JS,13,45546,0x7f3e9a7e6000,396,c /tmp/a.js:3:11,0x18a9,*\n\
+            code-source-info,0x7f3e9a7e6000,81,68,99,C0O1I1,F0O81I0,S0x1899\n\
+            code-creation,JS,13,45547,0x7f3e9a7e7000,396,d /tmp/a.js:4:11,0x18b9,*\n\
+            code-source-info,0x7f3e9a7e7000,81,68,99,C0O1234567890,,\n\
+            code-creation,JS,13,45548,0x7f3e9a7e8000,396,e /tmp/a.js:5:11,0x18c9,*\n\
+            code-source-info,0x7f3e9a7e8000,81,68,99,,,\n";
+        let copied = CodeLog::parse(text);
+        let retained = CodeLog::parse_retained(RetainedText::new(Arc::new(text.to_vec())), |_| {});
+        assert_eq!(copied.code_objects.len(), 4);
+        for (left, right) in copied.code_objects.iter().zip(&retained.code_objects) {
+            let (left_tables, right_tables) =
+                (copied.source_tables(left).unwrap(), retained.source_tables(right).unwrap());
+            assert_eq!(left_tables.positions, right_tables.positions);
+            assert_eq!(left_tables.inlining_positions, right_tables.inlining_positions);
+            assert_eq!(left_tables.inlined_functions, right_tables.inlined_functions);
+            let problem = |log: &CodeLog, object| log.source_info(object).unwrap().problem.clone();
+            assert_eq!(problem(&copied, left), problem(&retained, right));
+        }
+        assert_eq!(copied.source_tables(&copied.code_objects[0]).unwrap().positions.len(), 2);
+        assert!(copied.source_info(&copied.code_objects[1]).unwrap().problem.is_some());
+        assert_eq!(copied.source_tables(&copied.code_objects[2]).unwrap().positions[0].script_offset, 1234567890);
+        let script = |log: &CodeLog| log.script_source(&log.scripts[&81]).map(<[u8]>::to_vec);
+        assert_eq!(script(&copied), Some(b"function b() {}\\x2C 1\\n\\n\\n".to_vec()));
+        assert_eq!(script(&copied), script(&retained));
     }
 }
