@@ -35,7 +35,8 @@ v8inline=$PWD/target/release/v8inline
 scale=$PWD/target/release/examples/scale-inputs
 
 mkdir -p "$dir/nosources"
-[ -s "$dir/perf.script" ] || "$scale" perf-script $recording/perf.script.gz "$dir/perf.script" 500000000
+[ "$only" = ingest ] || [ -s "$dir/perf.script" ] ||
+  "$scale" perf-script $recording/perf.script.gz "$dir/perf.script" 500000000
 [ -s "$dir/codspeed-v8-13233.log" ] || "$scale" code-log "$log_gz" "$dir/codspeed-v8-13233.log" 740
 [ -s "$dir/nosources/codspeed-v8-13233.log" ] ||
   "$scale" code-log-without-sources "$log_gz" "$dir/nosources/codspeed-v8-13233.log" 740
@@ -78,7 +79,7 @@ report() {
       name, wall, bytes / 1e6 / wall, cpu, bytes / 1e6 / cpu, rss / 1024, rss * 1024 / bytes }'
 }
 
-script_bytes=$(stat -c %s "$dir/perf.script")
+script_bytes=$([ "$only" = ingest ] && echo 0 || stat -c %s "$dir/perf.script")
 log_bytes=$(stat -c %s "$dir/codspeed-v8-13233.log")
 nosources_bytes=$(stat -c %s "$dir/nosources/codspeed-v8-13233.log")
 rm -f "$dir"/*.times
@@ -95,7 +96,8 @@ for run in $(seq "$runs"); do
   done
 done
 
-echo "perf script: $((script_bytes / 1000000)) MB; code log: $((log_bytes / 1000000)) MB," \
+[ "$only" = ingest ] || echo -n "perf script: $((script_bytes / 1000000)) MB; "
+echo "code log: $((log_bytes / 1000000)) MB," \
   "without sources $((nosources_bytes / 1000000)) MB; medians of $runs runs on $(nproc) cores;" \
   "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ "$only" != ingest ]; then

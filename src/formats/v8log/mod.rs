@@ -724,7 +724,10 @@ impl LogBuilder {
         let function = creation.shared_function.map(|address| self.function_for_creation(address, &name));
         // Code of the same function (each tier) shares its name.
         let name = match function {
-            Some(function) if *self.log.functions[function.0 as usize].name == *name => {
+            Some(function)
+                if Arc::ptr_eq(&self.log.functions[function.0 as usize].name, &name)
+                    || *self.log.functions[function.0 as usize].name == *name =>
+            {
                 self.log.functions[function.0 as usize].name.clone()
             }
             _ => name,
