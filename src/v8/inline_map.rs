@@ -274,13 +274,9 @@ impl InlineMap {
     /// [`InlineMap::new`] does, for a caller that read the jitdump's loads
     /// straight into code objects.
     pub fn join(logs: Vec<CodeLog>, mut loads: Vec<JitCode>, pid: Option<u32>, sources: SourceOptions) -> InlineMap {
-        let join = join_loads(&logs, &loads);
-        let mut unmatched_loads = 0;
-        for (load, log_object) in loads.iter_mut().zip(join.log_objects) {
-            unmatched_loads += usize::from(log_object.is_none());
-            load.log_object = log_object;
-        }
-        let mut map = InlineMap::indexed(logs, loads, &join.load_order, pid, sources);
+        let join = join_loads(&logs, &mut loads);
+        let unmatched_loads = loads.iter().filter(|load| load.log_object.is_none()).count();
+        let mut map = InlineMap::indexed(logs, loads, join.load_order, pid, sources);
         map.unmatched_loads = unmatched_loads;
         map.clocks = join.clocks;
         map
@@ -290,14 +286,14 @@ impl InlineMap {
     /// (e.g. from a log alone, with `code-move`s replayed), in load order.
     pub fn from_codes(logs: Vec<CodeLog>, codes: Vec<JitCode>, pid: Option<u32>, sources: SourceOptions) -> InlineMap {
         let order = address_order(&codes);
-        InlineMap::indexed(logs, codes, &order, pid, sources)
+        InlineMap::indexed(logs, codes, order, pid, sources)
     }
 
     /// [`InlineMap::from_codes`] with the codes' [`address_order`] at hand.
     fn indexed(
         logs: Vec<CodeLog>,
         codes: Vec<JitCode>,
-        order: &[KeyedLoad],
+        order: Vec<KeyedLoad>,
         pid: Option<u32>,
         sources: SourceOptions,
     ) -> InlineMap {
@@ -713,10 +709,8 @@ fn detect_name_style(logs: &[CodeLog], codes: &[JitCode]) -> NameStyle {
     if line_only > line_and_column { NameStyle::LineOnly } else { NameStyle::LineAndColumn }
 }
 
-/// What [`join_loads`] found.
+/// What [`join_loads`] found besides each LOAD's code object.
 struct Join {
-    /// The log code object of each LOAD, in LOAD order.
-    log_objects: Vec<Option<LogObject>>,
     /// Each log's clock against the jitdump's (only learned for several logs).
     clocks: Vec<Option<ClockAlignment>>,
     /// The LOADs by key: their [`address_order`].
@@ -741,8 +735,8 @@ fn load_time(load: &JitCode) -> i64 {
     i64::try_from(load.load_time.unwrap_or(0)).unwrap_or(i64::MAX)
 }
 
-/// The log code object of each jitdump LOAD (the `loads` are jitdump code
-/// objects, in file order, not yet joined). Both sides are sorted by key
+/// Sets the log code object of each jitdump LOAD (the `loads` are jitdump
+/// code objects, in file order). Both sides are sorted by key
 /// (then by log and order) and walked together, which takes far less memory
 /// than a map of lists on logs with millions of code objects.
 ///
@@ -750,7 +744,7 @@ fn load_time(load: &JitCode) -> i64 {
 /// code-creation. At a key several logs created code at, each LOAD takes the
 /// next code-creation of the log whose time, on the jitdump's clock, is
 /// nearest to the LOAD's: each log stays in its own order.
-fn join_loads(logs: &[CodeLog], loads: &[JitCode]) -> Join {
+fn join_loads(logs: &[CodeLog], loads: &mut [JitCode]) -> Join {
     // Sorted with their keys beside them (millions of objects): no key is
     // looked up through an index while sorting or walking.
     let mut objects: Vec<KeyedObject> = Vec::with_capacity(logs.iter().map(|log| log.code_objects.len()).sum());
@@ -764,18 +758,21 @@ fn join_loads(logs: &[CodeLog], loads: &[JitCode]) -> Join {
     let load_order = address_order(loads);
     let groups = KeyGroups { objects: &objects, load_order: &load_order };
     let clocks = if logs.len() > 1 { learn_clocks(logs, loads, groups.iter()) } else { vec![None; logs.len()] };
-    let mut log_objects = vec![None; loads.len()];
+    for load in loads.iter_mut() {
+        load.log_object = None;
+    }
     for group in groups.iter() {
         let first_log = group.objects.first().map(|(_, object)| object.log);
         if group.objects.iter().all(|(_, object)| Some(object.log) == first_log) {
             for (&(_, load), &(_, object)) in group.load_order.iter().zip(group.objects) {
-                log_objects[load as usize] = Some(object);
+                loads[load as usize].log_object = Some(object);
             }
         } else {
-            match_nearest_in_time(logs, loads, &clocks, group, &mut log_objects);
+            match_nearest_in_time(logs, loads, &clocks, group);
         }
     }
-    Join { log_objects, clocks, load_order }
+    drop(objects);
+    Join { clocks, load_order }
 }
 
 /// The LOADs and code objects of one key, each in order.
@@ -866,10 +863,9 @@ fn median_alignment(differences: &mut [i64]) -> Option<ClockAlignment> {
 /// log has code left there).
 fn match_nearest_in_time(
     logs: &[CodeLog],
-    loads: &[JitCode],
+    loads: &mut [JitCode],
     clocks: &[Option<ClockAlignment>],
     group: KeyGroup<'_>,
-    log_objects: &mut [Option<LogObject>],
 ) {
     // The objects are sorted by log: one cursor per log's run.
     let mut runs: Vec<&[KeyedObject]> = group.objects.chunk_by(|(_, left), (_, right)| left.log == right.log).collect();
@@ -888,7 +884,7 @@ fn match_nearest_in_time(
         let nearest = runs.iter().enumerate().filter(|(_, run)| !run.is_empty()).min_by_key(|(_, run)| distance(run));
         let Some((run_index, _)) = nearest else { break };
         let run = &mut runs[run_index];
-        log_objects[load as usize] = Some(run[0].1);
+        loads[load as usize].log_object = Some(run[0].1);
         *run = &run[1..];
     }
 }
@@ -921,7 +917,7 @@ struct AddressIndex {
 impl AddressIndex {
     /// The index of `codes`; `order` lists them (with their keys) by
     /// address, as [`address_order`] gives it.
-    fn new(codes: &[JitCode], order: &[KeyedLoad]) -> AddressIndex {
+    fn new(codes: &[JitCode], order: Vec<KeyedLoad>) -> AddressIndex {
         let end = |key: &CodeKey| key.address.saturating_add(key.size);
         // Starts come in order; ends nearly so (code objects rarely overlap).
         let mut ends: Vec<u64> = order.iter().filter(|(key, _)| key.size > 0).map(|(key, _)| end(key)).collect();
@@ -955,6 +951,7 @@ impl AddressIndex {
                 segment_starts[segment + 1] += 1;
             }
         }
+        drop(order);
         for segment in 0..segment_count {
             segment_starts[segment + 1] += segment_starts[segment];
         }
@@ -1002,7 +999,7 @@ mod tests {
     #[test]
     fn address_index_lists_every_object_that_covered_an_address() {
         let codes = vec![code(100, 50, 1), code(120, 10, 2), code(140, 40, 3), code(300, 0, 4)];
-        let index = AddressIndex::new(&codes, &address_order(&codes));
+        let index = AddressIndex::new(&codes, address_order(&codes));
         assert_eq!(index.covering(99), &[] as &[u32]);
         assert_eq!(index.covering(100), &[0]);
         assert_eq!(index.covering(125), &[0, 1]);
@@ -1026,7 +1023,7 @@ mod tests {
             state % below
         };
         let codes: Vec<JitCode> = (0..400).map(|time| code(next(1000), next(60), time)).collect();
-        let index = AddressIndex::new(&codes, &address_order(&codes));
+        let index = AddressIndex::new(&codes, address_order(&codes));
         for address in 0..1100 {
             let expected: Vec<u32> = (0..codes.len() as u32)
                 .filter(|&id| {
@@ -1081,11 +1078,11 @@ mod tests {
             load(0x1000, 32, worker_start + 100_000),
             load(0x5000, 8, worker_start + 200_000),
         ];
-        let loads: Vec<JitCode> = loads.into_iter().map(JitCode::from_load).collect();
-        let join = join_loads(&[worker, main], &loads);
+        let mut loads: Vec<JitCode> = loads.into_iter().map(JitCode::from_load).collect();
+        let join = join_loads(&[worker, main], &mut loads);
         let object = |log: u32, object: u32| Some(LogObject { log: LogId(log), object: CodeObjectId(object) });
         assert_eq!(
-            join.log_objects,
+            loads.iter().map(|load| load.log_object).collect::<Vec<_>>(),
             [object(1, 0), object(1, 1), object(1, 2), object(0, 0), object(0, 1), object(0, 2), object(0, 3), None]
         );
         // The worker aligns on h and k, the main isolate on g (0x1000 and
@@ -1107,10 +1104,10 @@ mod tests {
             b"code-creation,JS,10,1,0x1000,32,f /m.js:1:1,0x800,*\n\
               code-creation,JS,10,2,0x1000,32,g /m.js:2:1,0x810,*\n",
         );
-        let loads = [load(0x1000, 32, 99), load(0x1000, 32, 7), load(0x1000, 32, 5)].map(JitCode::from_load);
-        let join = join_loads(&[log], &loads);
+        let mut loads = [load(0x1000, 32, 99), load(0x1000, 32, 7), load(0x1000, 32, 5)].map(JitCode::from_load);
+        let join = join_loads(&[log], &mut loads);
         let object = |object: u32| Some(LogObject { log: LogId(0), object: CodeObjectId(object) });
-        assert_eq!(join.log_objects, [object(0), object(1), None]);
+        assert_eq!(loads.map(|load| load.log_object), [object(0), object(1), None]);
         assert_eq!(join.clocks, [None]);
     }
 

@@ -31,7 +31,20 @@ pub struct CodeObjectId(pub u32);
 
 /// Index of a code object's source information in [`CodeLog::source_info`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SourceInfoId(pub u32);
+pub struct SourceInfoId(std::num::NonZeroU32);
+
+impl SourceInfoId {
+    /// The id of the `index`-th source information (kept as `index + 1`, so
+    /// that an absent one takes no room in a [`CodeObject`]).
+    pub fn new(index: u32) -> SourceInfoId {
+        SourceInfoId(std::num::NonZeroU32::MIN.saturating_add(index))
+    }
+
+    /// Its index in the log's source information.
+    pub fn index(self) -> usize {
+        self.0.get() as usize - 1
+    }
+}
 
 /// Index of a function (one SharedFunctionInfo, followed through moves) in
 /// [`CodeLog::functions`].
@@ -367,7 +380,7 @@ impl CodeLog {
 
     /// The source information of a code object, if its log had any.
     pub fn source_info(&self, object: &CodeObject) -> Option<&SourceInfo> {
-        object.source_info.map(|id| &self.source_infos[id.0 as usize])
+        object.source_info.map(|id| &self.source_infos[id.index()])
     }
 
     /// The position and inlining tables of a code object, decoded on the
@@ -915,7 +928,7 @@ impl LogBuilder {
             TableSource::Decoded(decoded) => (0, 0, 0, OnceLock::from(decoded)),
         };
         self.log.table_problem_count += u64::from(problem.is_some());
-        code.source_info = Some(SourceInfoId(self.log.source_infos.len() as u32));
+        code.source_info = Some(SourceInfoId::new(self.log.source_infos.len() as u32));
         self.log.source_infos.push(SourceInfo {
             script_id,
             function_start,
@@ -949,6 +962,13 @@ enum TableSource<'line> {
 #[cfg(test)]
 mod read_tests {
     use super::*;
+
+    /// Millions of code objects live as long as the run: their size is
+    /// watched.
+    #[test]
+    fn code_objects_stay_small() {
+        assert!(size_of::<CodeObject>() <= 80, "{} bytes", size_of::<CodeObject>());
+    }
 
     /// Reading in blocks, however small, parses every line as a whole-text
     /// parse does.
