@@ -75,7 +75,7 @@ report() {
   cpu=$(median "$dir/$name.times" 2)
   rss=$(median "$dir/$name.times" 3)
   awk -v name="$name" -v wall="$wall" -v cpu="$cpu" -v rss="$rss" -v bytes="$bytes" 'BEGIN {
-    printf "%-34s wall %6.2f s (%5.0f MB/s)  cpu %6.2f s (%5.0f MB/s)  peak RSS %7.1f MB (%.2f of the log)\n",
+    printf "%-34s wall %6.2f s (%5.0f MB/s)  cpu %6.2f s (%5.0f MB/s)  peak RSS %7.1f MiB (%.2f of the log)\n",
       name, wall, bytes / 1e6 / wall, cpu, bytes / 1e6 / cpu, rss / 1024, rss * 1024 / bytes }'
 }
 
