@@ -31,6 +31,15 @@ struct InternedLine {
 /// addresses.
 pub struct PerfScriptSource<R> {
     reader: PerfScriptReader<R>,
+    /// What was interned before.
+    memory: LineMemory,
+}
+
+/// The stack lines and thread fields a [`PerfScriptSource`] interned, to
+/// carry over to the next source that interns into the same
+/// [`SampleInterner`] (the next chunk of a parallel fold).
+#[derive(Default)]
+pub struct LineMemory {
     /// Stack lines seen before, by address: most lines repeat, and comparing
     /// two texts is cheaper than hashing them.
     lines: FxHashMap<u64, InternedLine>,
@@ -50,11 +59,18 @@ struct ThreadTexts {
 impl<R: BufRead> PerfScriptSource<R> {
     /// A source over `input` yielding the samples `selection` picks.
     pub fn new(input: R, selection: EventSelection) -> PerfScriptSource<R> {
-        PerfScriptSource {
-            reader: PerfScriptReader::new(input).with_event_selection(selection),
-            lines: FxHashMap::default(),
-            last_thread: None,
-        }
+        PerfScriptSource::with_memory(input, selection, LineMemory::default())
+    }
+
+    /// A source that starts with what another source interned before, into
+    /// the interner this one will intern into too.
+    pub fn with_memory(input: R, selection: EventSelection, memory: LineMemory) -> PerfScriptSource<R> {
+        PerfScriptSource { reader: PerfScriptReader::new(input).with_event_selection(selection), memory }
+    }
+
+    /// What this source interned, for [`PerfScriptSource::with_memory`].
+    pub fn into_memory(self) -> LineMemory {
+        self.memory
     }
 
     /// Reads the next sample into `sample`, interning its texts in
@@ -64,7 +80,7 @@ impl<R: BufRead> PerfScriptSource<R> {
         let Some(record) = self.reader.next_sample()? else { return Ok(false) };
         sample.clear();
         let texts = [record.comm, record.pid_text, record.tid_text, record.event];
-        let ids = match &self.last_thread {
+        let ids = match &self.memory.last_thread {
             Some(last)
                 if *last.comm == *texts[0]
                     && *last.pid_text == *texts[1]
@@ -75,7 +91,7 @@ impl<R: BufRead> PerfScriptSource<R> {
             }
             _ => {
                 let ids = texts.map(|text| interner.intern(text));
-                self.last_thread = Some(ThreadTexts {
+                self.memory.last_thread = Some(ThreadTexts {
                     comm: texts[0].into(),
                     pid_text: texts[1].into(),
                     tid_text: texts[2].into(),
@@ -99,7 +115,7 @@ impl<R: BufRead> PerfScriptSource<R> {
         sample.input_position = record.line_number;
         let mut in_kernel_prefix = true;
         for (index, line) in record.frames().enumerate() {
-            let mut frame = intern_line(&mut self.lines, &line, interner);
+            let mut frame = intern_line(&mut self.memory.lines, &line, interner);
             let mut address_kind =
                 if index == 0 { AddressKind::InstructionPointer } else { AddressKind::ReturnAddress };
             if in_kernel_prefix {
