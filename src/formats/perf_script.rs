@@ -38,6 +38,8 @@
 use std::fmt;
 use std::io::{self, BufRead};
 
+use fxhash::FxHashMap;
+
 use crate::sample::SampleTime;
 
 /// The longest line text a [`WarningExample`] keeps, in bytes.
@@ -143,6 +145,116 @@ pub struct StackLine<'a> {
     /// The whole line from the address to the module's closing parenthesis:
     /// two stack lines with the same text are the same frame.
     pub text: &'a str,
+    /// The reader's number for this text: stack lines with the same id have
+    /// the same text (see [`StackLineMemo`]); `None` when not numbered.
+    pub id: Option<StackLineId>,
+}
+
+/// A [`PerfScriptReader`]'s number for a distinct stack line text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StackLineId(u32);
+
+impl StackLineId {
+    /// The id as an index from 0, dense in the order the texts were first
+    /// read.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// At most this many distinct stack lines are numbered by a
+/// [`StackLineMemo`]; later new ones are parsed every time (inputs with
+/// ever new addresses).
+const MEMO_LINES_LIMIT: usize = 1 << 20;
+
+/// The distinct stack lines a reader has parsed, numbered: most lines
+/// repeat, and a line seen before needs only its address parsed and its
+/// text compared. Carried from reader to reader with
+/// [`PerfScriptReader::with_memo`] so that the numbers stay the same.
+#[derive(Debug, Default)]
+pub struct StackLineMemo {
+    /// The last line numbered per address.
+    by_address: FxHashMap<u64, StackLineId>,
+    /// The lines by id.
+    lines: Vec<MemoLine>,
+}
+
+/// One numbered stack line.
+#[derive(Debug)]
+struct MemoLine {
+    /// Its text from the address to the end (trimmed).
+    text: Box<str>,
+    /// Its address.
+    address: u64,
+    /// The ranges of its parts in `text` (the address text starts at 0):
+    /// address text end, symbol start and end, module start and end.
+    ends: [u32; 5],
+}
+
+impl MemoLine {
+    /// A line's entry, unless it is longer than `u32` offsets reach.
+    fn new(text: &str, parts: StackLineParts) -> Option<MemoLine> {
+        let offset = |position: usize| u32::try_from(position).ok();
+        Some(MemoLine {
+            text: text.into(),
+            address: parts.address,
+            ends: [
+                offset(parts.address_text.end)?,
+                offset(parts.symbol.start)?,
+                offset(parts.symbol.end)?,
+                offset(parts.module.start)?,
+                offset(parts.module.end)?,
+            ],
+        })
+    }
+
+    /// Its parts, numbered `id`.
+    fn parts(&self, id: StackLineId) -> StackLineParts {
+        let span = |start: u32, end: u32| Span { start: start as usize, end: end as usize };
+        let [address_text_end, symbol_start, symbol_end, module_start, module_end] = self.ends;
+        StackLineParts {
+            address: self.address,
+            address_text: span(0, address_text_end),
+            symbol: span(symbol_start, symbol_end),
+            module: span(module_start, module_end),
+            id: Some(id),
+        }
+    }
+}
+
+impl StackLineMemo {
+    /// The parts of `line` (trimmed at both ends), numbered; `None` if it is
+    /// not a stack line.
+    fn parts(&mut self, line: &str) -> Option<StackLineParts> {
+        let first_space = memchr::memchr(b' ', line.as_bytes())?;
+        let address = parse_address(line[..first_space].trim_end());
+        if let Some(&id) = self.by_address.get(&address)
+            && let Some(known) = self.lines.get(id.index())
+            && *known.text == *line
+        {
+            return Some(known.parts(id));
+        }
+        let parts = StackLineParts::parse(line)?;
+        if self.lines.len() < MEMO_LINES_LIMIT
+            && let Some(entry) = MemoLine::new(line, parts)
+        {
+            let id = StackLineId(self.lines.len() as u32);
+            self.lines.push(entry);
+            self.by_address.insert(address, id);
+            return Some(StackLineParts { id: Some(id), ..parts });
+        }
+        Some(parts)
+    }
+
+    /// The number of lines numbered.
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// Whether no line is numbered.
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
 }
 
 impl<'a> StackLine<'a> {
@@ -232,6 +344,8 @@ struct StackLineParts {
     symbol: Span,
     /// Range of the module text, without parentheses.
     module: Span,
+    /// The memo's number for the line, if it has one.
+    id: Option<StackLineId>,
 }
 
 impl StackLineParts {
@@ -253,6 +367,7 @@ impl StackLineParts {
             address_text: Span::within(line, address_text),
             symbol: Span::within(line, symbol),
             module: Span::within(line, module),
+            id: None,
         })
     }
 
@@ -263,6 +378,7 @@ impl StackLineParts {
             address_text: self.address_text.shifted(offset),
             symbol: self.symbol.shifted(offset),
             module: self.module.shifted(offset),
+            id: self.id,
         }
     }
 
@@ -273,6 +389,7 @@ impl StackLineParts {
             address_text: self.address_text.shifted_left(offset),
             symbol: self.symbol.shifted_left(offset),
             module: self.module.shifted_left(offset),
+            id: self.id,
         }
     }
 
@@ -284,6 +401,7 @@ impl StackLineParts {
             symbol: self.symbol.of(text),
             module: self.module.of(text),
             text: Span { start: self.address_text.start, end: self.module.end + 1 }.of(text),
+            id: self.id,
         }
     }
 }
@@ -540,6 +658,8 @@ pub struct PerfScriptReader<R> {
     partial_line: Vec<u8>,
     /// The current sample's stack lines as ranges into `block`.
     stack: Vec<StackLineParts>,
+    /// The distinct stack lines read so far.
+    memo: StackLineMemo,
     /// The current sample, once its event line was read.
     pending: Option<PendingSample>,
     /// Whether lines are stack lines of an event (inferno's `in_event`).
@@ -569,6 +689,7 @@ impl<R: BufRead> PerfScriptReader<R> {
             sample_start: 0,
             partial_line: Vec::new(),
             stack: Vec::with_capacity(64),
+            memo: StackLineMemo::default(),
             pending: None,
             in_event: false,
             skipping: false,
@@ -587,6 +708,18 @@ impl<R: BufRead> PerfScriptReader<R> {
         };
         self.selection = selection;
         self
+    }
+
+    /// This reader, numbering stack lines on from `memo` (another reader's,
+    /// see [`Self::into_memo`]).
+    pub fn with_memo(mut self, memo: StackLineMemo) -> PerfScriptReader<R> {
+        self.memo = memo;
+        self
+    }
+
+    /// The stack lines this reader numbered.
+    pub fn into_memo(self) -> StackLineMemo {
+        self.memo
     }
 
     /// The event type samples are filtered by: the one given, or the first
@@ -716,9 +849,10 @@ impl<R: BufRead> PerfScriptReader<R> {
     /// current sample. Returns its ranges, or `None` (with a warning) if it
     /// is not one.
     fn add_stack_line(&mut self, line: &str, offset: usize) -> Option<StackLineParts> {
-        match StackLineParts::parse(line) {
+        let trimmed = trim_start_fast(line);
+        match self.memo.parts(trimmed) {
             Some(parts) => {
-                let parts = parts.shifted(offset);
+                let parts = parts.shifted(offset + (line.len() - trimmed.len()));
                 self.stack.push(parts);
                 Some(parts)
             }
