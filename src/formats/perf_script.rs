@@ -290,6 +290,15 @@ pub fn strip_symbol_offset(symbol: &str) -> &str {
     symbol
 }
 
+/// `text.trim_end()`, dropping ASCII whitespace bytewise first (the
+/// Unicode-aware scan runs only when a non-ASCII byte is left at the end).
+fn trim_end_fast(text: &str) -> &str {
+    let bytes = text.as_bytes();
+    let kept = bytes.iter().rposition(|byte| !matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c));
+    let trimmed = &text[..kept.map_or(0, |last| last + 1)];
+    if trimmed.as_bytes().last().is_some_and(|byte| !byte.is_ascii()) { trimmed.trim_end() } else { trimmed }
+}
+
 /// `text.trim_start()`, skipping ASCII spaces and tabs bytewise first.
 fn trim_start_fast(text: &str) -> &str {
     let blanks = text.bytes().position(|byte| byte != b' ' && byte != b'\t').unwrap_or(text.len());
@@ -829,7 +838,7 @@ impl<R: BufRead> PerfScriptReader<R> {
         if line.starts_with('#') {
             return LineOutcome::Continue;
         }
-        let line = line.trim_end();
+        let line = trim_end_fast(line);
         if line.is_empty() {
             self.in_event = false;
             self.skipping = false;
@@ -1060,6 +1069,13 @@ mod tests {
     /// is not UTF-8 after more than a block of input, and input without a
     /// final newline, read through a small `BufReader` (so blocks fill from
     /// many `fill_buf`s): each sample is read whole and in place.
+    #[test]
+    fn trim_end_fast_trims_as_trim_end() {
+        for text in ["", " ", "a \t\r\n", "a\u{0b}\u{0c}", "a\u{a0}\n", "\u{3000} a \u{2028}", "é", "a\u{85}"] {
+            assert_eq!(trim_end_fast(text), text.trim_end(), "{text:?}");
+        }
+    }
+
     #[test]
     fn samples_and_lines_longer_than_a_block_are_read_whole() {
         let deep_frames = 2 * BLOCK_BYTES / 40;
