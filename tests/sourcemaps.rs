@@ -231,10 +231,10 @@ fn unusable_maps_warn_once_each_and_change_nothing_else() {
         format!(
             "v8inline: warning: 2 input problem(s); the rest of the input was used:\n\
              v8inline:   2 source map(s) missing, unreadable or malformed: their scripts' frames keep their JavaScript positions\n\
-             v8inline:     {}: not a source map: bad json: key must be a string at line 1 column 2\n\
-             v8inline:     {}: cannot read it: No such file or directory (os error 2)\n",
-            broken.display(),
-            missing.display()
+             v8inline:     {}: cannot read it: No such file or directory (os error 2)\n\
+             v8inline:     {}: not a source map: bad json: key must be a string at line 1 column 2\n",
+            missing.display(),
+            broken.display()
         )
     );
     assert_eq!(String::from_utf8(output.stdout).unwrap(), folded_without_maps("tsc"));
