@@ -142,7 +142,11 @@ impl LoadedSourceMap {
             if let Some(script) = script
                 && let Err(place) = within(script, line, column, "the script")
             {
-                return Err(format!("a mapping at generated line {}, column {} lies {place}", line + 1, column + 1));
+                return Err(format!(
+                    "a mapping at generated line {}, column {} lies {place}",
+                    one_based(line),
+                    one_based(column)
+                ));
             }
             if !token.has_source() {
                 continue;
@@ -156,10 +160,10 @@ impl LoadedSourceMap {
             {
                 return Err(format!(
                     "the mapping at generated line {}, column {} to line {}, column {} lies {place}",
-                    line + 1,
-                    column + 1,
-                    original_line + 1,
-                    original_column + 1,
+                    one_based(line),
+                    one_based(column),
+                    one_based(original_line),
+                    one_based(original_column),
                 ));
             }
         }
@@ -191,7 +195,12 @@ impl LoadedSourceMap {
         }
         Some(MappedToken {
             source: token.get_src_id(),
-            position: LineColumn { line: token.get_src_line() + 1, column: token.get_src_col() + 1 },
+            // A map may claim line or column u32::MAX (VLQ deltas that wrap):
+            // no position.
+            position: LineColumn {
+                line: token.get_src_line().checked_add(1)?,
+                column: token.get_src_col().checked_add(1)?,
+            },
             name: token.has_name().then(|| token.get_name_id()),
         })
     }
@@ -326,12 +335,17 @@ fn percent_decode(text: &str) -> Cow<'_, str> {
     Cow::Owned(String::from_utf8_lossy(&decoded).into_owned())
 }
 
+/// A 0-based line or column as people count it (a map's may be u32::MAX).
+fn one_based(zero_based: u32) -> u64 {
+    u64::from(zero_based) + 1
+}
+
 /// Whether the 0-based `line` and `column` lie within `text` (named
 /// `what`); else where they lie.
 fn within(text: &LineTable, line: u32, column: u32, what: &str) -> Result<(), String> {
     match text.last_column(line as usize) {
         None => Err(format!("past the last line of {what} (line {})", text.line_count())),
-        Some(last) if column > last => Err(format!("past the end of that line of {what} (column {})", last + 1)),
+        Some(last) if column > last => Err(format!("past the end of that line of {what} (column {})", one_based(last))),
         Some(_) => Ok(()),
     }
 }
@@ -473,6 +487,20 @@ mod tests {
         assert_eq!(in_body.position, LineColumn { line: 4, column: 3 });
         assert_eq!(in_body.name, None);
         assert_eq!(map.original(LineColumn { line: 2, column: 1 }), None);
+    }
+
+    #[test]
+    fn a_mapping_to_line_or_column_u32_max_maps_nowhere() {
+        // `AADA`: source line 0 - 1, which the decoder wraps to u32::MAX;
+        // `AAAD`: the same for the column (found by the source_map fuzz target).
+        for mappings in ["AADA", "AAAD"] {
+            let json = format!(
+                r#"{{"version":3,"sources":["a.ts"],"sourcesContent":["x"],"names":[],"mappings":"{mappings}"}}"#
+            );
+            let map = LoadedSourceMap::parse(json.as_bytes(), Path::new("/app")).expect("parses");
+            assert_eq!(map.original(LineColumn { line: 1, column: 1 }), None, "{mappings}");
+            assert!(map.check_positions(None).is_err(), "{mappings}");
+        }
     }
 
     #[test]
