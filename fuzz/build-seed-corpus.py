@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Builds the seed corpus of the fuzz targets from the real recordings in
 testdata/ (testdata/node*/*.gz and node*/prof/, testdata/native/perf.script.gz,
-the perf.data of testdata/perf-data, perf-data-z and realapp).
+the perf.data of testdata/perf-data, perf-data-z and realapp, the builds of
+testdata/sourcemaps).
 
 Usage: python3 fuzz/build-seed-corpus.py [CORPUS_DIR]   (default: fuzz/corpus)
 
@@ -24,6 +25,13 @@ Seeds are kept small (a few KB: libFuzzer mutates small inputs much faster):
                binary is read from disk), 4 consecutive ticks and the
                code-creation and code-source-info lines of the code objects
                their addresses fall in.
+- source_map:  the maps of testdata/sourcemaps/build (tsc's per module,
+               esbuild's linked bundle map, the minified bundle's inline one
+               decoded) each with its script, and an index map of tsc's two
+               as sections of its two scripts one after the other, laid out
+               as the target reads them (u32 map length, map, script); the
+               minified bundle also with no map before it (its data: URL is
+               then followed), and each map with an empty script.
 - pipeline:    coherent triples: 3 samples with JIT frames, the (at most 4)
                jitdump CODE_LOADs covering their addresses, the log lines of those
                code objects (code-creation, code-source-info, the creations of
@@ -32,8 +40,10 @@ Seeds are kept small (a few KB: libFuzzer mutates small inputs much faster):
                of the flags byte in turn.
 """
 
+import base64
 import gzip
 import hashlib
+import json
 import os
 import re
 import struct
@@ -236,6 +246,44 @@ def tick_seeds(path):
     return evenly(seeds, MAX_SEEDS_PER_FILE)
 
 
+# --- source maps --------------------------------------------------------------
+
+DATA_URL = re.compile(rb"//# sourceMappingURL=data:application/json;base64,([A-Za-z0-9+/=]+)\s*$")
+
+
+def source_map_seeds():
+    """(map, script) pairs of testdata/sourcemaps/build, laid out for the
+    source_map target."""
+    build = TESTDATA / "sourcemaps" / "build"
+    pairs = []
+    for script in sorted(build.rglob("*.js")):
+        text = script.read_bytes()
+        linked = script.with_name(script.name + ".map")
+        if linked.exists():
+            pairs.append((linked.read_bytes(), text))
+        inline = DATA_URL.search(text)
+        if inline:
+            pairs.append((base64.b64decode(inline.group(1)), text))
+            pairs.append((b"", text))
+    # An index map: the tsc maps as sections of the two scripts one after
+    # the other.
+    server, parse = build / "tsc" / "server.js", build / "tsc" / "http" / "parse.js"
+    server_text = server.read_bytes()
+    sections = [
+        {"offset": {"line": 0, "column": 0}, "map": json.loads(server.with_name("server.js.map").read_bytes())},
+        {"offset": {"line": server_text.count(b"\n"), "column": 0},
+         "map": json.loads(parse.with_name("parse.js.map").read_bytes())},
+    ]
+    index_map = json.dumps({"version": 3, "sections": sections}).encode()
+    pairs.append((index_map, server_text + parse.read_bytes()))
+    seeds = []
+    for source_map, text in pairs:
+        seeds.append(struct.pack("<I", len(source_map)) + source_map + text)
+        if source_map:
+            seeds.append(struct.pack("<I", len(source_map)) + source_map)
+    return seeds
+
+
 # --- pipeline -----------------------------------------------------------------
 
 RAW_FRAME = re.compile(rb"^\s*([0-9a-f]+) .*\((/tmp/perf-\d+\.map|\[unknown\])\)$")
@@ -360,7 +408,9 @@ def main():
         for path in sorted((directory / "prof").glob("prof-*.log.gz")):
             for seed in tick_seeds(path):
                 write_seed(corpus / "ticks", seed)
-    for target in ["code_log", "jitdump", "perf_script", "pipeline", "perf_data", "ticks"]:
+    for seed in source_map_seeds():
+        write_seed(corpus / "source_map", seed)
+    for target in ["code_log", "jitdump", "perf_script", "pipeline", "perf_data", "ticks", "source_map"]:
         counts[target] = len(os.listdir(corpus / target))
     print(" ".join(f"{target}: {count} seeds" for target, count in counts.items()))
 

@@ -11,7 +11,7 @@ RUNS=${RUNS:-10000000}
 SECONDS_PER_TARGET=${SECONDS_PER_TARGET:-1800}
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(code_log jitdump perf_script pipeline perf_data ticks)
+  targets=(code_log jitdump perf_script pipeline perf_data ticks source_map)
 fi
 [ -d corpus ] || python3 build-seed-corpus.py
 cargo +nightly fuzz build -O
