@@ -148,6 +148,8 @@ pub struct Folder {
     location_name_frames: Vec<FrameId>,
     /// The frame name being built.
     name: String,
+    /// The last root frame named, by the thread texts it was named from.
+    last_root: Option<(RootKey, FrameId)>,
     /// Counters.
     counters: FolderCounters,
     /// Detailed stacks, when recorded (see [`Folder::record_details`]).
@@ -173,6 +175,10 @@ struct LineKey {
     /// Whether the sample is a Java one (names are tidied differently).
     is_java: bool,
 }
+
+/// What a root frame's name depends on: the sample's comm, pid and tid
+/// texts (ids of the samples' interner).
+type RootKey = [Option<StringId>; 3];
 
 /// A passed-through frame as named before.
 struct NamedLine {
@@ -226,6 +232,7 @@ impl Folder {
             location_names: Vec::new(),
             location_name_frames: Vec::new(),
             name: String::with_capacity(256),
+            last_root: None,
             counters: FolderCounters::default(),
             details: None,
         }
@@ -309,16 +316,24 @@ impl Folder {
             return;
         }
         if !cut {
-            self.name.clear();
-            push_root_frame(
-                &mut self.name,
-                comm,
-                interner.string_or_empty(sample.pid_text),
-                interner.string_or_empty(sample.tid_text),
-                self.include_pid,
-                self.include_tid,
-            );
-            let root = intern(&mut self.frame_names, &self.name);
+            let key = [sample.comm, sample.pid_text, sample.tid_text];
+            let root = match self.last_root {
+                Some((last, root)) if last == key => root,
+                _ => {
+                    self.name.clear();
+                    push_root_frame(
+                        &mut self.name,
+                        comm,
+                        interner.string_or_empty(sample.pid_text),
+                        interner.string_or_empty(sample.tid_text),
+                        self.include_pid,
+                        self.include_tid,
+                    );
+                    let root = intern(&mut self.frame_names, &self.name);
+                    self.last_root = Some((key, root));
+                    root
+                }
+            };
             self.stack.push(root);
             self.record_origins(self.stack.len() - 1, |_| FrameOrigin::PassedThrough(PassedThroughKind::Root));
         }
