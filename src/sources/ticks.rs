@@ -163,14 +163,22 @@ impl TickLog {
 /// The log's `shared-library` records as mappings. V8 writes each library's
 /// start as the address of file offset 0 (it subtracts the mapping's offset,
 /// `OS::GetSharedLibraryAddresses`), so the file offset at `start` is 0. A
-/// later record of the same range replaces an earlier one.
+/// later record of the same range replaces an earlier one. Line breaks in a
+/// path (an escaped `\n` in the log) become spaces, as in the paths of a
+/// perf.data: the library names a module of a folded line, which must stay
+/// one line.
 fn library_mappings(log: &CodeLog) -> Vec<MappedFile> {
     let mut mappings: Vec<MappedFile> = Vec::new();
     for library in &log.shared_libraries {
         let start = library.start.wrapping_add_signed(library.aslr_slide);
         let end = library.end.wrapping_add_signed(library.aslr_slide);
-        mappings.retain(|mapping| !(mapping.start == start && mapping.path == library.path));
-        mappings.push(MappedFile { start, end, file_offset: 0, path: library.path.clone() });
+        let path = if library.path.contains(['\n', '\r']) {
+            library.path.replace(['\n', '\r'], " ").into()
+        } else {
+            library.path.clone()
+        };
+        mappings.retain(|mapping| !(mapping.start == start && mapping.path == path));
+        mappings.push(MappedFile { start, end, file_offset: 0, path });
     }
     mappings
 }
@@ -408,6 +416,18 @@ node;[unknown] 1
             "{unexpanded:?}"
         );
         assert_eq!(diagnostics.total(), 3, "{diagnostics}");
+    }
+
+    /// Found by the `ticks` fuzz target: an escaped line break in a
+    /// `shared-library` path split a folded line in two.
+    #[test]
+    fn line_breaks_in_library_paths_stay_on_one_folded_line() {
+        let log = "\
+shared-library,/nonexistent/lib\\nfake.so,0x1000,0x2000,0
+tick,0x1500,201,0,0x0,6
+";
+        let (folded, _) = fold(log);
+        assert_eq!(folded, "node;[lib fake.so] 1\n");
     }
 
     #[test]
