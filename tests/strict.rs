@@ -328,6 +328,43 @@ fn an_auxtrace_record_declaring_more_trace_data_than_the_file_holds_ends_the_rea
     assert_eq!(total_count(&folded), before);
 }
 
+/// `PERF_RECORD_FINISHED_ROUND`.
+const FINISHED_ROUND: u32 = 68;
+
+#[test]
+fn a_finished_round_record_with_a_body_ends_the_reading_and_fails_strict() {
+    // Found by fuzz/fuzz_targets/perf_data.rs: linux-perf-data reads the
+    // header of a FINISHED_ROUND record alone and takes its body for the
+    // next record; there an AUXTRACE header declaring 32 TB of trace data
+    // aborted the process.
+    let directory = temp_dir("strict", "perf-data-finished-round");
+    let (mut bytes, records) = perf_data();
+    let damaged = samples(&records)[10];
+    bytes[damaged.offset..damaged.offset + 4].copy_from_slice(&FINISHED_ROUND.to_le_bytes());
+    let body = damaged.offset + 8;
+    bytes[body..body + 4].copy_from_slice(&AUXTRACE.to_le_bytes());
+    bytes[body + 6..body + 8].copy_from_slice(&48u16.to_le_bytes());
+    bytes[body + 8..body + 16].copy_from_slice(&(1u64 << 45).to_le_bytes());
+    let path = directory.join("perf.data");
+    std::fs::write(&path, &bytes).unwrap();
+    let args = perf_data_args(&text(&path));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (folded, _) = warns_then_fails_strictly(
+        &directory,
+        &args,
+        &[format!(
+            "v8inline:   1 perf.data file(s) with a broken record: reading stopped there\n\
+             v8inline:     {}: byte offset {}: expected a FINISHED_ROUND record of 8 bytes (a header alone), found \
+             one of {} bytes; the records before it were used\n",
+            text(&path),
+            damaged.offset,
+            damaged.size
+        )],
+    );
+    let before: u64 = samples(&records)[..10].iter().map(|sample| sample.period(&bytes)).sum();
+    assert_eq!(total_count(&folded), before);
+}
+
 #[test]
 fn a_perf_data_cut_in_the_middle_is_read_up_to_the_cut_and_fails_strict() {
     let directory = temp_dir("strict", "perf-data-cut");
