@@ -19,7 +19,9 @@
 //! Each sample then goes to a [`SampleSink`] (the pipeline expands and folds it).
 //!
 //! The records of `perf record -z` (`PERF_RECORD_COMPRESSED`, zstd) are
-//! decompressed by the crate (its `zstd` feature) and read as any others.
+//! decompressed by the crate (its `zstd` feature) and read as any others,
+//! after a walk over the records measured what they expand to
+//! ([`super::perf_data_compressed`]: a decompression bomb ends the reading).
 //!
 //! Differences from `perf script` output: perf also reads `/tmp/perf-PID.map`
 //! files and `~/.debug` copies of binaries, which this reader does not; a
@@ -31,9 +33,9 @@
 //! last whole record, the file of a `perf record` that was killed (data size
 //! 0 in the header, which perf itself refuses) likewise, a record that does not parse is skipped, a record the
 //! reader cannot frame ends the reading (an AUXTRACE record declaring more
-//! trace data than the file holds and a FINISHED_ROUND record with a body
-//! are found by a walk over the records before the crate reads them); each
-//! is a warning in
+//! trace data than the file holds, a FINISHED_ROUND record with a body and
+//! compressed records expanding too far are found by a walk over the records
+//! before the crate reads them); each is a warning in
 //! [`PerfDataSummary::diagnostics`] naming the byte offset.
 
 use std::cell::RefCell;
@@ -53,6 +55,7 @@ use crate::sample::{
     AddressKind, Frame, KERNEL_ADDRESS_START, ModuleId, ModuleKind, Sample, SampleInterner, SampleSink, SampleTime,
     StringId,
 };
+use crate::sources::perf_data_compressed::ExpansionCheck;
 use crate::symbols::{MappedFile, SymbolCache};
 
 /// `PROT_EXEC` of `mmap(2)`.
@@ -830,12 +833,27 @@ impl PerfDataReader {
             // Records the crate would mishandle end the reading, as a broken
             // one does: an AUXTRACE record declaring more trace data than
             // there is (the crate allocates it before reading: a damaged
-            // size would abort the process) and a FINISHED_ROUND record with a
-            // body (the crate would lose track of the records after it).
+            // size would abort the process), a FINISHED_ROUND record with a
+            // body (the crate would lose track of the records after it), and
+            // compressed records expanding past the limits of
+            // `perf_data_compressed` (the crate decompresses each whole).
             let end = records_end.unwrap_or_else(|| header.data_end());
-            let walked =
-                walk_records(&mut *input.borrow_mut(), header.data.offset, end, header.little_endian, |_, _, _| true)
-                    .map_err(|error| error.to_string())?;
+            let mut expansion_check = ExpansionCheck::new(header.little_endian);
+            let mut expanded = None;
+            let walked = walk_records(
+                &mut *input.borrow_mut(),
+                header.data.offset,
+                end,
+                header.little_endian,
+                |offset, record_type, body| match expansion_check.visit(record_type, body) {
+                    Ok(()) => true,
+                    Err(expansion) => {
+                        expanded = Some((offset, expansion.to_string()));
+                        false
+                    }
+                },
+            )
+            .map_err(|error| error.to_string())?;
             let problem = if let Some(trace_size) = walked.auxtrace_overrun {
                 Some((
                     walked.offset,
@@ -854,7 +872,7 @@ impl PerfDataReader {
                     ),
                 ))
             } else {
-                None
+                expanded
             };
             if let Some((offset, problem)) = problem {
                 self.diagnostics.warn(WarningKind::PerfDataBrokenRecord, || {
