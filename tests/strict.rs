@@ -429,7 +429,7 @@ fn a_compressed_record_expanding_to_gigabytes_ends_the_reading_and_fails_strict(
         &[format!(
             "v8inline:   1 perf.data file(s) with a broken record: reading stopped there\n\
              v8inline:     {}: byte offset {}: expected compressed records whose records take at most 1000 times \
-             their size in memory (plus 16777216 bytes), the {compressed_bytes} bytes of compressed data up to this \
+             their size in memory (plus 1048576 bytes), the {compressed_bytes} bytes of compressed data up to this \
              one's end take more than ",
             text(&path),
             last.offset
