@@ -46,12 +46,14 @@ ORDER=(ticks source_map code_log perf_data perf_script pipeline jitdump)
 
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  mapfile -t listed < <(cargo +nightly fuzz list)
+  declare -A listed=() ordered=()
+  while read -r target; do listed[$target]=1; done < <(cargo +nightly fuzz list)
   for target in "${ORDER[@]}"; do
-    printf '%s\n' "${listed[@]}" | grep -qx "$target" && targets+=("$target")
+    ordered[$target]=1
+    if [ -n "${listed[$target]:-}" ]; then targets+=("$target"); fi
   done
-  for target in "${listed[@]}"; do
-    printf '%s\n' "${targets[@]}" | grep -qx "$target" || targets+=("$target")
+  for target in "${!listed[@]}"; do
+    if [ -z "${ordered[$target]:-}" ]; then targets+=("$target"); fi
   done
 fi
 

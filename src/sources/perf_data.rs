@@ -840,21 +840,32 @@ impl PerfDataReader {
             let end = records_end.unwrap_or_else(|| header.data_end());
             let mut expansion_check = ExpansionCheck::new(header.little_endian);
             let mut expanded = None;
-            let walked = walk_records(
-                &mut *input.borrow_mut(),
-                header.data.offset,
-                end,
-                header.little_endian,
-                |offset, record_type, body| match expansion_check.visit(record_type, body) {
-                    Ok(()) => true,
-                    Err(expansion) => {
-                        expanded = Some((offset, expansion.to_string()));
-                        false
-                    }
-                },
-            )
-            .map_err(|error| error.to_string())?;
-            let problem = if let Some(trace_size) = walked.auxtrace_overrun {
+            let mut walk = |expansion_check: &mut ExpansionCheck| {
+                walk_records(
+                    &mut *input.borrow_mut(),
+                    header.data.offset,
+                    end,
+                    header.little_endian,
+                    |offset, record_type, body| match expansion_check.visit(record_type, body) {
+                        Ok(()) => true,
+                        Err(expansion) => {
+                            expanded = Some((offset, expansion.to_string()));
+                            false
+                        }
+                    },
+                )
+                .map_err(|error| error.to_string())
+            };
+            let walked = walk(&mut expansion_check)?;
+            if expansion_check.is_undecided() {
+                // The zstd headers alone could not tell: decompress.
+                walk(&mut ExpansionCheck::decompressing(header.little_endian))?;
+            }
+            // A compressed record going too far comes first: the walk that
+            // decompresses stops there.
+            let problem = if expanded.is_some() {
+                expanded
+            } else if let Some(trace_size) = walked.auxtrace_overrun {
                 Some((
                     walked.offset,
                     format!(
@@ -872,7 +883,7 @@ impl PerfDataReader {
                     ),
                 ))
             } else {
-                expanded
+                None
             };
             if let Some((offset, problem)) = problem {
                 self.diagnostics.warn(WarningKind::PerfDataBrokenRecord, || {
