@@ -40,6 +40,7 @@ declare -A MAX_LEN=(
   [perf_data]=8192
   [ticks]=8192
   [pipeline]=24576
+  [source_map]=8192
 )
 # Slowest first, so that the last two run side by side.
 ORDER=(ticks source_map code_log perf_data perf_script pipeline jitdump)
