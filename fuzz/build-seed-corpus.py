@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Builds the seed corpus of the fuzz targets from the real recordings in
 testdata/ (testdata/node*/*.gz and node*/prof/, testdata/native/perf.script.gz,
-the perf.data of testdata/perf-data, perf-data-z and realapp).
+the perf.data of testdata/perf-data, perf-data-z and realapp, the builds of
+testdata/sourcemaps).
 
 Usage: python3 fuzz/build-seed-corpus.py [CORPUS_DIR]   (default: fuzz/corpus)
 
@@ -11,20 +12,37 @@ Seeds are kept small (a few KB: libFuzzer mutates small inputs much faster):
                script-source lines are cut to 1 KB.
 - jitdump:     the real header followed by runs of consecutive records
                (about 2 KB), plus the header alone and byte-swapped.
-- perf_script: a flags byte (0), then runs of 4 consecutive samples.
+- perf_script: a flags byte (0), then runs of at most 4 consecutive
+               samples, at most 4 KB unless one sample is longer, each stack
+               cut to 12 lines (the first 3, the last 3 and 6 from the middle,
+               JIT frames first).
 - perf_data:   a flags byte (0), then small perf.data files cut from the
                real ones (testdata/perf-data, perf-data-z with its killed
                recording, realapp): the header and attributes, then the
                first non-sample records (about 2 KB) and a run of 4
                consecutive sample records, data size set, no feature
-               sections; the -z one has its compressed records whole; plus
-               a killed-style one (data size 0).
+               sections; the -z one with its first compressed record only
+               (the whole records expand to 85 KB); plus a killed-style one
+               (data size 0). And compressed records made here: the
+               records of a seed of testdata/perf-data in zstd raw blocks
+               (one frame over two PERF_RECORD_COMPRESSED records, and as
+               PERF_RECORD_COMPRESSED2), and a decompression bomb (RLE
+               blocks expanding 2 MiB from 70 bytes, which the reader
+               refuses).
 - ticks:       coherent pieces of the --prof logs (testdata/node*/prof): the
                shared-library lines (paths moved under /nonexistent, so no
                binary is read from disk), 4 consecutive ticks and the
                code-creation and code-source-info lines of the code objects
                their addresses fall in.
-- pipeline:    coherent triples: 3 samples with JIT frames, the (at most 4)
+- source_map:  the maps of testdata/sourcemaps/build (tsc's per module,
+               esbuild's linked bundle map, the minified bundle's inline one
+               decoded) each with its script, and an index map of tsc's two
+               as sections of its two scripts one after the other, laid out
+               as the target reads them (u32 map length, map, script); the
+               minified bundle also with no map before it (its data: URL is
+               then followed), and each map with an empty script.
+- pipeline:    coherent triples: 3 samples with JIT frames (stacks cut as
+               for perf_script), the (at most 4)
                jitdump CODE_LOADs covering their addresses, the log lines of those
                code objects (code-creation, code-source-info, the creations of
                the functions they inline, their scripts' sources when under 4 KB),
@@ -32,8 +50,10 @@ Seeds are kept small (a few KB: libFuzzer mutates small inputs much faster):
                of the flags byte in turn.
 """
 
+import base64
 import gzip
 import hashlib
+import json
 import os
 import re
 import struct
@@ -129,8 +149,36 @@ def samples_of(script):
     return [sample + b"\n\n" for sample in script.split(b"\n\n") if sample.strip()]
 
 
+JIT_FRAME = re.compile(rb"perf-\d+\.map|jitted-\d+-\d+\.so|\[unknown\]|JS:|LazyCompile:|Function:")
+STACK_LINES = 12
+RUN_BYTES = 4 * 1024
+
+
+def cut_stack(sample):
+    """The sample with at most STACK_LINES stack lines: the first and last
+    3 (leaf, kernel entry, `main` and the loader) and 6 from the middle,
+    JIT frames first, in their order."""
+    lines = sample.rstrip(b"\n").split(b"\n")
+    header, stack = lines[0], lines[1:]
+    if len(stack) <= STACK_LINES:
+        return sample
+    middle = list(range(3, len(stack) - 3))
+    jit = [index for index in middle if JIT_FRAME.search(stack[index])]
+    chosen = (jit + [index for index in middle if index not in jit])[: STACK_LINES - 6]
+    kept = list(range(3)) + sorted(chosen) + list(range(len(stack) - 3, len(stack)))
+    return b"\n".join([header] + [stack[index] for index in kept]) + b"\n\n"
+
+
 def sample_runs(samples, per_run):
-    return [b"".join(samples[start : start + per_run]) for start in range(0, len(samples), per_run)]
+    """Runs of `per_run` consecutive samples, cut to RUN_BYTES (at least
+    one sample each)."""
+    runs = []
+    for start in range(0, len(samples), per_run):
+        run = samples[start : start + per_run]
+        while len(run) > 1 and sum(map(len, run)) > RUN_BYTES:
+            run = run[:-1]
+        runs.append(b"".join(run))
+    return runs
 
 
 # --- perf.data ----------------------------------------------------------------
@@ -175,9 +223,63 @@ def perf_data_seeds(path):
     runs = [samples[start : start + 4] for start in range(0, len(samples), 4)]
     seeds = [small_perf_data(header, setup + run) for run in evenly(runs, MAX_SEEDS_PER_FILE // 2)]
     if not samples:
-        # Compressed: the records as they are (a few, each a zstd frame part).
-        seeds.append(small_perf_data(header, records))
+        # Compressed: the records up to the first compressed one (a zstd
+        # frame goes on over them all; the whole ones expand to 85 KB).
+        first = next(index for index, record in enumerate(records) if record[0] in COMPRESSED_TYPES)
+        seeds.append(small_perf_data(header, records[: first + 1] + [FINISHED_ROUND_RECORD]))
     seeds.append(small_perf_data(header, setup + samples[:4], data_size_zero=True))
+    return seeds
+
+
+PERF_RECORD_FINISHED_ROUND = 68
+PERF_RECORD_COMPRESSED = 81
+PERF_RECORD_COMPRESSED2 = 83
+COMPRESSED_TYPES = (PERF_RECORD_COMPRESSED, PERF_RECORD_COMPRESSED2)
+FINISHED_ROUND_RECORD = (PERF_RECORD_FINISHED_ROUND, struct.pack("<IHH", PERF_RECORD_FINISHED_ROUND, 0, 8))
+# A zstd frame header: magic, no content size, no checksum, a window of 128 KiB.
+ZSTD_FRAME_START = struct.pack("<I", 0xFD2FB528) + bytes([0x00, 0x38])
+
+
+def zstd_block(block_type, size, content, last=False):
+    """A zstd block: its 3-byte header (last flag, type: 0 raw, 1 RLE;
+    size) and content."""
+    return struct.pack("<I", size << 3 | block_type << 1 | int(last))[:3] + content
+
+
+def compressed_record(data, version=1):
+    """PERF_RECORD_COMPRESSED with zstd data `data`, or
+    PERF_RECORD_COMPRESSED2 (the data's size first, padded to 8 bytes)."""
+    if version == 1:
+        return (PERF_RECORD_COMPRESSED, struct.pack("<IHH", PERF_RECORD_COMPRESSED, 0, 8 + len(data)) + data)
+    body = struct.pack("<Q", len(data)) + data
+    body += bytes(-len(body) % 8)
+    return (PERF_RECORD_COMPRESSED2, struct.pack("<IHH", PERF_RECORD_COMPRESSED2, 0, 8 + len(body)) + body)
+
+
+def compressed_seeds(path):
+    """The setup records and 4 samples of `path` (uncompressed) in raw
+    zstd blocks: one frame over two compressed records with a round between
+    them, and the same as PERF_RECORD_COMPRESSED2; and a bomb: 16 RLE
+    blocks of 128 KiB (2 MiB from 70 bytes, past what the reader accepts)."""
+    header, records = perf_data_records(gzip.decompress(path.read_bytes()))
+    setup_records, size = [], 0
+    for record_type, record in records:
+        if record_type != PERF_SAMPLE and size + len(record) <= CHUNK_BYTES:
+            setup_records.append(record)
+            size += len(record)
+    samples = [record for record_type, record in records if record_type == PERF_SAMPLE][:4]
+    first = ZSTD_FRAME_START + zstd_block(0, size, b"".join(setup_records))
+    second = zstd_block(0, sum(map(len, samples)), b"".join(samples), last=True)
+    seeds = []
+    for version in (1, 2):
+        seeds.append(
+            small_perf_data(
+                header,
+                [compressed_record(first, version), FINISHED_ROUND_RECORD, compressed_record(second, version)],
+            )
+        )
+    bomb = ZSTD_FRAME_START + b"".join(zstd_block(1, 128 * 1024, b"\x10") for _ in range(16))
+    seeds.append(small_perf_data(header, [compressed_record(bomb), FINISHED_ROUND_RECORD]))
     return seeds
 
 
@@ -234,6 +336,44 @@ def tick_seeds(path):
         text = b"\n".join(libraries + [lines[index] for index in picked] + [lines[index] for index in window])
         seeds.append(text + b"\n")
     return evenly(seeds, MAX_SEEDS_PER_FILE)
+
+
+# --- source maps --------------------------------------------------------------
+
+DATA_URL = re.compile(rb"//# sourceMappingURL=data:application/json;base64,([A-Za-z0-9+/=]+)\s*$")
+
+
+def source_map_seeds():
+    """(map, script) pairs of testdata/sourcemaps/build, laid out for the
+    source_map target."""
+    build = TESTDATA / "sourcemaps" / "build"
+    pairs = []
+    for script in sorted(build.rglob("*.js")):
+        text = script.read_bytes()
+        linked = script.with_name(script.name + ".map")
+        if linked.exists():
+            pairs.append((linked.read_bytes(), text))
+        inline = DATA_URL.search(text)
+        if inline:
+            pairs.append((base64.b64decode(inline.group(1)), text))
+            pairs.append((b"", text))
+    # An index map: the tsc maps as sections of the two scripts one after
+    # the other.
+    server, parse = build / "tsc" / "server.js", build / "tsc" / "http" / "parse.js"
+    server_text = server.read_bytes()
+    sections = [
+        {"offset": {"line": 0, "column": 0}, "map": json.loads(server.with_name("server.js.map").read_bytes())},
+        {"offset": {"line": server_text.count(b"\n"), "column": 0},
+         "map": json.loads(parse.with_name("parse.js.map").read_bytes())},
+    ]
+    index_map = json.dumps({"version": 3, "sections": sections}).encode()
+    pairs.append((index_map, server_text + parse.read_bytes()))
+    seeds = []
+    for source_map, text in pairs:
+        seeds.append(struct.pack("<I", len(source_map)) + source_map + text)
+        if source_map:
+            seeds.append(struct.pack("<I", len(source_map)) + source_map)
+    return seeds
 
 
 # --- pipeline -----------------------------------------------------------------
@@ -311,7 +451,7 @@ def pipeline_seeds(directory):
     log_lines = log.split(b"\n")
     seeds = []
     for script_name in ["perf.script.gz", "perf-inject.script.gz"]:
-        samples = samples_of(gzip.decompress((directory / script_name).read_bytes()))
+        samples = [cut_stack(sample) for sample in samples_of(gzip.decompress((directory / script_name).read_bytes()))]
         with_jit = [sample for sample in samples if any(jit_references([sample]))]
         for start in range(0, min(len(with_jit), 90), 3):
             run = with_jit[start : start + 3]
@@ -344,7 +484,7 @@ def main():
     scripts = [path for directory in recordings() for path in sorted(directory.glob("perf*.script.gz"))]
     scripts.append(TESTDATA / "native" / "perf.script.gz")
     for path in scripts:
-        runs = sample_runs(samples_of(gzip.decompress(path.read_bytes())), 4)
+        runs = sample_runs([cut_stack(sample) for sample in samples_of(gzip.decompress(path.read_bytes()))], 4)
         for run in evenly(runs, MAX_SEEDS_PER_FILE):
             write_seed(corpus / "perf_script", b"\x00" + run)
     perf_data_files = [
@@ -356,11 +496,15 @@ def main():
     for path in perf_data_files:
         for seed in perf_data_seeds(path):
             write_seed(corpus / "perf_data", b"\x00" + seed)
+    for seed in compressed_seeds(perf_data_files[0]):
+        write_seed(corpus / "perf_data", b"\x00" + seed)
     for directory in recordings():
         for path in sorted((directory / "prof").glob("prof-*.log.gz")):
             for seed in tick_seeds(path):
                 write_seed(corpus / "ticks", seed)
-    for target in ["code_log", "jitdump", "perf_script", "pipeline", "perf_data", "ticks"]:
+    for seed in source_map_seeds():
+        write_seed(corpus / "source_map", seed)
+    for target in ["code_log", "jitdump", "perf_script", "pipeline", "perf_data", "ticks", "source_map"]:
         counts[target] = len(os.listdir(corpus / target))
     print(" ".join(f"{target}: {count} seeds" for target, count in counts.items()))
 

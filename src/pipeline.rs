@@ -245,16 +245,18 @@ pub fn fold(input: &SampleInput, options: &FoldOptions) -> Result<FoldedProfile,
     Ok(profile)
 }
 
-/// One warning per source map that was needed and could not be used
-/// (every expander shares the processes' maps, so the first one sees all).
+/// One warning per source map that was needed and could not be used, in
+/// the order of their paths (every expander shares the processes' maps, so
+/// the first one sees all).
 fn warn_source_maps(profiles: &Profiles, diagnostics: &mut Diagnostics) {
-    let mut warned = std::collections::BTreeSet::new();
+    let mut problems = std::collections::BTreeMap::new();
     for map in profiles.maps() {
         for problem in map.source_map_problems() {
-            if warned.insert(problem.map.clone()) {
-                diagnostics.warn(WarningKind::SourceMapUnusable, || format!("{}: {}", problem.map, problem.message));
-            }
+            problems.entry(&problem.map).or_insert(&problem.message);
         }
+    }
+    for (map, message) in problems {
+        diagnostics.warn(WarningKind::SourceMapUnusable, || format!("{map}: {message}"));
     }
 }
 

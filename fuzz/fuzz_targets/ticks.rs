@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use v8inline::pipeline::{ExpandingFolder, FoldOptions};
+use v8inline::pipeline::{ExpandingSinks, FoldOptions};
 use v8inline::sources::ticks::TickLog;
 use v8inline::v8::inline_map::SourceOptions;
 
@@ -16,7 +16,7 @@ fuzz_target!(|bytes: &[u8]| {
     // The pid comes from the name, as from `prof-PID.log`.
     let Ok(mut log) = TickLog::parse(bytes, Path::new("prof-42.log"), SourceOptions::default()) else { return };
     let options = FoldOptions::default();
-    let mut sink = ExpandingFolder::new(log.profiles().clone(), &options);
+    let mut sink = ExpandingSinks::new(log.profiles().clone(), &options);
     log.read_samples(&mut sink);
     let summary = sink.folder().summary();
     assert_eq!(summary.samples_kept + summary.samples_without_frames, log.tick_count() as u64);

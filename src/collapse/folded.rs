@@ -9,6 +9,7 @@ use super::naming::{
     fix_partially_demangled_rust_symbol, push_function_or_module, push_marker_once, push_root_frame, tidy_generic,
     tidy_java,
 };
+use super::stack_table::{StackIndex, StackTable};
 use super::{CollapseOptions, CollapseSummary, ExpandedFrames, ExpandedSample, FrameContext};
 use crate::sample::{ModuleId, Sample, SampleInterner, StringId};
 
@@ -20,21 +21,15 @@ const OUTPUT_BUFFER_BYTES: usize = 64 * 1024;
 pub struct FrameId(u32);
 
 impl FrameId {
+    /// The id of the name at `index` of a folder's name table.
+    pub(crate) fn from_index(index: usize) -> FrameId {
+        FrameId(u32::try_from(index).unwrap_or(u32::MAX))
+    }
+
     /// The frame's index in the folder's name table.
     pub fn index(self) -> usize {
         self.0 as usize
     }
-}
-
-/// One distinct stack and its count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FoldedStack<'a> {
-    /// The frames, leaf first; the last is the root frame (the process
-    /// name) unless `skip_after` cut the stack. Names via
-    /// [`Folder::frame_name`].
-    pub frames: &'a [FrameId],
-    /// The sum of the periods (or 1s) of the samples with this stack.
-    pub count: u64,
 }
 
 /// Where a frame of a detailed stack came from.
@@ -90,7 +85,7 @@ struct StackWeight {
 /// samples at different PCs of the same functions stay apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DetailedStack<'a> {
-    /// The frames, leaf first, as in [`FoldedStack::frames`].
+    /// The frames, leaf first, as in [`Folder::stack_frames`].
     pub frames: &'a [DetailedFrame],
     /// How many samples had this stack.
     pub samples: u64,
@@ -135,8 +130,10 @@ pub struct Folder {
     skip_after: Vec<String>,
     /// Interned frame names; a name's index is its [`FrameId`].
     frame_names: IndexSet<Box<str>, FxBuildHasher>,
-    /// Count per distinct stack (frame ids leaf first).
-    stack_counts: FxHashMap<Box<[FrameId]>, u64>,
+    /// The distinct stacks and their prefixes.
+    stacks: StackTable,
+    /// Count per distinct stack.
+    stack_counts: FxHashMap<StackIndex, u64>,
     /// The stack being built, leaf first.
     stack: Vec<FrameId>,
     /// The frames of one stack line, outermost first.
@@ -151,6 +148,8 @@ pub struct Folder {
     location_name_frames: Vec<FrameId>,
     /// The frame name being built.
     name: String,
+    /// The last root frame named, by the thread texts it was named from.
+    last_root: Option<(RootKey, FrameId)>,
     /// Counters.
     counters: FolderCounters,
     /// Detailed stacks, when recorded (see [`Folder::record_details`]).
@@ -176,6 +175,10 @@ struct LineKey {
     /// Whether the sample is a Java one (names are tidied differently).
     is_java: bool,
 }
+
+/// What a root frame's name depends on: the sample's comm, pid and tid
+/// texts (ids of the samples' interner).
+type RootKey = [Option<StringId>; 3];
 
 /// A passed-through frame as named before.
 struct NamedLine {
@@ -220,6 +223,7 @@ impl Folder {
             annotate_inline: options.annotate_inline,
             skip_after: options.skip_after.clone(),
             frame_names: IndexSet::default(),
+            stacks: StackTable::new(),
             stack_counts: FxHashMap::default(),
             stack: Vec::with_capacity(128),
             line_frames: Vec::with_capacity(8),
@@ -228,6 +232,7 @@ impl Folder {
             location_names: Vec::new(),
             location_name_frames: Vec::new(),
             name: String::with_capacity(256),
+            last_root: None,
             counters: FolderCounters::default(),
             details: None,
         }
@@ -311,16 +316,24 @@ impl Folder {
             return;
         }
         if !cut {
-            self.name.clear();
-            push_root_frame(
-                &mut self.name,
-                comm,
-                interner.string_or_empty(sample.pid_text),
-                interner.string_or_empty(sample.tid_text),
-                self.include_pid,
-                self.include_tid,
-            );
-            let root = intern(&mut self.frame_names, &self.name);
+            let key = [sample.comm, sample.pid_text, sample.tid_text];
+            let root = match self.last_root {
+                Some((last, root)) if last == key => root,
+                _ => {
+                    self.name.clear();
+                    push_root_frame(
+                        &mut self.name,
+                        comm,
+                        interner.string_or_empty(sample.pid_text),
+                        interner.string_or_empty(sample.tid_text),
+                        self.include_pid,
+                        self.include_tid,
+                    );
+                    let root = intern(&mut self.frame_names, &self.name);
+                    self.last_root = Some((key, root));
+                    root
+                }
+            };
             self.stack.push(root);
             self.record_origins(self.stack.len() - 1, |_| FrameOrigin::PassedThrough(PassedThroughKind::Root));
         }
@@ -333,11 +346,9 @@ impl Folder {
             entry.samples += 1;
             entry.count = entry.count.wrapping_add(weight);
         }
-        match self.stack_counts.get_mut(self.stack.as_slice()) {
-            Some(count) => *count = count.wrapping_add(weight),
-            None => {
-                self.stack_counts.insert(self.stack.as_slice().into(), weight);
-            }
+        if let Some(stack) = self.stacks.intern(&self.stack) {
+            let count = self.stack_counts.entry(stack).or_default();
+            *count = count.wrapping_add(weight);
         }
         self.counters.samples_kept += 1;
         self.counters.total_count = self.counters.total_count.wrapping_add(weight);
@@ -520,9 +531,17 @@ impl Folder {
         self.counters.total_count
     }
 
-    /// The distinct stacks and their counts, in no particular order.
-    pub fn stacks(&self) -> impl ExactSizeIterator<Item = FoldedStack<'_>> + '_ {
-        self.stack_counts.iter().map(|(frames, &count)| FoldedStack { frames, count })
+    /// The distinct stacks and their counts, in no particular order; their
+    /// frames via [`Folder::stack_frames`].
+    pub fn stacks(&self) -> impl ExactSizeIterator<Item = (StackIndex, u64)> + '_ {
+        self.stack_counts.iter().map(|(&stack, &count)| (stack, count))
+    }
+
+    /// Replaces the contents of `frames` by the frames of `stack`, leaf
+    /// first; the last is the root frame (the process name) unless
+    /// `skip_after` cut the stack. Names via [`Folder::frame_name`].
+    pub fn stack_frames(&self, stack: StackIndex, frames: &mut Vec<FrameId>) {
+        self.stacks.frames(stack, frames);
     }
 
     /// The stacks in the order of their folded text (byte order, as inferno
@@ -530,38 +549,19 @@ impl Folder {
     /// (possible only through a comm containing `;`) merged, as inferno's
     /// string keys merge them. Nothing is rendered: stacks compare by frame
     /// id until they differ, and by text from there.
-    fn sorted_stacks(&self) -> Vec<FoldedStack<'_>> {
-        let mut stacks: Vec<FoldedStack<'_>> = self.stacks().collect();
-        stacks.sort_unstable_by(|left, right| self.compare_texts(left.frames, right.frames));
+    fn sorted_stacks(&self) -> Vec<(StackIndex, u64)> {
+        let mut stacks: Vec<(StackIndex, u64)> = self.stacks().collect();
+        let name = |id: FrameId| self.frame_name(id);
+        let mut buffers = [Vec::with_capacity(128), Vec::with_capacity(128)];
+        stacks.sort_unstable_by(|left, right| self.stacks.compare_texts(left.0, right.0, &name, &mut buffers));
         stacks.dedup_by(|later, earlier| {
-            let same = self.compare_texts(later.frames, earlier.frames).is_eq();
+            let same = self.stacks.compare_texts(later.0, earlier.0, &name, &mut buffers).is_eq();
             if same {
-                earlier.count = earlier.count.wrapping_add(later.count);
+                earlier.1 = earlier.1.wrapping_add(later.1);
             }
             same
         });
         stacks
-    }
-
-    /// Compares the folded texts of two stacks (frames leaf first, written
-    /// root first).
-    fn compare_texts(&self, left: &[FrameId], right: &[FrameId]) -> std::cmp::Ordering {
-        let common = left.iter().rev().zip(right.iter().rev()).take_while(|(left, right)| left == right).count();
-        // Equal frames render to equal text, separators included.
-        self.text_after(left, common).cmp(self.text_after(right, common))
-    }
-
-    /// The bytes of a stack's folded text after its `common` root frames.
-    fn text_after<'folder>(
-        &'folder self,
-        frames: &'folder [FrameId],
-        common: usize,
-    ) -> impl Iterator<Item = u8> + 'folder {
-        let rest = &frames[..frames.len() - common];
-        rest.iter().rev().enumerate().flat_map(move |(position, &id)| {
-            let separator: &[u8] = if position > 0 || common > 0 { b";" } else { b"" };
-            separator.iter().chain(self.frame_name(id).as_bytes()).copied()
-        })
     }
 
     /// Writes the folded stacks (`root;...;leaf count\n`, sorted as inferno
@@ -570,15 +570,17 @@ impl Folder {
     pub fn write_folded<W: Write>(&self, mut output: W) -> io::Result<u64> {
         let stacks = self.sorted_stacks();
         let mut buffer = Vec::with_capacity(OUTPUT_BUFFER_BYTES + 1024);
-        for stack in &stacks {
-            for (position, &id) in stack.frames.iter().rev().enumerate() {
+        let mut frames = Vec::with_capacity(128);
+        for &(stack, count) in &stacks {
+            self.stacks.frames(stack, &mut frames);
+            for (position, &id) in frames.iter().rev().enumerate() {
                 if position > 0 {
                     buffer.push(b';');
                 }
                 buffer.extend_from_slice(self.frame_name(id).as_bytes());
             }
             // Writing into a Vec cannot fail.
-            let _ = writeln!(buffer, " {}", stack.count);
+            let _ = writeln!(buffer, " {count}");
             if buffer.len() >= OUTPUT_BUFFER_BYTES {
                 output.write_all(&buffer)?;
                 buffer.clear();
@@ -596,15 +598,15 @@ impl Folder {
         let ids: Vec<FrameId> = (0..other.frame_names.len())
             .map(|index| intern(&mut self.frame_names, other.frame_name(FrameId(index as u32))))
             .collect();
-        let mut stack = Vec::new();
-        for (frames, &count) in &other.stack_counts {
-            stack.clear();
-            stack.extend(frames.iter().map(|id| ids[id.index()]));
-            match self.stack_counts.get_mut(stack.as_slice()) {
-                Some(total) => *total = total.wrapping_add(count),
-                None => {
-                    self.stack_counts.insert(stack.as_slice().into(), count);
-                }
+        let mut frames = Vec::with_capacity(128);
+        for (stack, count) in other.stacks() {
+            other.stacks.frames(stack, &mut frames);
+            for frame in &mut frames {
+                *frame = ids[frame.index()];
+            }
+            if let Some(stack) = self.stacks.intern(&frames) {
+                let total = self.stack_counts.entry(stack).or_default();
+                *total = total.wrapping_add(count);
             }
         }
         let counters = &mut self.counters;
@@ -654,5 +656,5 @@ fn intern(frame_names: &mut IndexSet<Box<str>, FxBuildHasher>, name: &str) -> Fr
         Some(index) => index,
         None => frame_names.insert_full(name.into()).0,
     };
-    FrameId(u32::try_from(index).unwrap_or(u32::MAX))
+    FrameId::from_index(index)
 }

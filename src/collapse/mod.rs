@@ -14,6 +14,7 @@
 mod folded;
 pub mod naming;
 pub mod parallel;
+mod stack_table;
 
 use std::fmt;
 use std::io::{self, BufRead, Write};
@@ -22,7 +23,8 @@ use crate::formats::perf_script::{EventSelection, ReaderWarnings};
 use crate::sample::{Frame, ModuleKind, Sample, SampleInterner, SampleSink};
 use crate::sources::perf_script::PerfScriptSource;
 
-pub use folded::{DetailedFrame, DetailedStack, FoldedStack, Folder, FrameId, FrameOrigin, PassedThroughKind};
+pub use folded::{DetailedFrame, DetailedStack, Folder, FrameId, FrameOrigin, PassedThroughKind};
+pub use stack_table::{StackIndex, StackTable};
 
 /// Options of the collapser, with inferno's meanings and defaults.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -10,7 +10,8 @@
 //! known, then handed to worker threads filtered by it. Each worker has its own
 //! [`Folder`] and expander (and so its own expansion cache); at the end the
 //! stacks are merged by their text, as inferno merges them, and sorted.
-//! Memory stays bounded: at most two chunks per worker are in flight.
+//! Memory stays bounded: one chunk per worker waits, one per worker is folded
+//! and one is read.
 
 use std::io::{self, Read, Write};
 use std::sync::Mutex;
@@ -19,10 +20,10 @@ use std::sync::mpsc::{Receiver, Sender, channel, sync_channel};
 use super::{CollapseOptions, CollapseSummary, ExpandedSample, Folder, FrameExpander};
 use crate::formats::perf_script::{EventSelection, ReaderStatistics, ReaderWarnings, WarningTally};
 use crate::sample::{Sample, SampleInterner};
-use crate::sources::perf_script::PerfScriptSource;
+use crate::sources::perf_script::{LineMemory, PerfScriptSource};
 
 /// The size chunks are read in; a chunk ends at the last blank line in it.
-pub const CHUNK_BYTES: usize = 1 << 20;
+pub const CHUNK_BYTES: usize = 1 << 18;
 
 /// What [`collapse_parallel`] did: the summary, and the expanders back (with
 /// their statistics).
@@ -59,6 +60,8 @@ struct Worker<Expander> {
     folder: Folder,
     /// The texts of the worker's samples (its folder's ids refer to them).
     interner: SampleInterner,
+    /// The lines interned there, carried from chunk to chunk.
+    memory: Option<LineMemory>,
     /// The sample being folded.
     sample: Sample,
     /// Its expansion.
@@ -69,7 +72,8 @@ struct Worker<Expander> {
 
 impl<Expander: FrameExpander> Worker<Expander> {
     fn fold(&mut self, chunk: &Chunk, selection: &EventSelection) -> io::Result<Option<String>> {
-        let mut reader = PerfScriptSource::new(chunk.bytes.as_slice(), selection.clone());
+        let memory = self.memory.take().unwrap_or_default();
+        let mut reader = PerfScriptSource::with_memory(chunk.bytes.as_slice(), selection.clone(), memory);
         while reader.next_sample(&mut self.interner, &mut self.sample)? {
             self.expanded.expand(&self.sample, &self.interner, &mut self.expander);
             self.folder.add_sample(&self.sample, &self.interner, &self.expanded);
@@ -79,7 +83,9 @@ impl<Expander: FrameExpander> Worker<Expander> {
             statistics: reader.statistics(),
             warnings: reader.warnings().clone(),
         });
-        Ok(reader.selected_event().map(str::to_owned))
+        let event = reader.selected_event().map(str::to_owned);
+        self.memory = Some(reader.into_memory());
+        Ok(event)
     }
 }
 
@@ -184,6 +190,7 @@ fn fold_in_chunks<Input: Read, Expander: FrameExpander + Send>(
         .map(|expander| Worker {
             folder: Folder::new(options),
             interner: SampleInterner::new(),
+            memory: None,
             sample: Sample::default(),
             expanded: ExpandedSample::new(),
             expander,
@@ -231,7 +238,7 @@ fn fold_on_workers<Input: Read, Expander: FrameExpander + Send>(
     workers: &mut [Worker<Expander>],
     selection: &EventSelection,
 ) -> io::Result<()> {
-    let (sender, receiver) = sync_channel::<Chunk>(workers.len() * 2);
+    let (sender, receiver) = sync_channel::<Chunk>(workers.len());
     let receiver = Mutex::new(receiver);
     std::thread::scope(|scope| {
         let handles: Vec<_> = workers

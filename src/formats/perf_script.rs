@@ -35,9 +35,10 @@
 //! * inside a sample, a stack line is `address symbol (module)`, split at the
 //!   first and at the last space; other lines are skipped with a warning.
 
-use std::borrow::Cow;
 use std::fmt;
 use std::io::{self, BufRead};
+
+use fxhash::FxHashMap;
 
 use crate::sample::SampleTime;
 
@@ -117,6 +118,11 @@ impl Span {
         Span { start: self.start + offset, end: self.end + offset }
     }
 
+    /// This range moved `offset` bytes to the left.
+    fn shifted_left(self, offset: usize) -> Span {
+        Span { start: self.start - offset, end: self.end - offset }
+    }
+
     /// The text this range covers in `text`; empty if out of range.
     fn of(self, text: &str) -> &str {
         text.get(self.start..self.end).unwrap_or("")
@@ -139,6 +145,116 @@ pub struct StackLine<'a> {
     /// The whole line from the address to the module's closing parenthesis:
     /// two stack lines with the same text are the same frame.
     pub text: &'a str,
+    /// The reader's number for this text: stack lines with the same id have
+    /// the same text (see [`StackLineMemo`]); `None` when not numbered.
+    pub id: Option<StackLineId>,
+}
+
+/// A [`PerfScriptReader`]'s number for a distinct stack line text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StackLineId(u32);
+
+impl StackLineId {
+    /// The id as an index from 0, dense in the order the texts were first
+    /// read.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// At most this many distinct stack lines are numbered by a
+/// [`StackLineMemo`]; later new ones are parsed every time (inputs with
+/// ever new addresses).
+const MEMO_LINES_LIMIT: usize = 1 << 20;
+
+/// The distinct stack lines a reader has parsed, numbered: most lines
+/// repeat, and a line seen before needs only its address parsed and its
+/// text compared. Carried from reader to reader with
+/// [`PerfScriptReader::with_memo`] so that the numbers stay the same.
+#[derive(Debug, Default)]
+pub struct StackLineMemo {
+    /// The last line numbered per address.
+    by_address: FxHashMap<u64, StackLineId>,
+    /// The lines by id.
+    lines: Vec<MemoLine>,
+}
+
+/// One numbered stack line.
+#[derive(Debug)]
+struct MemoLine {
+    /// Its text from the address to the end (trimmed).
+    text: Box<str>,
+    /// Its address.
+    address: u64,
+    /// The ranges of its parts in `text` (the address text starts at 0):
+    /// address text end, symbol start and end, module start and end.
+    ends: [u32; 5],
+}
+
+impl MemoLine {
+    /// A line's entry, unless it is longer than `u32` offsets reach.
+    fn new(text: &str, parts: StackLineParts) -> Option<MemoLine> {
+        let offset = |position: usize| u32::try_from(position).ok();
+        Some(MemoLine {
+            text: text.into(),
+            address: parts.address,
+            ends: [
+                offset(parts.address_text.end)?,
+                offset(parts.symbol.start)?,
+                offset(parts.symbol.end)?,
+                offset(parts.module.start)?,
+                offset(parts.module.end)?,
+            ],
+        })
+    }
+
+    /// Its parts, numbered `id`.
+    fn parts(&self, id: StackLineId) -> StackLineParts {
+        let span = |start: u32, end: u32| Span { start: start as usize, end: end as usize };
+        let [address_text_end, symbol_start, symbol_end, module_start, module_end] = self.ends;
+        StackLineParts {
+            address: self.address,
+            address_text: span(0, address_text_end),
+            symbol: span(symbol_start, symbol_end),
+            module: span(module_start, module_end),
+            id: Some(id),
+        }
+    }
+}
+
+impl StackLineMemo {
+    /// The parts of `line` (trimmed at both ends), numbered; `None` if it is
+    /// not a stack line.
+    fn parts(&mut self, line: &str) -> Option<StackLineParts> {
+        let first_space = memchr::memchr(b' ', line.as_bytes())?;
+        let address = parse_address(line[..first_space].trim_end());
+        if let Some(&id) = self.by_address.get(&address)
+            && let Some(known) = self.lines.get(id.index())
+            && *known.text == *line
+        {
+            return Some(known.parts(id));
+        }
+        let parts = StackLineParts::parse(line)?;
+        if self.lines.len() < MEMO_LINES_LIMIT
+            && let Some(entry) = MemoLine::new(line, parts)
+        {
+            let id = StackLineId(self.lines.len() as u32);
+            self.lines.push(entry);
+            self.by_address.insert(address, id);
+            return Some(StackLineParts { id: Some(id), ..parts });
+        }
+        Some(parts)
+    }
+
+    /// The number of lines numbered.
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// Whether no line is numbered.
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
 }
 
 impl<'a> StackLine<'a> {
@@ -172,6 +288,15 @@ pub fn strip_symbol_offset(symbol: &str) -> &str {
         }
     }
     symbol
+}
+
+/// `text.trim_end()`, dropping ASCII whitespace bytewise first (the
+/// Unicode-aware scan runs only when a non-ASCII byte is left at the end).
+fn trim_end_fast(text: &str) -> &str {
+    let bytes = text.as_bytes();
+    let kept = bytes.iter().rposition(|byte| !matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c));
+    let trimmed = &text[..kept.map_or(0, |last| last + 1)];
+    if trimmed.as_bytes().last().is_some_and(|byte| !byte.is_ascii()) { trimmed.trim_end() } else { trimmed }
 }
 
 /// `text.trim_start()`, skipping ASCII spaces and tabs bytewise first.
@@ -213,35 +338,9 @@ fn parse_address(text: &str) -> u64 {
     value
 }
 
-/// Appends the next line of `input`, including its `\n`, to `line`; returns
-/// the number of bytes appended (0 at the end of the input). Like
-/// `BufRead::read_until`, with the `memchr` crate's faster search.
-fn read_line<R: BufRead>(input: &mut R, line: &mut Vec<u8>) -> io::Result<usize> {
-    let mut appended = 0;
-    loop {
-        let available = match input.fill_buf() {
-            Ok(available) => available,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-            Err(error) => return Err(error),
-        };
-        if available.is_empty() {
-            return Ok(appended);
-        }
-        match memchr::memchr(b'\n', available) {
-            Some(newline) => {
-                line.extend_from_slice(&available[..=newline]);
-                input.consume(newline + 1);
-                return Ok(appended + newline + 1);
-            }
-            None => {
-                let length = available.len();
-                line.extend_from_slice(available);
-                input.consume(length);
-                appended += length;
-            }
-        }
-    }
-}
+/// How many bytes the reader takes from its input at a time (more when a
+/// line is longer).
+const BLOCK_BYTES: usize = 128 * 1024;
 
 /// A parsed stack line as ranges into the text it was parsed from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -254,6 +353,8 @@ struct StackLineParts {
     symbol: Span,
     /// Range of the module text, without parentheses.
     module: Span,
+    /// The memo's number for the line, if it has one.
+    id: Option<StackLineId>,
 }
 
 impl StackLineParts {
@@ -275,6 +376,7 @@ impl StackLineParts {
             address_text: Span::within(line, address_text),
             symbol: Span::within(line, symbol),
             module: Span::within(line, module),
+            id: None,
         })
     }
 
@@ -285,6 +387,18 @@ impl StackLineParts {
             address_text: self.address_text.shifted(offset),
             symbol: self.symbol.shifted(offset),
             module: self.module.shifted(offset),
+            id: self.id,
+        }
+    }
+
+    /// These ranges moved `offset` bytes to the left.
+    fn shifted_left(self, offset: usize) -> StackLineParts {
+        StackLineParts {
+            address: self.address,
+            address_text: self.address_text.shifted_left(offset),
+            symbol: self.symbol.shifted_left(offset),
+            module: self.module.shifted_left(offset),
+            id: self.id,
         }
     }
 
@@ -296,6 +410,7 @@ impl StackLineParts {
             symbol: self.symbol.of(text),
             module: self.module.of(text),
             text: Span { start: self.address_text.start, end: self.module.end + 1 }.of(text),
+            id: self.id,
         }
     }
 }
@@ -498,6 +613,16 @@ struct PendingSample {
     line_number: u64,
 }
 
+impl PendingSample {
+    /// Moves the ranges `offset` bytes to the left.
+    fn shift_left(&mut self, offset: usize) {
+        self.comm = self.comm.shifted_left(offset);
+        self.pid_text = self.pid_text.map(|span| span.shifted_left(offset));
+        self.tid_text = self.tid_text.shifted_left(offset);
+        self.event = self.event.shifted_left(offset);
+    }
+}
+
 /// What the reader does after one line.
 enum LineOutcome {
     /// Keep reading.
@@ -530,13 +655,20 @@ pub struct PerfScriptReader<R> {
     selection: EventSelection,
     /// The event samples must have, once known.
     selected_event: Option<String>,
-    /// The raw bytes of the current line.
-    line_bytes: Vec<u8>,
-    /// The current sample's event line followed by its stack lines (each
-    /// trimmed, without separators).
-    text: String,
-    /// The current sample's stack lines as ranges into `text`.
+    /// Whole lines of the input as text (bytes that are not UTF-8 replaced
+    /// as `String::from_utf8_lossy` replaces them): the current sample's
+    /// lines, then the lines not processed yet. Samples are parsed in place.
+    block: String,
+    /// Where the next line to process starts in `block`.
+    position: usize,
+    /// Where the current sample's event line starts in `block`.
+    sample_start: usize,
+    /// Bytes taken from the input after the last whole line in `block`.
+    partial_line: Vec<u8>,
+    /// The current sample's stack lines as ranges into `block`.
     stack: Vec<StackLineParts>,
+    /// The distinct stack lines read so far.
+    memo: StackLineMemo,
     /// The current sample, once its event line was read.
     pending: Option<PendingSample>,
     /// Whether lines are stack lines of an event (inferno's `in_event`).
@@ -561,9 +693,12 @@ impl<R: BufRead> PerfScriptReader<R> {
             input,
             selection: EventSelection::FirstSeen,
             selected_event: None,
-            line_bytes: Vec::with_capacity(256),
-            text: String::with_capacity(4096),
+            block: String::new(),
+            position: 0,
+            sample_start: 0,
+            partial_line: Vec::new(),
             stack: Vec::with_capacity(64),
+            memo: StackLineMemo::default(),
             pending: None,
             in_event: false,
             skipping: false,
@@ -582,6 +717,18 @@ impl<R: BufRead> PerfScriptReader<R> {
         };
         self.selection = selection;
         self
+    }
+
+    /// This reader, numbering stack lines on from `memo` (another reader's,
+    /// see [`Self::into_memo`]).
+    pub fn with_memo(mut self, memo: StackLineMemo) -> PerfScriptReader<R> {
+        self.memo = memo;
+        self
+    }
+
+    /// The stack lines this reader numbered.
+    pub fn into_memo(self) -> StackLineMemo {
+        self.memo
     }
 
     /// The event type samples are filtered by: the one given, or the first
@@ -604,43 +751,94 @@ impl<R: BufRead> PerfScriptReader<R> {
     /// returns it, or `None` at the end of the input. Only I/O errors are
     /// errors; unparsable lines are skipped (see [`Self::warnings`]).
     pub fn next_sample(&mut self) -> io::Result<Option<ScriptSample<'_>>> {
+        // The block is moved out while its lines are processed, which
+        // borrow it; the sample yielded borrows it back in place.
+        let mut block = std::mem::take(&mut self.block);
+        let advanced = self.advance(&mut block);
+        self.block = block;
+        advanced?;
+        Ok(self.take_sample())
+    }
+
+    /// Processes lines until a sample is complete or the input ends.
+    fn advance(&mut self, block: &mut String) -> io::Result<()> {
         loop {
-            let mut line_bytes = std::mem::take(&mut self.line_bytes);
-            line_bytes.clear();
-            let read = read_line(&mut self.input, &mut line_bytes);
-            let outcome = match read {
-                Ok(0) => {
-                    self.line_bytes = line_bytes;
-                    self.in_event = false;
-                    self.skipping = false;
-                    return Ok(self.take_sample());
-                }
-                Ok(_) => self.process_line(&line_bytes),
-                Err(error) => {
-                    self.line_bytes = line_bytes;
-                    return Err(error);
-                }
-            };
-            self.line_bytes = line_bytes;
-            match outcome {
-                LineOutcome::Continue => {}
-                LineOutcome::Yield => return Ok(self.take_sample()),
+            if self.position >= block.len() && !self.refill(block)? {
+                self.in_event = false;
+                self.skipping = false;
+                return Ok(());
+            }
+            let start = self.position;
+            let rest = &block.as_bytes()[start..];
+            let end = memchr::memchr(b'\n', rest).map_or(block.len(), |newline| start + newline + 1);
+            self.position = end;
+            if let LineOutcome::Yield = self.process_line(block, start, end) {
+                return Ok(());
             }
         }
     }
 
-    /// Applies one input line to the reader's state.
-    fn process_line(&mut self, bytes: &[u8]) -> LineOutcome {
+    /// Replaces the processed lines of `block` by more whole lines of the
+    /// input, keeping those of a sample still being read (its ranges move
+    /// with them). Returns `false` at the end of the input.
+    fn refill(&mut self, block: &mut String) -> io::Result<bool> {
+        let keep_from = if self.pending.is_some() { self.sample_start } else { block.len() };
+        if let Some(pending) = &mut self.pending {
+            pending.shift_left(keep_from);
+            for parts in &mut self.stack {
+                *parts = parts.shifted_left(keep_from);
+            }
+            self.sample_start = 0;
+        }
+        let mut bytes = std::mem::take(block).into_bytes();
+        bytes.drain(..keep_from);
+        let kept = bytes.len();
+        self.position = kept;
+        bytes.append(&mut self.partial_line);
+        let mut at_end = false;
+        loop {
+            let available = match self.input.fill_buf() {
+                Ok(available) => available,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                Err(error) => {
+                    *block = String::from_utf8_lossy(&bytes[..kept]).into_owned();
+                    return Err(error);
+                }
+            };
+            if available.is_empty() {
+                at_end = true;
+                break;
+            }
+            let length = available.len();
+            bytes.extend_from_slice(available);
+            self.input.consume(length);
+            if bytes.len() - kept >= BLOCK_BYTES && memchr::memchr(b'\n', &bytes[kept..]).is_some() {
+                break;
+            }
+        }
+        if !at_end {
+            // The block ends with a whole line; the rest waits.
+            let last_newline = memchr::memrchr(b'\n', &bytes[kept..]).map_or(kept, |newline| kept + newline + 1);
+            self.partial_line.extend_from_slice(&bytes[last_newline..]);
+            bytes.truncate(last_newline);
+        }
+        *block = match String::from_utf8(bytes) {
+            Ok(text) => text,
+            // Valid lines stay as they are, so kept ranges stay right.
+            Err(error) => String::from_utf8_lossy(error.as_bytes()).into_owned(),
+        };
+        Ok(self.position < block.len())
+    }
+
+    /// Applies the line at `start..end` of `block` to the reader's state.
+    fn process_line(&mut self, block: &str, start: usize, end: usize) -> LineOutcome {
         self.line_number += 1;
         self.statistics.lines += 1;
-        let line: Cow<'_, str> = match std::str::from_utf8(bytes) {
-            Ok(line) => Cow::Borrowed(line),
-            Err(_) => String::from_utf8_lossy(bytes),
-        };
+        let line = &block[start..end];
         if line.starts_with('#') {
             return LineOutcome::Continue;
         }
-        let line = line.trim_end();
+        let line = trim_end_fast(line);
         if line.is_empty() {
             self.in_event = false;
             self.skipping = false;
@@ -649,25 +847,21 @@ impl<R: BufRead> PerfScriptReader<R> {
         }
         if self.in_event {
             if !self.skipping {
-                self.add_stack_line(line, None);
+                self.add_stack_line(line, start);
             }
             return LineOutcome::Continue;
         }
-        self.start_sample(line)
+        self.start_sample(block, line, start)
     }
 
-    /// Parses `line` as a stack line of the current sample and appends it to
-    /// the text, unless `offset_in_text` says it already is there. Returns the
-    /// stack line's ranges, or `None` (with a warning) if it is not one.
-    fn add_stack_line(&mut self, line: &str, offset_in_text: Option<usize>) -> Option<StackLineParts> {
-        match StackLineParts::parse(line) {
+    /// Parses `line`, at `offset` in the block, as a stack line of the
+    /// current sample. Returns its ranges, or `None` (with a warning) if it
+    /// is not one.
+    fn add_stack_line(&mut self, line: &str, offset: usize) -> Option<StackLineParts> {
+        let trimmed = trim_start_fast(line);
+        match self.memo.parts(trimmed) {
             Some(parts) => {
-                let offset = offset_in_text.unwrap_or_else(|| {
-                    let offset = self.text.len();
-                    self.text.push_str(line);
-                    offset
-                });
-                let parts = parts.shifted(offset);
+                let parts = parts.shifted(offset + (line.len() - trimmed.len()));
                 self.stack.push(parts);
                 Some(parts)
             }
@@ -678,9 +872,9 @@ impl<R: BufRead> PerfScriptReader<R> {
         }
     }
 
-    /// Handles a line read outside a sample: an event line, possibly with a
-    /// stack line on it.
-    fn start_sample(&mut self, line: &str) -> LineOutcome {
+    /// Handles a line read outside a sample, at `offset` in `block`: an
+    /// event line, possibly with a stack line on it.
+    fn start_sample(&mut self, block: &str, line: &str, offset: usize) -> LineOutcome {
         let Some(start) = EventLineStart::parse(line) else {
             self.warnings.weird_event_lines.record(self.line_number, line);
             self.in_event = false;
@@ -703,17 +897,16 @@ impl<R: BufRead> PerfScriptReader<R> {
                 }
             }
         }
-        self.text.clear();
         self.stack.clear();
-        self.text.push_str(line);
+        self.sample_start = offset;
         self.pending = Some(PendingSample {
-            comm: start.comm,
-            pid_text: start.pid_text,
-            tid_text: start.tid_text,
+            comm: start.comm.shifted(offset),
+            pid_text: start.pid_text.map(|span| span.shifted(offset)),
+            tid_text: start.tid_text.shifted(offset),
             cpu: rest.cpu,
             time: rest.time,
             period: self.period,
-            event: rest.event.unwrap_or_default(),
+            event: rest.event.unwrap_or_default().shifted(offset),
             line_number: self.line_number,
         });
         let Some(stack_span) = rest.combined_stack else {
@@ -724,19 +917,19 @@ impl<R: BufRead> PerfScriptReader<R> {
         self.in_event = false;
         let stack_text = stack_span.of(line);
         let kept = self
-            .add_stack_line(stack_text, Some(stack_span.start))
-            .is_some_and(|parts| !parts.resolve(&self.text).function().starts_with('('));
+            .add_stack_line(stack_text, offset + stack_span.start)
+            .is_some_and(|parts| !parts.resolve(block).function().starts_with('('));
         if kept {
             self.period = None;
         }
         LineOutcome::Yield
     }
 
-    /// The completed sample, if any, as borrowed from the buffers.
+    /// The completed sample, if any, as borrowed from the block.
     fn take_sample(&mut self) -> Option<ScriptSample<'_>> {
         let pending = self.pending.take()?;
         self.statistics.samples += 1;
-        let text = self.text.as_str();
+        let text = self.block.as_str();
         let pid_text = pending.pid_text.map_or("?", |span| span.of(text));
         let tid_text = pending.tid_text.of(text);
         Some(ScriptSample {
@@ -871,6 +1064,66 @@ impl EventLineRest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Samples larger than a block, a line longer than a block, a byte that
+    /// is not UTF-8 after more than a block of input, and input without a
+    /// final newline, read through a small `BufReader` (so blocks fill from
+    /// many `fill_buf`s): each sample is read whole and in place.
+    #[test]
+    fn trim_end_fast_trims_as_trim_end() {
+        for text in ["", " ", "a \t\r\n", "a\u{0b}\u{0c}", "a\u{a0}\n", "\u{3000} a \u{2028}", "é", "a\u{85}"] {
+            assert_eq!(trim_end_fast(text), text.trim_end(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn samples_and_lines_longer_than_a_block_are_read_whole() {
+        let deep_frames = 2 * BLOCK_BYTES / 40;
+        let long_symbol = "s".repeat(BLOCK_BYTES + 17);
+        let mut text: Vec<u8> = Vec::new();
+        text.extend_from_slice(b"node 1/1 1.000000: 1 cpu-clock:\n\t1 first (/bin/a)\n\n");
+        text.extend_from_slice(b"node 1/2 2.000000: 1 cpu-clock:\n");
+        for index in 0..deep_frames {
+            text.extend_from_slice(format!("\t{index:x} frame{index:06} (/bin/a)\n").as_bytes());
+        }
+        text.extend_from_slice(b"\n");
+        text.extend_from_slice(format!("node 1/3 3.000000: 1 cpu-clock:\n\t2 {long_symbol} (/bin/a)\n\n").as_bytes());
+        // Filler up to just before a multiple of the block size, then a line
+        // with a byte that is not UTF-8.
+        let filler = "node 1/4 4.000000: 1 cpu-clock:\n\t3 filler (/bin/a)\n\n";
+        while (text.len() + filler.len() + 8) % BLOCK_BYTES > 8 {
+            text.extend_from_slice(filler.as_bytes());
+        }
+        text.extend_from_slice(b"node 1/5 5.000000: 1 cpu-clock:\n\t4 caf\xe9 (/bin/a)\n\n");
+        text.extend_from_slice(b"node 1/6 6.000000: 1 cpu-clock:\n\t5 last (/bin/a)");
+        let input = std::io::BufReader::with_capacity(1000, text.as_slice());
+        let mut reader = PerfScriptReader::new(input);
+        let mut tids = Vec::new();
+        while let Some(sample) = reader.next_sample().unwrap() {
+            let symbols: Vec<&str> = sample.frames().map(|frame| frame.symbol).collect();
+            match sample.tid {
+                1 => assert_eq!(symbols, ["first"]),
+                2 => {
+                    assert_eq!(symbols.len(), deep_frames);
+                    assert_eq!(symbols[0], "frame000000");
+                    assert_eq!(symbols[deep_frames - 1], format!("frame{:06}", deep_frames - 1));
+                    assert_eq!(sample.comm, "node");
+                    assert_eq!(sample.event, "cpu-clock");
+                }
+                3 => assert_eq!(symbols, [long_symbol.as_str()]),
+                4 => assert_eq!(symbols, ["filler"]),
+                5 => assert_eq!(symbols, ["caf\u{fffd}"]),
+                6 => assert_eq!(symbols, ["last"]),
+                other => panic!("unexpected tid {other}"),
+            }
+            if tids.last() != Some(&sample.tid) {
+                tids.push(sample.tid);
+            }
+        }
+        assert_eq!(tids, [1, 2, 3, 4, 5, 6]);
+        assert!(reader.warnings().is_empty());
+        assert_eq!(reader.statistics().lines, text.iter().filter(|&&byte| byte == b'\n').count() as u64 + 1);
+    }
 
     fn read_all(text: &str) -> Vec<String> {
         let mut reader = PerfScriptReader::new(text.as_bytes());

@@ -19,7 +19,9 @@
 //! Each sample then goes to a [`SampleSink`] (the pipeline expands and folds it).
 //!
 //! The records of `perf record -z` (`PERF_RECORD_COMPRESSED`, zstd) are
-//! decompressed by the crate (its `zstd` feature) and read as any others.
+//! decompressed by the crate (its `zstd` feature) and read as any others,
+//! after a walk over the records measured what they expand to
+//! ([`super::perf_data_compressed`]: a decompression bomb ends the reading).
 //!
 //! Differences from `perf script` output: perf also reads `/tmp/perf-PID.map`
 //! files and `~/.debug` copies of binaries, which this reader does not; a
@@ -31,8 +33,9 @@
 //! last whole record, the file of a `perf record` that was killed (data size
 //! 0 in the header, which perf itself refuses) likewise, a record that does not parse is skipped, a record the
 //! reader cannot frame ends the reading (an AUXTRACE record declaring more
-//! trace data than the file holds is found by a walk over the records before
-//! the crate reads them); each is a warning in
+//! trace data than the file holds, a FINISHED_ROUND record with a body and
+//! compressed records expanding too far are found by a walk over the records
+//! before the crate reads them); each is a warning in
 //! [`PerfDataSummary::diagnostics`] naming the byte offset.
 
 use std::cell::RefCell;
@@ -52,6 +55,7 @@ use crate::sample::{
     AddressKind, Frame, KERNEL_ADDRESS_START, ModuleId, ModuleKind, Sample, SampleInterner, SampleSink, SampleTime,
     StringId,
 };
+use crate::sources::perf_data_compressed::ExpansionCheck;
 use crate::symbols::{MappedFile, SymbolCache};
 
 /// `PROT_EXEC` of `mmap(2)`.
@@ -434,6 +438,9 @@ fn mmap2_build_id_problem(
 /// `struct perf_event_header`: type, misc, size.
 const RECORD_HEADER_SIZE: u64 = 8;
 
+/// `PERF_RECORD_FINISHED_ROUND`: a header alone.
+const RECORD_FINISHED_ROUND: u32 = 68;
+
 /// `PERF_RECORD_AUXTRACE`: its body (`struct perf_record_auxtrace`) starts
 /// with the size of the trace data that follows the record in the file.
 const RECORD_AUXTRACE: u32 = 71;
@@ -446,6 +453,10 @@ struct RecordsEnd {
     /// When the record there is an AUXTRACE record whose trace data goes
     /// past the end: the size of the trace data it declares.
     auxtrace_overrun: Option<u64>,
+    /// When the record there is a FINISHED_ROUND record longer than its
+    /// header: its size. linux-perf-data reads the header alone and would
+    /// take the rest of the record for the next one.
+    finished_round_size: Option<u64>,
 }
 
 /// Walks the records of the data section from byte `start` to `end`, in
@@ -453,7 +464,8 @@ struct RecordsEnd {
 /// it returns `false`; the trace data after an AUXTRACE record is skipped.
 /// Returns where the walk stopped: the end of the data, or the first record
 /// that is smaller than its header or reaches past `end` (where a cut or a
-/// damaged size breaks the chain of records), its trace data included.
+/// damaged size breaks the chain of records), its trace data included, or
+/// that is a FINISHED_ROUND record with a body.
 fn walk_records<R: Read + Seek>(
     input: &mut R,
     start: u64,
@@ -482,6 +494,9 @@ fn walk_records<R: Read + Seek>(
         if size < RECORD_HEADER_SIZE || offset + size > end {
             break;
         }
+        if record_type == RECORD_FINISHED_ROUND && size != RECORD_HEADER_SIZE {
+            return Ok(RecordsEnd { offset, auxtrace_overrun: None, finished_round_size: Some(size) });
+        }
         body.resize((size - RECORD_HEADER_SIZE) as usize, 0);
         input.read_exact(&mut body)?;
         let trace_size = match body.get(..8) {
@@ -492,7 +507,7 @@ fn walk_records<R: Read + Seek>(
             _ => 0,
         };
         if (offset + size).checked_add(trace_size).is_none_or(|record_end| record_end > end) {
-            return Ok(RecordsEnd { offset, auxtrace_overrun: Some(trace_size) });
+            return Ok(RecordsEnd { offset, auxtrace_overrun: Some(trace_size), finished_round_size: None });
         }
         let go_on = visit(offset, record_type, &body);
         offset += size + trace_size;
@@ -503,7 +518,7 @@ fn walk_records<R: Read + Seek>(
             break;
         }
     }
-    Ok(RecordsEnd { offset, auxtrace_overrun: None })
+    Ok(RecordsEnd { offset, auxtrace_overrun: None, finished_round_size: None })
 }
 
 /// Where the records of the data section stop being whole before `end`:
@@ -778,6 +793,8 @@ impl PerfDataReader {
         let header = check_header(&mut input)?;
         let input = Rc::new(RefCell::new(input));
         let mut replaced_header = None;
+        // Where the records the crate reads end, when not at the data end.
+        let mut records_end = None;
         if let Some(header) = header.as_ref().filter(|header| header.is_cut()) {
             // Up to the last whole record, which the crate then reads as the
             // whole data section.
@@ -794,6 +811,7 @@ impl PerfDataReader {
                 )
             });
             replaced_header = Some(header.cut_at(data_end));
+            records_end = Some(data_end);
         } else if let Some(header) = header.as_ref().filter(|header| header.is_unfinished()) {
             let data_end = whole_records_end(&mut *input.borrow_mut(), header, header.file_length)
                 .map_err(|error| error.to_string())?;
@@ -809,30 +827,69 @@ impl PerfDataReader {
                 )
             });
             replaced_header = Some(header.cut_at(data_end));
+            records_end = Some(data_end);
         }
-        if let Some(header) = header.as_ref().filter(|_| replaced_header.is_none()) {
-            // linux-perf-data allocates the trace data an AUXTRACE record
-            // declares before reading it: a damaged size would abort the
-            // process. Such a record ends the reading, as a broken one does.
-            let end = walk_records(
-                &mut *input.borrow_mut(),
-                header.data.offset,
-                header.data_end(),
-                header.little_endian,
-                |_, _, _| true,
-            )
-            .map_err(|error| error.to_string())?;
-            if let Some(trace_size) = end.auxtrace_overrun {
-                self.diagnostics.warn(WarningKind::PerfDataBrokenRecord, || {
+        if let Some(header) = &header {
+            // Records the crate would mishandle end the reading, as a broken
+            // one does: an AUXTRACE record declaring more trace data than
+            // there is (the crate allocates it before reading: a damaged
+            // size would abort the process), a FINISHED_ROUND record with a
+            // body (the crate would lose track of the records after it), and
+            // compressed records expanding past the limits of
+            // `perf_data_compressed` (the crate decompresses each whole).
+            let end = records_end.unwrap_or_else(|| header.data_end());
+            let mut expansion_check = ExpansionCheck::new(header.little_endian);
+            let mut expanded = None;
+            let mut walk = |expansion_check: &mut ExpansionCheck| {
+                walk_records(
+                    &mut *input.borrow_mut(),
+                    header.data.offset,
+                    end,
+                    header.little_endian,
+                    |offset, record_type, body| match expansion_check.visit(record_type, body) {
+                        Ok(()) => true,
+                        Err(expansion) => {
+                            expanded = Some((offset, expansion.to_string()));
+                            false
+                        }
+                    },
+                )
+                .map_err(|error| error.to_string())
+            };
+            let walked = walk(&mut expansion_check)?;
+            if expansion_check.is_undecided() {
+                // The zstd headers alone could not tell: decompress.
+                walk(&mut ExpansionCheck::decompressing(header.little_endian))?;
+            }
+            // A compressed record going too far comes first: the walk that
+            // decompresses stops there.
+            let problem = if expanded.is_some() {
+                expanded
+            } else if let Some(trace_size) = walked.auxtrace_overrun {
+                Some((
+                    walked.offset,
                     format!(
-                        "{}: byte offset {}: expected an AUXTRACE record and the {trace_size} bytes of trace data it \
-                         declares, the data section ends {} bytes after its start; the records before it were used",
-                        path.display(),
-                        end.offset,
-                        header.data_end() - end.offset
-                    )
+                        "expected an AUXTRACE record and the {trace_size} bytes of trace data it declares, the data \
+                         section ends {} bytes after its start",
+                        end - walked.offset
+                    ),
+                ))
+            } else if let Some(size) = walked.finished_round_size {
+                Some((
+                    walked.offset,
+                    format!(
+                        "expected a FINISHED_ROUND record of {RECORD_HEADER_SIZE} bytes (a header alone), found one \
+                         of {size} bytes"
+                    ),
+                ))
+            } else {
+                None
+            };
+            if let Some((offset, problem)) = problem {
+                self.diagnostics.warn(WarningKind::PerfDataBrokenRecord, || {
+                    format!("{}: byte offset {offset}: {problem}; the records before it were used", path.display())
                 });
-                replaced_header = Some(header.cut_at(end.offset));
+                replaced_header = Some(header.cut_at(offset));
             }
         }
         let (mut perf_file, mut record_iter) = open_records(&input, replaced_header)?;

@@ -2,26 +2,12 @@
 
 use std::io::{self, BufRead};
 
-use fxhash::FxHashMap;
-
 use crate::formats::perf_script::{
-    EventSelection, PerfScriptReader, ReaderStatistics, ReaderWarnings, StackLine, strip_symbol_offset,
+    EventSelection, PerfScriptReader, ReaderStatistics, ReaderWarnings, StackLine, StackLineMemo, strip_symbol_offset,
 };
 use crate::sample::{
     AddressKind, Frame, KERNEL_ADDRESS_START, ModuleId, ModuleKind, Sample, SampleInterner, SampleSink, StringId,
 };
-
-/// At most this many stack lines are remembered by address; then the
-/// memory starts over (inputs with ever new addresses).
-const REMEMBERED_LINES_LIMIT: usize = 1 << 20;
-
-/// A stack line interned before: its text, and the frame it became.
-struct InternedLine {
-    /// The line from the address to the module's closing parenthesis.
-    text: Box<str>,
-    /// The frame it became (its address kind is set per sample).
-    frame: Frame,
-}
 
 /// Reads `perf script` text into typed samples: each stack line's symbol
 /// and module are interned, the module classified once
@@ -31,9 +17,21 @@ struct InternedLine {
 /// addresses.
 pub struct PerfScriptSource<R> {
     reader: PerfScriptReader<R>,
-    /// Stack lines seen before, by address: most lines repeat, and comparing
-    /// two texts is cheaper than hashing them.
-    lines: FxHashMap<u64, InternedLine>,
+    /// The frame of each stack line the reader numbered, once interned.
+    frames: Vec<Option<Frame>>,
+    /// The last texts interned for the thread fields.
+    last_thread: Option<ThreadTexts>,
+}
+
+/// The stack lines and thread fields a [`PerfScriptSource`] interned, to
+/// carry over to the next source that interns into the same
+/// [`SampleInterner`] (the next chunk of a parallel fold).
+#[derive(Default)]
+pub struct LineMemory {
+    /// The reader's numbered stack lines.
+    memo: StackLineMemo,
+    /// The frame of each, once interned.
+    frames: Vec<Option<Frame>>,
     /// The last texts interned for the thread fields.
     last_thread: Option<ThreadTexts>,
 }
@@ -50,11 +48,22 @@ struct ThreadTexts {
 impl<R: BufRead> PerfScriptSource<R> {
     /// A source over `input` yielding the samples `selection` picks.
     pub fn new(input: R, selection: EventSelection) -> PerfScriptSource<R> {
+        PerfScriptSource::with_memory(input, selection, LineMemory::default())
+    }
+
+    /// A source that starts with what another source interned before, into
+    /// the interner this one will intern into too.
+    pub fn with_memory(input: R, selection: EventSelection, memory: LineMemory) -> PerfScriptSource<R> {
         PerfScriptSource {
-            reader: PerfScriptReader::new(input).with_event_selection(selection),
-            lines: FxHashMap::default(),
-            last_thread: None,
+            reader: PerfScriptReader::new(input).with_event_selection(selection).with_memo(memory.memo),
+            frames: memory.frames,
+            last_thread: memory.last_thread,
         }
+    }
+
+    /// What this source interned, for [`PerfScriptSource::with_memory`].
+    pub fn into_memory(self) -> LineMemory {
+        LineMemory { memo: self.reader.into_memo(), frames: self.frames, last_thread: self.last_thread }
     }
 
     /// Reads the next sample into `sample`, interning its texts in
@@ -99,7 +108,7 @@ impl<R: BufRead> PerfScriptSource<R> {
         sample.input_position = record.line_number;
         let mut in_kernel_prefix = true;
         for (index, line) in record.frames().enumerate() {
-            let mut frame = intern_line(&mut self.lines, &line, interner);
+            let mut frame = intern_line(&mut self.frames, &line, interner);
             let mut address_kind =
                 if index == 0 { AddressKind::InstructionPointer } else { AddressKind::ReturnAddress };
             if in_kernel_prefix {
@@ -144,12 +153,13 @@ impl<R: BufRead> PerfScriptSource<R> {
     }
 }
 
-/// The frame of one stack line.
-fn intern_line(lines: &mut FxHashMap<u64, InternedLine>, line: &StackLine<'_>, interner: &mut SampleInterner) -> Frame {
-    if let Some(known) = lines.get(&line.address)
-        && *known.text == *line.text
+/// The frame of one stack line, interned once per line the reader
+/// numbered.
+fn intern_line(frames: &mut Vec<Option<Frame>>, line: &StackLine<'_>, interner: &mut SampleInterner) -> Frame {
+    if let Some(id) = line.id
+        && let Some(Some(known)) = frames.get(id.index())
     {
-        return known.frame;
+        return *known;
     }
     let module: ModuleId = interner.module_at_path(line.module);
     let function = strip_symbol_offset(line.symbol);
@@ -165,10 +175,12 @@ fn intern_line(lines: &mut FxHashMap<u64, InternedLine>, line: &StackLine<'_>, i
         symbol_offset,
         address_text,
     };
-    if lines.len() >= REMEMBERED_LINES_LIMIT {
-        lines.clear();
+    if let Some(id) = line.id {
+        if frames.len() <= id.index() {
+            frames.resize(id.index() + 1, None);
+        }
+        frames[id.index()] = Some(frame);
     }
-    lines.insert(line.address, InternedLine { text: line.text.into(), frame });
     frame
 }
 

@@ -163,16 +163,26 @@ impl TickLog {
 /// The log's `shared-library` records as mappings. V8 writes each library's
 /// start as the address of file offset 0 (it subtracts the mapping's offset,
 /// `OS::GetSharedLibraryAddresses`), so the file offset at `start` is 0. A
-/// later record of the same range replaces an earlier one.
+/// later record of the same range replaces an earlier one. Line breaks in a
+/// path (an escaped `\n` in the log) become spaces, as in the paths of a
+/// perf.data: the library names a module of a folded line, which must stay
+/// one line.
 fn library_mappings(log: &CodeLog) -> Vec<MappedFile> {
     let mut mappings: Vec<MappedFile> = Vec::new();
     for library in &log.shared_libraries {
         let start = library.start.wrapping_add_signed(library.aslr_slide);
         let end = library.end.wrapping_add_signed(library.aslr_slide);
-        mappings.retain(|mapping| !(mapping.start == start && mapping.path == library.path));
-        mappings.push(MappedFile { start, end, file_offset: 0, path: library.path.clone() });
+        let path = one_line(&library.path);
+        mappings.retain(|mapping| !(mapping.start == start && mapping.path == path));
+        mappings.push(MappedFile { start, end, file_offset: 0, path });
     }
     mappings
+}
+
+/// `text` with its line breaks made spaces (a library path, a code name:
+/// part of a folded line, which must stay one line).
+fn one_line(text: &str) -> Box<str> {
+    if text.contains(['\n', '\r']) { text.replace(['\n', '\r'], " ").into() } else { text.into() }
 }
 
 /// The log's code objects in the order they appeared, with `code-move`s
@@ -203,7 +213,8 @@ fn log_codes(log: &CodeLog) -> Vec<JitCode> {
 }
 
 /// Code object `id` of the log (the map's only one), at `address` since log line `log_line`,
-/// named as the jitdump names code: `TAG:MARKERname`.
+/// named as the jitdump names code: `TAG:MARKERname` (on one line: a name
+/// may hold an escaped `\n`).
 fn jit_code(log: &CodeLog, id: CodeObjectId, address: u64, log_line: u64) -> JitCode {
     let object = log.code_object(id);
     let marker = object.tier.map(|tier| tier.text()).unwrap_or_default();
@@ -212,7 +223,7 @@ fn jit_code(log: &CodeLog, id: CodeObjectId, address: u64, log_line: u64) -> Jit
         size: object.size,
         load_time: Some(log_line),
         code_index: None,
-        name: format!("{}:{}{}", object.tag, marker, object.name).into(),
+        name: one_line(&format!("{}:{}{}", object.tag, marker, object.name)).into(),
         log_object: Some(LogObject { log: LogId(0), object: id }),
     }
 }
@@ -408,6 +419,21 @@ node;[unknown] 1
             "{unexpanded:?}"
         );
         assert_eq!(diagnostics.total(), 3, "{diagnostics}");
+    }
+
+    /// Found by the `ticks` fuzz target: an escaped line break in a
+    /// `shared-library` path or in a code object's name split a folded line
+    /// in two.
+    #[test]
+    fn line_breaks_in_library_paths_and_code_names_stay_on_one_folded_line() {
+        let log = "\
+shared-library,/nonexistent/lib\\nfake.so,0x1000,0x2000,0
+code-creation,JS,10,100,0x5000,256,out\\ner /app/a.js:1:1,0x9000,~
+tick,0x1500,201,0,0x0,6
+tick,0x5010,202,0,0x0,0
+";
+        let (folded, _) = fold(log);
+        assert_eq!(folded, "node;JS:~out er /app/a.js:1:1 1\nnode;[lib fake.so] 1\n");
     }
 
     #[test]

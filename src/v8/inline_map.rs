@@ -516,7 +516,8 @@ impl InlineMap {
                 }
                 None => None,
             };
-            load_script_map(&script.name, path, source.as_deref(), &self.sources.source_maps)
+            let lines = self.line_table(log, script_id);
+            load_script_map(&script.name, path, source.as_deref(), lines, &self.sources.source_maps)
         });
         match state {
             ScriptSourceMap::Loaded(map) => Some(map),

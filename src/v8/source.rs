@@ -80,6 +80,17 @@ impl LineTable {
     pub fn line_count(&self) -> usize {
         self.line_starts.len()
     }
+
+    /// The last 0-based column of a 0-based line, in UTF-16 units: that of
+    /// the last unit of its line break, or the end of the script on the last
+    /// line; `None` past the last line.
+    pub fn last_column(&self, line_index: usize) -> Option<u32> {
+        let start = *self.line_starts.get(line_index)?;
+        Some(match self.line_starts.get(line_index + 1) {
+            Some(next) => next - start - 1,
+            None => self.length - start,
+        })
+    }
 }
 
 /// Splits a V8 function name `function script:line:col` (the NAME of a JS
@@ -144,6 +155,9 @@ mod tests {
             assert_eq!(table.position(offset), Some(LineColumn { line, column }), "offset {offset}");
         }
         assert_eq!(table.line_count(), 6);
+        // "a\n" ends at its \n, "b\r\n" at its \n, "f" at the script's end.
+        let last_columns: Vec<Option<u32>> = (0..7).map(|line| table.last_column(line)).collect();
+        assert_eq!(last_columns, [Some(1), Some(2), Some(1), Some(1), Some(1), Some(1), None]);
         assert_eq!(table.position(-1), None);
         assert_eq!(table.position(13), None);
     }

@@ -7,6 +7,11 @@
 //! script. Without a comment, `SCRIPT.map` beside the script is used when it
 //! exists. Mappings count lines and columns from 0 (columns in UTF-16 code
 //! units, as V8 does); [`LineColumn`] counts from 1.
+//!
+//! A map is used whole or not at all: one that does not parse, names a
+//! source above the root of the file system, or holds a mapping past the end
+//! of a line (of the script, or of a source whose text the map carries) was
+//! made for other files, and each is one [`SourceMapProblem`].
 
 use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
@@ -16,7 +21,7 @@ use fxhash::FxHashMap;
 
 use sourcemap::{DecodedMap, SourceMap};
 
-use crate::v8::source::LineColumn;
+use crate::v8::source::{LineColumn, LineTable};
 
 /// Where source maps come from.
 #[derive(Debug, Clone)]
@@ -110,8 +115,59 @@ impl LoadedSourceMap {
             DecodedMap::Index(index) => index.flatten().map_err(|error| format!("index map not usable: {error}"))?,
             DecodedMap::Hermes(hermes) => (*hermes).clone(),
         };
-        let sources = map.sources().map(|source| resolve_source(source, base_directory)).collect();
+        let sources = map
+            .sources()
+            .enumerate()
+            .map(|(index, source)| {
+                resolve_source(source, base_directory).ok_or_else(|| {
+                    format!("sources[{index}] {source:?} leads above / from {}", base_directory.display())
+                })
+            })
+            .collect::<Result<_, String>>()?;
         Ok(LoadedSourceMap { map, sources, lookups: Mutex::default() })
+    }
+
+    /// Checks that every mapping lies within the text it maps: its generated
+    /// line and column within `script` (when its text is known), its
+    /// original ones within its source's text where the map carries it
+    /// (`sourcesContent`). A column may be that of the line's break (or the
+    /// end of the text on the last line), not beyond. The first mapping that
+    /// does not fit is the error: the map was made for other files.
+    pub fn check_positions(&self, script: Option<&LineTable>) -> Result<(), String> {
+        let contents: Vec<Option<LineTable>> = (0..self.map.get_source_count())
+            .map(|index| self.map.get_source_contents(index).map(LineTable::from_text))
+            .collect();
+        for token in self.map.tokens() {
+            let (line, column) = (token.get_dst_line(), token.get_dst_col());
+            if let Some(script) = script
+                && let Err(place) = within(script, line, column, "the script")
+            {
+                return Err(format!(
+                    "a mapping at generated line {}, column {} lies {place}",
+                    one_based(line),
+                    one_based(column)
+                ));
+            }
+            if !token.has_source() {
+                continue;
+            }
+            let source = token.get_src_id();
+            let Some(Some(text)) = contents.get(source as usize) else { continue };
+            let (original_line, original_column) = (token.get_src_line(), token.get_src_col());
+            let source_name = self.sources.get(source as usize).map_or("?", String::as_str);
+            if let Err(place) =
+                within(text, original_line, original_column, &format!("the sourcesContent of {source_name}"))
+            {
+                return Err(format!(
+                    "the mapping at generated line {}, column {} to line {}, column {} lies {place}",
+                    one_based(line),
+                    one_based(column),
+                    one_based(original_line),
+                    one_based(original_column),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The original of a generated 1-based position: the mapping at or
@@ -139,7 +195,12 @@ impl LoadedSourceMap {
         }
         Some(MappedToken {
             source: token.get_src_id(),
-            position: LineColumn { line: token.get_src_line() + 1, column: token.get_src_col() + 1 },
+            // A map may claim line or column u32::MAX (VLQ deltas that wrap):
+            // no position.
+            position: LineColumn {
+                line: token.get_src_line().checked_add(1)?,
+                column: token.get_src_col().checked_add(1)?,
+            },
             name: token.has_name().then(|| token.get_name_id()),
         })
     }
@@ -156,53 +217,56 @@ pub fn source_mapping_url(source: &str) -> Option<&str> {
     })
 }
 
-/// Finds, reads and parses the map of one script.
+/// Finds, reads, parses and checks the map of one script.
 ///
 /// `script_name` is the name V8 gives the script; `script_path` where to
 /// read it and its neighbours (after `--substitute-path`); `source` its text
-/// when known (the log's `script-source`, or read from disk).
+/// when known (the log's `script-source`, or read from disk), needed for a
+/// `sourceMappingURL`; `script` its lines, when known, which every mapping
+/// must lie within ([`LoadedSourceMap::check_positions`]).
 pub fn load_script_map(
     script_name: &str,
     script_path: &Path,
     source: Option<&str>,
+    script: Option<&LineTable>,
     options: &SourceMapOptions,
 ) -> ScriptSourceMap {
     let script_file = script_file_name(script_name);
     let script_directory = Path::new(script_file.as_ref()).parent().unwrap_or(Path::new(""));
     let given = options.overrides.iter().find(|given| given.script == script_name || given.script == script_file);
-    if let Some(given) = given {
+    let (map_name, loaded) = if let Some(given) = given {
         let base = given.map.parent().unwrap_or(Path::new(""));
-        return read_map_file(&given.map, base);
-    }
-    if let Some(url) = source.and_then(source_mapping_url) {
+        (given.map.display().to_string(), read_map_file(&given.map, base))
+    } else if let Some(url) = source.and_then(source_mapping_url) {
         if url.starts_with("data:") {
-            return match decode_data_url(url) {
-                Ok(bytes) => match LoadedSourceMap::parse(&bytes, script_directory) {
-                    Ok(map) => ScriptSourceMap::Loaded(Box::new(map)),
-                    Err(message) => inline_problem(script_name, message),
-                },
-                Err(message) => inline_problem(script_name, message),
-            };
+            let loaded = decode_data_url(url).and_then(|bytes| LoadedSourceMap::parse(&bytes, script_directory));
+            (format!("data: URL in {script_name}"), loaded)
+        } else {
+            let relative = percent_decode(url);
+            let read_from = script_path.parent().unwrap_or(Path::new("")).join(relative.as_ref());
+            // The script's text came from the log and its tree is not on this
+            // machine (recorded elsewhere, no --substitute-path): nothing to map,
+            // and nothing wrong with the map.
+            if !is_file(script_path) && !is_file(&read_from) {
+                return ScriptSourceMap::None;
+            }
+            // Sources resolve against the map's directory as the script names it.
+            let base = normalize(&script_directory.join(relative.as_ref())).path;
+            (read_from.display().to_string(), read_map_file(&read_from, base.parent().unwrap_or(Path::new(""))))
         }
-        let relative = percent_decode(url);
-        let read_from = script_path.parent().unwrap_or(Path::new("")).join(relative.as_ref());
-        // The script's text came from the log and its tree is not on this
-        // machine (recorded elsewhere, no --substitute-path): nothing to map,
-        // and nothing wrong with the map.
-        if !is_file(script_path) && !is_file(&read_from) {
+    } else {
+        let mut beside = script_path.as_os_str().to_owned();
+        beside.push(".map");
+        let beside = PathBuf::from(beside);
+        if !is_file(&beside) {
             return ScriptSourceMap::None;
         }
-        // Sources resolve against the map's directory as the script names it.
-        let base = normalize(&script_directory.join(relative.as_ref()));
-        return read_map_file(&read_from, base.parent().unwrap_or(Path::new("")));
+        (beside.display().to_string(), read_map_file(&beside, script_directory))
+    };
+    match loaded.and_then(|map| map.check_positions(script).map(|()| map)) {
+        Ok(map) => ScriptSourceMap::Loaded(Box::new(map)),
+        Err(message) => ScriptSourceMap::Failed(SourceMapProblem { map: map_name, message }),
     }
-    let mut beside = script_path.as_os_str().to_owned();
-    beside.push(".map");
-    let beside = PathBuf::from(beside);
-    if is_file(&beside) {
-        return read_map_file(&beside, script_directory);
-    }
-    ScriptSourceMap::None
 }
 
 /// The file a script name means: `file://` URLs (ES modules) as paths.
@@ -217,27 +281,16 @@ fn is_file(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|metadata| metadata.is_file())
 }
 
-fn inline_problem(script_name: &str, message: String) -> ScriptSourceMap {
-    ScriptSourceMap::Failed(SourceMapProblem { map: format!("data: URL in {script_name}"), message })
-}
-
-/// Reads a map file; its sources resolve against `base_directory`.
-fn read_map_file(path: &Path, base_directory: &Path) -> ScriptSourceMap {
-    let problem =
-        |message: String| ScriptSourceMap::Failed(SourceMapProblem { map: path.display().to_string(), message });
+/// Reads and parses a map file; its sources resolve against `base_directory`.
+fn read_map_file(path: &Path, base_directory: &Path) -> Result<LoadedSourceMap, String> {
     // Only regular files: a map named `/dev/zero` must not hang the run.
     match std::fs::metadata(path) {
         Ok(metadata) if metadata.is_file() => {}
-        Ok(_) => return problem("not a regular file".to_string()),
-        Err(error) => return problem(format!("cannot read it: {error}")),
+        Ok(_) => return Err("not a regular file".to_string()),
+        Err(error) => return Err(format!("cannot read it: {error}")),
     }
-    match std::fs::read(path) {
-        Ok(bytes) => match LoadedSourceMap::parse(&bytes, base_directory) {
-            Ok(map) => ScriptSourceMap::Loaded(Box::new(map)),
-            Err(message) => problem(message),
-        },
-        Err(error) => problem(format!("cannot read it: {error}")),
-    }
+    let bytes = std::fs::read(path).map_err(|error| format!("cannot read it: {error}"))?;
+    LoadedSourceMap::parse(&bytes, base_directory)
 }
 
 /// The bytes of a `data:[MEDIA TYPE][;base64],DATA` URL.
@@ -282,26 +335,57 @@ fn percent_decode(text: &str) -> Cow<'_, str> {
     Cow::Owned(String::from_utf8_lossy(&decoded).into_owned())
 }
 
+/// A 0-based line or column as people count it (a map's may be u32::MAX).
+fn one_based(zero_based: u32) -> u64 {
+    u64::from(zero_based) + 1
+}
+
+/// Whether the 0-based `line` and `column` lie within `text` (named
+/// `what`); else where they lie.
+fn within(text: &LineTable, line: u32, column: u32, what: &str) -> Result<(), String> {
+    match text.last_column(line as usize) {
+        None => Err(format!("past the last line of {what} (line {})", text.line_count())),
+        Some(last) if column > last => Err(format!("past the end of that line of {what} (column {})", one_based(last))),
+        Some(_) => Ok(()),
+    }
+}
+
 /// A map's source resolved against `base_directory`: URLs with a scheme as
 /// they are, `file://` URLs to their path, relative paths joined and
-/// normalized.
-fn resolve_source(source: &str, base_directory: &Path) -> String {
+/// normalized; `None` for a relative path with more `..` than an absolute
+/// `base_directory` is deep (it leads above `/`).
+fn resolve_source(source: &str, base_directory: &Path) -> Option<String> {
     if let Some(path) = source.strip_prefix("file://") {
-        return percent_decode(path).into_owned();
+        return Some(percent_decode(path).into_owned());
     }
     let has_scheme = source.split_once("://").is_some_and(|(scheme, _)| {
         !scheme.is_empty()
             && scheme.chars().all(|character| character.is_ascii_alphanumeric() || "+-.".contains(character))
     });
     if has_scheme {
-        return source.to_string();
+        return Some(source.to_string());
     }
-    normalize(&base_directory.join(percent_decode(source).as_ref())).display().to_string()
+    let source = percent_decode(source);
+    let joined = base_directory.join(source.as_ref());
+    let normalized = normalize(&joined);
+    // `/..` is `/` to the file system: only a relative source can climb.
+    if normalized.climbed_above_root && !Path::new(source.as_ref()).has_root() {
+        return None;
+    }
+    Some(normalized.path.display().to_string())
+}
+
+/// A path with `.` and `..` removed lexically.
+struct Normalized {
+    path: PathBuf,
+    /// A `..` met the root (and was dropped).
+    climbed_above_root: bool,
 }
 
 /// `.` and `..` removed lexically (the files need not exist here).
-fn normalize(path: &Path) -> PathBuf {
+fn normalize(path: &Path) -> Normalized {
     let mut normalized = PathBuf::new();
+    let mut climbed_above_root = false;
     for component in path.components() {
         match component {
             Component::CurDir => {}
@@ -311,11 +395,12 @@ fn normalize(path: &Path) -> PathBuf {
                 if !popped && !normalized.has_root() {
                     normalized.push("..");
                 }
+                climbed_above_root |= !popped && normalized.has_root();
             }
             other => normalized.push(other.as_os_str()),
         }
     }
-    normalized
+    Normalized { path: normalized, climbed_above_root }
 }
 
 #[cfg(test)]
@@ -333,10 +418,58 @@ mod tests {
     #[test]
     fn sources_resolve_against_the_script_directory() {
         let base = Path::new("/app/dist/tsc");
-        assert_eq!(resolve_source("../../src/server.ts", base), "/app/src/server.ts");
-        assert_eq!(resolve_source("webpack://app/./src/a.ts", base), "webpack://app/./src/a.ts");
-        assert_eq!(resolve_source("file:///app/src/b.ts", base), "/app/src/b.ts");
-        assert_eq!(resolve_source("../../src/my%20file.ts", base), "/app/src/my file.ts");
+        let resolve = |source| resolve_source(source, base);
+        assert_eq!(resolve("../../src/server.ts").as_deref(), Some("/app/src/server.ts"));
+        assert_eq!(resolve("webpack://app/./src/a.ts").as_deref(), Some("webpack://app/./src/a.ts"));
+        assert_eq!(resolve("file:///app/src/b.ts").as_deref(), Some("/app/src/b.ts"));
+        assert_eq!(resolve("../../src/my%20file.ts").as_deref(), Some("/app/src/my file.ts"));
+        // Three levels up from /app/dist/tsc is /, a fourth leads nowhere.
+        assert_eq!(resolve("../../../etc/x.ts").as_deref(), Some("/etc/x.ts"));
+        assert_eq!(resolve("../../../../etc/x.ts"), None);
+        assert_eq!(resolve("a/../../../../../x.ts"), None);
+        assert_eq!(resolve("/../etc/x.ts").as_deref(), Some("/etc/x.ts"));
+        // Against a relative base nothing can be said.
+        assert_eq!(resolve_source("../../x.ts", Path::new("dist")).as_deref(), Some("../x.ts"));
+    }
+
+    #[test]
+    fn a_source_above_the_root_makes_the_map_unusable() {
+        let json = br#"{"version":3,"sources":["a.ts","../../../../etc/x.ts"],"names":[],"mappings":"AAAA"}"#;
+        let error = LoadedSourceMap::parse(json, Path::new("/app/dist/tsc")).expect_err("refused");
+        assert_eq!(error, r#"sources[1] "../../../../etc/x.ts" leads above / from /app/dist/tsc"#);
+    }
+
+    #[test]
+    fn mappings_must_lie_within_the_script_and_the_sources_texts() {
+        // Generated 1:1 and 1:4 (the end of `abc`), then 2:1 from a.ts 1:1, 1:4, 2:1.
+        let json = br#"{"version":3,"sources":["a.ts"],"sourcesContent":["abc\nde"],"names":[],
+            "mappings":"AAAA,GAAG;AACH"}"#;
+        let map = LoadedSourceMap::parse(json, Path::new("/app")).expect("parses");
+        assert_eq!(map.check_positions(Some(&LineTable::from_text("abc\nxy"))), Ok(()));
+        assert_eq!(map.check_positions(Some(&LineTable::from_text("abc\r\nxy"))), Ok(()));
+        assert_eq!(map.check_positions(None), Ok(()));
+        assert_eq!(
+            map.check_positions(Some(&LineTable::from_text("ab\nxy"))),
+            Err("a mapping at generated line 1, column 4 lies past the end of that line of the script (column 3)"
+                .into())
+        );
+        assert_eq!(
+            map.check_positions(Some(&LineTable::from_text("abc"))),
+            Err("a mapping at generated line 2, column 1 lies past the last line of the script (line 1)".into())
+        );
+        // The original text is a line shorter than the mappings say.
+        let json = br#"{"version":3,"sources":["a.ts"],"sourcesContent":["abc"],"names":[],"mappings":"AAAA;AACA"}"#;
+        let map = LoadedSourceMap::parse(json, Path::new("/app")).expect("parses");
+        assert_eq!(
+            map.check_positions(None),
+            Err("the mapping at generated line 2, column 1 to line 2, column 1 lies \
+                 past the last line of the sourcesContent of /app/a.ts (line 1)"
+                .into())
+        );
+        // Without sourcesContent the original side is not checked.
+        let json = br#"{"version":3,"sources":["a.ts"],"names":[],"mappings":"AAAA;AACA"}"#;
+        let map = LoadedSourceMap::parse(json, Path::new("/app")).expect("parses");
+        assert_eq!(map.check_positions(Some(&LineTable::from_text("x\ny"))), Ok(()));
     }
 
     #[test]
@@ -354,6 +487,20 @@ mod tests {
         assert_eq!(in_body.position, LineColumn { line: 4, column: 3 });
         assert_eq!(in_body.name, None);
         assert_eq!(map.original(LineColumn { line: 2, column: 1 }), None);
+    }
+
+    #[test]
+    fn a_mapping_to_line_or_column_u32_max_maps_nowhere() {
+        // `AADA`: source line 0 - 1, which the decoder wraps to u32::MAX;
+        // `AAAD`: the same for the column (found by the source_map fuzz target).
+        for mappings in ["AADA", "AAAD"] {
+            let json = format!(
+                r#"{{"version":3,"sources":["a.ts"],"sourcesContent":["x"],"names":[],"mappings":"{mappings}"}}"#
+            );
+            let map = LoadedSourceMap::parse(json.as_bytes(), Path::new("/app")).expect("parses");
+            assert_eq!(map.original(LineColumn { line: 1, column: 1 }), None, "{mappings}");
+            assert!(map.check_positions(None).is_err(), "{mappings}");
+        }
     }
 
     #[test]

@@ -445,10 +445,15 @@ impl CodeLog {
 const SPLICED_RECORD_STARTS: [&[u8]; 5] =
     [b"code-creation,", b"code-source-info,", b"script-source,", b"sfi-move,", b"v8-version,"];
 
+/// Searchers for [`SPLICED_RECORD_STARTS`], built once (`memmem::find`
+/// builds one per call, which cost more than the search on short lines).
+static SPLICED_RECORD_FINDERS: std::sync::LazyLock<Vec<memchr::memmem::Finder<'static>>> =
+    std::sync::LazyLock::new(|| SPLICED_RECORD_STARTS.iter().map(|start| memchr::memmem::Finder::new(start)).collect());
+
 /// Whether a second record starts inside `line`, after its first byte.
 fn starts_another_record(line: &[u8]) -> bool {
     let rest = line.get(1..).unwrap_or_default();
-    SPLICED_RECORD_STARTS.iter().any(|start| memchr::memmem::find(rest, start).is_some())
+    SPLICED_RECORD_FINDERS.iter().any(|finder| finder.find(rest).is_some())
 }
 
 /// Whether `field` could be the kind of a V8 record (`code-deopt`,
