@@ -80,9 +80,10 @@ pub struct CodeObject {
 
 /// The `code-source-info` of a code object, with inlined functions resolved.
 ///
-/// Its position and inlining tables stay text (in the log's
-/// [`CodeLog::source_tables`] buffer) until a lookup first needs them: most
-/// code objects are never sampled. They were checked when the log was read.
+/// Its position and inlining tables stay text (copied into the log, or in
+/// the memory-mapped log itself) until a lookup first needs them
+/// ([`CodeLog::source_tables`]): most code objects are never sampled. They
+/// were checked when the log was read.
 #[derive(Debug, Default)]
 pub struct SourceInfo {
     /// The script of the code object's own function.
