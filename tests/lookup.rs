@@ -321,3 +321,30 @@ fn bad_inputs_are_reported_with_their_place() {
     );
     assert_eq!(String::from_utf8(output.stdout).unwrap(), expected);
 }
+
+/// Plain (not gzipped) logs and jitdumps are memory-mapped and read in
+/// place, their tables and script sources left in the mapping: the golden
+/// lookups and folded stacks come out the same as from the `.gz` files.
+#[test]
+fn plain_files_read_in_place_give_the_golden_outputs() {
+    for version in NODE_VERSIONS {
+        let directory = temp_dir(&format!("plain-files-{version}"));
+        let plain = |path: std::path::PathBuf| {
+            let name = path.file_name().unwrap().to_string_lossy().trim_end_matches(".gz").to_string();
+            let plain_path = directory.join(name);
+            std::fs::write(&plain_path, common::gunzip(&path)).unwrap();
+            plain_path.display().to_string()
+        };
+        let (log, jitdump) = (plain(log_path(version)), plain(jitdump_path(version)));
+        let mut args = vec!["--log".to_string(), log.clone(), "--jitdump".to_string(), jitdump.clone()];
+        args.push("--no-disk-sources".to_string());
+        args.extend(golden_queries(version));
+        let expected = std::fs::read_to_string(recording_dir(version).join("expected/lookup.txt")).unwrap();
+        assert_eq!(run_lookup(&args), expected, "node {version}");
+        let script = recording_dir(version).join("perf.script.gz").display().to_string();
+        let folded = common::v8inline(&["--log", &log, "--jitdump", &jitdump, &script]);
+        let expected = std::fs::read_to_string(recording_dir(version).join("expected/perf.folded")).unwrap();
+        assert!(folded == expected, "node {version}: folded stacks of the plain files differ");
+        std::fs::remove_dir_all(&directory).unwrap();
+    }
+}
