@@ -37,10 +37,11 @@ fn problem_count(message: &str) -> u64 {
 /// `expected` (whole lines of the summary) on standard error. Then with
 /// `--strict`: the same summary, the failure after it, exit 1, no file.
 /// Returns the folded stacks and the summary.
-fn warns_then_fails_strictly(directory: &Path, args: &[&str], expected: &[String]) -> (String, String) {
+fn warns_then_fails_strictly(directory: &Path, args: &[impl AsRef<str>], expected: &[String]) -> (String, String) {
+    let args: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
     let output_path = directory.join("out.folded");
     let output_text = text(&output_path);
-    let mut lenient = args.to_vec();
+    let mut lenient = args.clone();
     lenient.extend(["-o", &output_text]);
     let output = run(&lenient);
     let message = stderr(&output);
@@ -67,7 +68,7 @@ fn warns_then_fails_strictly(directory: &Path, args: &[&str], expected: &[String
     let strict_path = directory.join("strict.folded");
     let strict_text = text(&strict_path);
     let mut strict = vec!["--strict"];
-    strict.extend_from_slice(args);
+    strict.extend_from_slice(&args);
     strict.extend(["-o", &strict_text]);
     let output = run(&strict);
     assert_eq!(output.status.code(), Some(1), "{strict:?}: {}", stderr(&output));
@@ -160,6 +161,12 @@ fn samples(records: &[PerfRecord]) -> Vec<PerfRecord> {
 }
 
 /// `--perf-data PATH` with the recording's code log and jitdump.
+/// Writes `bytes` (a damaged perf.data) to `path`; the arguments that fold it.
+fn write_perf_data(path: &Path, bytes: &[u8]) -> Vec<String> {
+    std::fs::write(path, bytes).unwrap();
+    perf_data_args(&text(path))
+}
+
 fn perf_data_args(path: &str) -> Vec<String> {
     ["--perf-data", path, "--log", &text(&perf_data_file("codspeed-v8-")), "--jitdump", &text(&perf_data_file("jit-"))]
         .map(str::to_string)
@@ -187,9 +194,7 @@ fn a_perf_data_sample_that_does_not_parse_is_skipped_and_fails_strict() {
     let damaged = samples(&records)[10];
     bytes[damaged.offset + 8 + CALLCHAIN_LENGTH_IN_BODY + 5] ^= 0xff;
     let path = directory.join("perf.data");
-    std::fs::write(&path, &bytes).unwrap();
-    let args = perf_data_args(&text(&path));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let args = write_perf_data(&path, &bytes);
     let (folded, _) = warns_then_fails_strictly(
         &directory,
         &args,
@@ -223,9 +228,7 @@ fn an_mmap2_record_with_a_build_id_longer_than_20_bytes_is_skipped_and_fails_str
     // The build id's length, after pid, tid, address, length, page offset.
     bytes[mmap2.offset + 8 + 32] = 254;
     let path = directory.join("perf.data");
-    std::fs::write(&path, &bytes).unwrap();
-    let args = perf_data_args(&text(&path));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let args = write_perf_data(&path, &bytes);
     let (folded, _) = warns_then_fails_strictly(
         &directory,
         &args,
@@ -270,8 +273,7 @@ fn line_breaks_in_perf_data_thread_and_file_names_stay_on_one_folded_line() {
     }
     assert!(names_changed >= 2, "{names_changed}");
     let path = directory.join("perf.data");
-    std::fs::write(&path, &bytes).unwrap();
-    let args = perf_data_args(&text(&path));
+    let args = write_perf_data(&path, &bytes);
     let output = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let folded = String::from_utf8(output.stdout).unwrap();
@@ -308,10 +310,8 @@ fn an_auxtrace_record_declaring_more_trace_data_than_the_file_holds_ends_the_rea
     let trace_size: u64 = 1 << 45;
     bytes[damaged.offset + 8..damaged.offset + 16].copy_from_slice(&trace_size.to_le_bytes());
     let path = directory.join("perf.data");
-    std::fs::write(&path, &bytes).unwrap();
+    let args = write_perf_data(&path, &bytes);
     let data_end = u64_at(&bytes, 40) as usize + u64_at(&bytes, 48) as usize;
-    let args = perf_data_args(&text(&path));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (folded, _) = warns_then_fails_strictly(
         &directory,
         &args,
@@ -346,9 +346,7 @@ fn a_finished_round_record_with_a_body_ends_the_reading_and_fails_strict() {
     bytes[body + 6..body + 8].copy_from_slice(&48u16.to_le_bytes());
     bytes[body + 8..body + 16].copy_from_slice(&(1u64 << 45).to_le_bytes());
     let path = directory.join("perf.data");
-    std::fs::write(&path, &bytes).unwrap();
-    let args = perf_data_args(&text(&path));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let args = write_perf_data(&path, &bytes);
     let (folded, _) = warns_then_fails_strictly(
         &directory,
         &args,
@@ -449,7 +447,6 @@ fn a_perf_data_cut_in_the_middle_is_read_up_to_the_cut_and_fails_strict() {
     let whole_records: Vec<PerfRecord> = records.iter().copied().filter(|record| record.end() <= cut_at).collect();
     let data_offset = u64_at(&bytes, 40) as usize;
     let args = perf_data_args(&text(&path));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (folded, _) = warns_then_fails_strictly(
         &directory,
         &args,
@@ -475,7 +472,6 @@ fn a_perf_data_cut_in_the_middle_is_read_up_to_the_cut_and_fails_strict() {
     let compressed_path = directory.join("perf.data.gz");
     std::fs::write(&compressed_path, &compressed[..compressed.len() / 2]).unwrap();
     let args = perf_data_args(&text(&compressed_path));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let gz_name = text(&compressed_path);
     warns_then_fails_strictly(
         &directory,
@@ -502,9 +498,7 @@ fn a_broken_perf_data_record_ends_the_reading_there_and_fails_strict() {
     let broken = samples(&records)[10];
     bytes[broken.offset + 6..broken.offset + 8].copy_from_slice(&4u16.to_le_bytes());
     let path = directory.join("perf.data");
-    std::fs::write(&path, &bytes).unwrap();
-    let args = perf_data_args(&text(&path));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let args = write_perf_data(&path, &bytes);
     let (folded, _) = warns_then_fails_strictly(
         &directory,
         &args,
@@ -567,7 +561,6 @@ fn a_perf_data_of_a_killed_perf_record_is_read_to_its_last_whole_record_and_fail
     let path = directory.join("perf.data");
     std::fs::write(&path, &bytes).unwrap();
     let args = killed_args(&path);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (folded, _) =
         warns_then_fails_strictly(&directory, &args, &[unfinished_warning(&path, data_offset, data_end, bytes.len())]);
     // Every sample written before the kill, expanded.
@@ -594,7 +587,6 @@ fn a_perf_data_of_a_killed_perf_record_is_read_to_its_last_whole_record_and_fail
     let cut_path = directory.join("cut.perf.data");
     std::fs::write(&cut_path, &bytes[..middle.offset + middle.size / 2]).unwrap();
     let args = killed_args(&cut_path);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (folded, _) = warns_then_fails_strictly(
         &directory,
         &args,
@@ -617,9 +609,7 @@ fn a_perf_data_with_data_size_zero_and_no_features_is_read_as_unfinished_and_fai
     bytes.truncate(data_end);
     bytes[48..56].fill(0);
     let path = directory.join("perf.data");
-    std::fs::write(&path, &bytes).unwrap();
-    let args = perf_data_args(&text(&path));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let args = write_perf_data(&path, &bytes);
     let (folded, _) =
         warns_then_fails_strictly(&directory, &args, &[unfinished_warning(&path, data_offset, data_end, data_end)]);
     assert_eq!(total_count(&folded), total_count(&reference));
@@ -729,7 +719,6 @@ impl Node20 {
     /// depends on nothing of the machine, so it is `expected` exactly.
     fn check(&self, directory: &Path, expected: &str) -> String {
         let args = self.args();
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let (folded, message) = warns_then_fails_strictly(directory, &args, &[expected.to_string()]);
         assert_eq!(message, expected);
         folded
