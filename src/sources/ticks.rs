@@ -134,9 +134,14 @@ impl TickLog {
     /// frames named by the libraries' ELF symbols; problems reading those
     /// go to the log's diagnostics.
     pub fn read_samples(&mut self, sink: &mut dyn SampleSink) -> NativeFrameStats {
+        self.read_samples_with(sink, SymbolCache::new())
+    }
+
+    /// [`TickLog::read_samples`] with the native frames named from
+    /// `symbols` (e.g. [`SymbolCache::reading_no_files`]).
+    pub fn read_samples_with(&mut self, sink: &mut dyn SampleSink, mut symbols: SymbolCache) -> NativeFrameStats {
         let mut interner = SampleInterner::new();
         let mut sample = Sample::default();
-        let mut symbols = SymbolCache::new();
         let mut native = NativeFrameStats::default();
         for tick in &self.ticks {
             let mut context = TickContext {
