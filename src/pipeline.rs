@@ -164,8 +164,14 @@ pub trait StackSink {
 }
 
 impl StackSink for Folder {
-    fn add_sample(&mut self, sample: &Sample, interner: &SampleInterner, expanded: &ExpandedSample, _: &V8Expander) {
-        Folder::add_sample(self, sample, interner, expanded);
+    fn add_sample(
+        &mut self,
+        sample: &Sample,
+        interner: &SampleInterner,
+        expanded: &ExpandedSample,
+        expander: &V8Expander,
+    ) {
+        Folder::add_sample(self, sample, interner, expanded, expander);
     }
 }
 

@@ -57,6 +57,75 @@ pub struct StringId(u32);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ModuleId(u32);
 
+/// A source's number for one of its distinct frames: two frames of one
+/// source with the same number are equal in everything but their
+/// [`AddressKind`]. Numbers are dense from 0 and never reused by a source
+/// (nor by the sources that carry on its memory, the chunks of one worker
+/// of a parallel fold), so what a sink works out about a frame can be kept
+/// in a vector by this number instead of a hash map by its contents
+/// ([`FrameNumberCache`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FrameNumber(u32);
+
+impl FrameNumber {
+    /// The `index`-th distinct frame.
+    pub fn new(index: u32) -> FrameNumber {
+        FrameNumber(index)
+    }
+
+    /// Its index from 0.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A cache by [`FrameNumber`]: what was worked out for a frame under a
+/// `Key` (the other things the answer depends on, e.g. the process or the
+/// naming flags), checked on every lookup. Numbers from
+/// [`FRAME_NUMBER_CACHE_LIMIT`] on are not kept (a source of ever new
+/// frames); their callers fall back to a cache by contents.
+#[derive(Debug, Clone)]
+pub struct FrameNumberCache<Key, Value> {
+    entries: Vec<Option<(Key, Value)>>,
+}
+
+/// The numbers a [`FrameNumberCache`] keeps: below this.
+pub const FRAME_NUMBER_CACHE_LIMIT: usize = 1 << 20;
+
+impl<Key, Value> Default for FrameNumberCache<Key, Value> {
+    fn default() -> Self {
+        FrameNumberCache { entries: Vec::new() }
+    }
+}
+
+impl<Key: PartialEq, Value> FrameNumberCache<Key, Value> {
+    /// What was kept for frame `number` under `key`.
+    #[inline]
+    pub fn get(&self, number: Option<FrameNumber>, key: &Key) -> Option<&Value> {
+        match self.entries.get(number?.index()) {
+            Some(Some((kept_key, value))) if kept_key == key => Some(value),
+            _ => None,
+        }
+    }
+
+    /// Keeps `value` for frame `number` under `key` (replacing what was kept
+    /// for it), unless the number is past the limit.
+    pub fn insert(&mut self, number: Option<FrameNumber>, key: Key, value: Value) {
+        let Some(index) = number.map(FrameNumber::index).filter(|&index| index < FRAME_NUMBER_CACHE_LIMIT) else {
+            return;
+        };
+        if self.entries.len() <= index {
+            self.entries.resize_with(index + 1, || None);
+        }
+        self.entries[index] = Some((key, value));
+    }
+
+    /// Forgets everything.
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+}
+
 /// How a frame's address was taken (samply's `Frame` variants).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AddressKind {
@@ -184,6 +253,8 @@ pub struct Frame {
     /// `{address:x}`: a text source's own digits, or for a frame in a mapped
     /// file the file's address of it (names with addresses show it).
     pub address_text: Option<StringId>,
+    /// The source's number for this frame, when it numbers them.
+    pub number: Option<FrameNumber>,
 }
 
 /// One sample: where and when it was taken, what it weighs, and its frames.

@@ -10,8 +10,8 @@ use super::naming::{
     tidy_java,
 };
 use super::stack_table::{StackIndex, StackTable};
-use super::{CollapseOptions, CollapseSummary, ExpandedFrames, ExpandedSample, FrameContext};
-use crate::sample::{ModuleId, Sample, SampleInterner, StringId};
+use super::{CollapseOptions, CollapseSummary, ExpandedFrames, ExpandedSample, FrameContext, FrameExpander};
+use crate::sample::{FrameNumberCache, ModuleId, Sample, SampleInterner, StringId};
 
 /// The size of the buffer output is written through.
 const OUTPUT_BUFFER_BYTES: usize = 64 * 1024;
@@ -140,12 +140,18 @@ pub struct Folder {
     line_frames: Vec<FrameId>,
     /// Passed-through frames already named.
     line_names: FxHashMap<LineKey, NamedLine>,
+    /// The same by the source's frame number: a vector lookup, where a
+    /// hash lookup of the key is mostly a cache miss (forgotten with
+    /// `line_names`).
+    line_names_by_number: FrameNumberCache<LineKey, NamedLine>,
     /// The frames of `line_names`, outermost first per line.
     line_name_frames: Vec<FrameId>,
     /// The named frames of expanded lines, by the expander's location id.
     location_names: Vec<Option<NamedLocation>>,
     /// The frames of `location_names`, innermost first per location.
     location_name_frames: Vec<FrameId>,
+    /// The frames of a location the expander left unnamed, as it names them.
+    location_frames_named: ExpandedFrames,
     /// The frame name being built.
     name: String,
     /// The last root frame named, by the thread texts it was named from.
@@ -181,6 +187,7 @@ struct LineKey {
 type RootKey = [Option<StringId>; 3];
 
 /// A passed-through frame as named before.
+#[derive(Clone, Copy)]
 struct NamedLine {
     /// Its frames in `Folder::line_name_frames`.
     frames_start: u32,
@@ -228,9 +235,11 @@ impl Folder {
             stack: Vec::with_capacity(128),
             line_frames: Vec::with_capacity(8),
             line_names: FxHashMap::default(),
+            line_names_by_number: FrameNumberCache::default(),
             line_name_frames: Vec::new(),
             location_names: Vec::new(),
             location_name_frames: Vec::new(),
+            location_frames_named: ExpandedFrames::new(),
             name: String::with_capacity(256),
             last_root: None,
             counters: FolderCounters::default(),
@@ -271,7 +280,15 @@ impl Folder {
     /// weight (period or 1). A sample left without frames is not counted.
     /// The sample's ids are those of `interner`, which must be the same for
     /// every sample of one folder.
-    pub fn add_sample(&mut self, sample: &Sample, interner: &SampleInterner, expanded: &ExpandedSample) {
+    /// Frames `expanded` left unnamed are named by `expander`, which
+    /// expanded them.
+    pub fn add_sample(
+        &mut self,
+        sample: &Sample,
+        interner: &SampleInterner,
+        expanded: &ExpandedSample,
+        expander: &dyn FrameExpander,
+    ) {
         let comm = interner.string_or_empty(sample.comm);
         let is_java = comm.starts_with("java");
         self.stack.clear();
@@ -284,7 +301,7 @@ impl Folder {
             let previous_length = self.stack.len();
             cut = if let Some(replacement) = expanded.replacement(index) {
                 self.counters.stack_lines_expanded += 1;
-                let cut = self.push_expanded_frames(&context, replacement, is_java);
+                let cut = self.push_expanded_frames(&context, replacement, expander, is_java);
                 let location = replacement.location();
                 self.record_origins(previous_length, |index| match location {
                     Some(location) => {
@@ -370,7 +387,17 @@ impl Folder {
             address_text: if self.include_addrs { frame.address_text } else { None },
             is_java,
         };
-        if let Some(named) = self.line_names.get(&key) {
+        let named = match self.line_names_by_number.get(frame.number, &key) {
+            Some(named) => Some(*named),
+            None => {
+                let named = self.line_names.get(&key).copied();
+                if let Some(named) = named {
+                    self.line_names_by_number.insert(frame.number, key, named);
+                }
+                named
+            }
+        };
+        if let Some(named) = named {
             let frames = &self.line_name_frames[named.frames_start as usize..named.frames_end as usize];
             self.stack.extend(frames.iter().rev());
             return named.cut;
@@ -380,11 +407,14 @@ impl Folder {
         if self.line_name_frames.len() >= LINE_NAME_FRAMES_LIMIT {
             // Bounds the memory on inputs with ever new addresses.
             self.line_names.clear();
+            self.line_names_by_number.clear();
             self.line_name_frames.clear();
         }
         let frames_start = self.line_name_frames.len() as u32;
         self.line_name_frames.extend_from_slice(&self.line_frames);
-        self.line_names.insert(key, NamedLine { frames_start, frames_end: self.line_name_frames.len() as u32, cut });
+        let named = NamedLine { frames_start, frames_end: self.line_name_frames.len() as u32, cut };
+        self.line_names.insert(key, named);
+        self.line_names_by_number.insert(frame.number, key, named);
         cut
     }
 
@@ -446,6 +476,7 @@ impl Folder {
         &mut self,
         context: &FrameContext<'_>,
         replacement: &ExpandedFrames,
+        expander: &dyn FrameExpander,
         is_java: bool,
     ) -> bool {
         // A location's frames are named the same every time (without
@@ -461,7 +492,17 @@ impl Folder {
             return false;
         }
         let stack_length = self.stack.len();
-        let cut = self.name_expanded_frames(context, replacement, is_java);
+        let cut = match replacement.location().filter(|_| replacement.is_unnamed()) {
+            Some(unnamed) => {
+                let mut named = std::mem::take(&mut self.location_frames_named);
+                named.clear();
+                expander.name_location(unnamed, &mut named);
+                let cut = self.name_expanded_frames(context, &named, is_java);
+                self.location_frames_named = named;
+                cut
+            }
+            None => self.name_expanded_frames(context, replacement, is_java),
+        };
         if let Some(location) = location {
             let frames_start = self.location_name_frames.len() as u32;
             self.location_name_frames.extend_from_slice(&self.stack[stack_length..]);

@@ -76,7 +76,7 @@ impl<Expander: FrameExpander> Worker<Expander> {
         let mut reader = PerfScriptSource::with_memory(chunk.bytes.as_slice(), selection.clone(), memory);
         while reader.next_sample(&mut self.interner, &mut self.sample)? {
             self.expanded.expand(&self.sample, &self.interner, &mut self.expander);
-            self.folder.add_sample(&self.sample, &self.interner, &self.expanded);
+            self.folder.add_sample(&self.sample, &self.interner, &self.expanded, &self.expander);
         }
         self.reports.push(ChunkReport {
             index: chunk.index,

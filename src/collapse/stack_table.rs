@@ -4,8 +4,8 @@
 //! Deep stacks share most of their frames with other stacks: on a 20-second
 //! recording of a real app (`testdata/realapp/record.sh`), 10,886 distinct
 //! stacks of 74 frames on average (800,000 frames) have 80,000 distinct
-//! prefixes. Each prefix costs 8 bytes here and 5 in the index, where a boxed
-//! slice per stack cost 4 bytes per frame.
+//! prefixes. Each prefix costs 8 bytes here, 8 for its last child and 5 in
+//! the index, where a boxed slice per stack cost 4 bytes per frame.
 
 use std::cmp::Ordering;
 use std::hash::BuildHasher;
@@ -32,6 +32,20 @@ struct StackNode {
 /// The prefix of a stack of one frame.
 const NO_PREFIX: u32 = u32::MAX;
 
+/// A node's child interned last: `node` (or [`NO_PREFIX`] for none yet)
+/// with its frame.
+#[derive(Debug, Clone, Copy)]
+struct LastChild {
+    frame: FrameId,
+    node: u32,
+}
+
+impl Default for LastChild {
+    fn default() -> Self {
+        LastChild { frame: FrameId::from_index(0), node: NO_PREFIX }
+    }
+}
+
 /// Interned stacks.
 #[derive(Default)]
 pub struct StackTable {
@@ -39,6 +53,13 @@ pub struct StackTable {
     nodes: Vec<StackNode>,
     /// The nodes by (prefix, frame), as indexes into `nodes`.
     index: HashTable<u32>,
+    /// Per node, and for the roots, the child interned last under it: past
+    /// where a stack leaves the last one, it mostly goes on as a stack seen
+    /// before did, and a look at the parent's last child then saves a hash
+    /// lookup (mostly a cache miss) per frame.
+    last_child: Vec<LastChild>,
+    /// The same for the roots.
+    last_root: LastChild,
     /// Hashes nodes for `index`.
     hasher: FxBuildHasher,
     /// The frames of the stack interned last, root first: consecutive
@@ -81,6 +102,24 @@ impl StackTable {
 
     /// The index of `node`, added if new.
     fn intern_node(&mut self, node: StackNode) -> u32 {
+        let last_child = match self.last_child.get(node.prefix as usize) {
+            Some(&last_child) => last_child,
+            None => self.last_root,
+        };
+        if last_child.node != NO_PREFIX && last_child.frame == node.frame {
+            return last_child.node;
+        }
+        let found = self.find_or_insert(node);
+        let last_child = LastChild { frame: node.frame, node: found };
+        match self.last_child.get_mut(node.prefix as usize) {
+            Some(slot) => *slot = last_child,
+            None => self.last_root = last_child,
+        }
+        found
+    }
+
+    /// The index of `node` through the hash index, added if new.
+    fn find_or_insert(&mut self, node: StackNode) -> u32 {
         let hash = self.hasher.hash_one(node);
         let nodes = &self.nodes;
         if let Some(&found) = self.index.find(hash, |&candidate| nodes[candidate as usize] == node) {
@@ -88,6 +127,7 @@ impl StackTable {
         }
         let new = u32::try_from(self.nodes.len()).expect("fewer than 2^32 - 1 distinct stack prefixes");
         self.nodes.push(node);
+        self.last_child.push(LastChild::default());
         let (nodes, hasher) = (&self.nodes, &self.hasher);
         self.index.insert_unique(hash, new, |&existing| hasher.hash_one(nodes[existing as usize]));
         new

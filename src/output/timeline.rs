@@ -20,8 +20,8 @@ use fxhash::FxHashMap;
 use indexmap::IndexSet;
 
 use super::stack_profile::{FrameKind, FrameTable, LocationId, ProfileFrame};
-use crate::collapse::ExpandedSample;
 use crate::collapse::naming::{fix_partially_demangled_rust_symbol, push_function_or_module, tidy_generic};
+use crate::collapse::{ExpandedFrames, ExpandedSample, FrameExpander};
 use crate::pipeline::StackSink;
 use crate::sample::{ModuleId, Sample, SampleInterner, StringId};
 use crate::v8::expand::V8Expander;
@@ -342,6 +342,14 @@ impl StackSink for TimelineRecorder {
                     Some(location) => self.stack.push(location),
                     // Frames no location describes: named as the expander named them.
                     None => {
+                        let mut named = ExpandedFrames::new();
+                        let frames = match frames.location().filter(|_| frames.is_unnamed()) {
+                            Some(unnamed) => {
+                                expander.name_location(unnamed, &mut named);
+                                &named
+                            }
+                            None => frames,
+                        };
                         for frame in frames.iter() {
                             let location = self.timeline.frames.named_location(frame.name, FrameKind::Jit);
                             self.stack.push(location);

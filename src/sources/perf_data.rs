@@ -52,8 +52,8 @@ use linux_perf_data::{PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
 use crate::diagnostics::{Diagnostics, EXAMPLES_PER_KIND, WarningKind};
 use crate::input::read_file_allowing_cut;
 use crate::sample::{
-    AddressKind, Frame, KERNEL_ADDRESS_START, ModuleId, ModuleKind, Sample, SampleInterner, SampleSink, SampleTime,
-    StringId,
+    AddressKind, Frame, FrameNumber, KERNEL_ADDRESS_START, ModuleId, ModuleKind, Sample, SampleInterner, SampleSink,
+    SampleTime, StringId,
 };
 use crate::sources::perf_data_compressed::ExpansionCheck;
 use crate::symbols::{MappedFile, SymbolCache};
@@ -732,6 +732,8 @@ struct PerfDataReader {
     sample: Sample,
     /// Frames named before (cleared when a mapping changes).
     frames: FxHashMap<FrameKey, Frame>,
+    /// How many frames were named (numbered) so far.
+    frames_numbered: u64,
     /// Interned thread texts by (pid, tid).
     thread_texts: FxHashMap<(i32, i32), ThreadTexts>,
     symbols: SymbolCache,
@@ -770,6 +772,7 @@ impl PerfDataReader {
             interner: SampleInterner::new(),
             sample: Sample::default(),
             frames: FxHashMap::default(),
+            frames_numbered: 0,
             thread_texts: FxHashMap::default(),
             symbols,
             kernel: None,
@@ -1102,7 +1105,11 @@ impl PerfDataReader {
         if let Some(frame) = self.frames.get(&key) {
             return Frame { address_kind, ..*frame };
         }
-        let frame = Frame { address_kind, ..self.name_frame(pid, address, mode) };
+        // Numbered on, not from 0, after the frames are forgotten (a
+        // mapping changed): a number must not be reused.
+        let number = u32::try_from(self.frames_numbered).ok().map(FrameNumber::new);
+        self.frames_numbered += 1;
+        let frame = Frame { address_kind, number, ..self.name_frame(pid, address, mode) };
         self.frames.insert(key, frame);
         frame
     }
@@ -1116,6 +1123,7 @@ impl PerfDataReader {
             symbol: Some(interner.intern(symbol)),
             symbol_offset,
             address_text: None,
+            number: None,
         };
         if mode == Mode::Kernel {
             if self.kernel.is_none() {

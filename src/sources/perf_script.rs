@@ -6,7 +6,8 @@ use crate::formats::perf_script::{
     EventSelection, PerfScriptReader, ReaderStatistics, ReaderWarnings, StackLine, StackLineMemo, strip_symbol_offset,
 };
 use crate::sample::{
-    AddressKind, Frame, KERNEL_ADDRESS_START, ModuleId, ModuleKind, Sample, SampleInterner, SampleSink, StringId,
+    AddressKind, Frame, FrameNumber, KERNEL_ADDRESS_START, ModuleId, ModuleKind, Sample, SampleInterner, SampleSink,
+    StringId,
 };
 
 /// Reads `perf script` text into typed samples: each stack line's symbol
@@ -174,6 +175,8 @@ fn intern_line(frames: &mut Vec<Option<Frame>>, line: &StackLine<'_>, interner: 
         symbol,
         symbol_offset,
         address_text,
+        // The reader numbers lines densely and never reuses a number.
+        number: line.id.map(|id| FrameNumber::new(id.index() as u32)),
     };
     if let Some(id) = line.id {
         if frames.len() <= id.index() {

@@ -322,6 +322,7 @@ fn tick_frame(address: u64, kind: FrameKind, context: &mut TickContext<'_>) -> F
         symbol: Some(unknown),
         symbol_offset: None,
         address_text: None,
+        number: None,
     };
     // The newest library record covering the address wins.
     let Some(library) = libraries.iter().rev().find(|library| library.contains(address)) else {

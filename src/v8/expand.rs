@@ -22,7 +22,7 @@ use indexmap::IndexSet;
 
 use crate::collapse::{ExpandedFrames, FrameContext, FrameExpander};
 use crate::formats::v8log::Tier;
-use crate::sample::{AddressKind, ModuleKind, SampleTime};
+use crate::sample::{AddressKind, FrameNumberCache, ModuleKind, SampleTime};
 use crate::v8::inline_map::{CodeId, InlineMap, SourceFrame, TimeRange};
 use crate::v8::inline_stack::{FrameFunction, InlineFrame, PositionRule};
 use crate::v8::profile::{Profiles, pid_in_file_name};
@@ -390,6 +390,9 @@ pub struct V8Expander {
     location_inline_frames: Vec<InlineFrame>,
     /// Raw addresses resolved before.
     address_cache: FxHashMap<AddressKey, AddressHit>,
+    /// The same by the source's frame number (a vector lookup; forgotten
+    /// with `address_cache`).
+    address_cache_by_number: FrameNumberCache<AddressKey, AddressHit>,
     /// The last process lookup.
     last_process: Option<ProcessLookup>,
     code_by_index: FxHashMap<(usize, u64), CodeId>,
@@ -414,6 +417,7 @@ impl V8Expander {
             location_frames: Vec::new(),
             location_inline_frames: Vec::new(),
             address_cache: FxHashMap::default(),
+            address_cache_by_number: FrameNumberCache::default(),
             last_process: None,
             code_by_index: FxHashMap::default(),
             indexed_processes: 0,
@@ -528,6 +532,14 @@ impl V8Expander {
 }
 
 impl FrameExpander for V8Expander {
+    fn name_location(&self, location: u32, frames: &mut ExpandedFrames) {
+        let Some(cached) = self.locations.get(location as usize) else { return };
+        for cached_frame in &self.location_frames[cached.frames()] {
+            frames.push(&self.names[cached_frame.name as usize], cached_frame.inlined);
+        }
+        frames.set_location(location);
+    }
+
     fn expand(&mut self, frame: &FrameContext<'_>, frames: &mut ExpandedFrames) -> bool {
         if frame.index == 0 {
             self.sample_counted = false;
@@ -590,7 +602,18 @@ impl FrameExpander for V8Expander {
             },
             JitFrame::Raw { address, .. } => {
                 let key = AddressKey { process, address, rule, timed: time.is_some() };
-                match self.address_cache.get(&key).filter(|hit| hit.same_answer.contains(time.unwrap_or(0))) {
+                let number = frame.frame.number;
+                let cached = match self.address_cache_by_number.get(number, &key) {
+                    Some(hit) => Some(*hit),
+                    None => {
+                        let hit = self.address_cache.get(&key).copied();
+                        if let Some(hit) = hit {
+                            self.address_cache_by_number.insert(number, key, hit);
+                        }
+                        hit
+                    }
+                };
+                match cached.filter(|hit| hit.same_answer.contains(time.unwrap_or(0))) {
                     Some(hit) => {
                         self.stats.clock_mismatches += u64::from(hit.clock_mismatch);
                         clock_mismatch = hit.clock_mismatch;
@@ -618,9 +641,11 @@ impl FrameExpander for V8Expander {
                         });
                         if self.address_cache.len() >= ADDRESS_CACHE_LIMIT {
                             self.address_cache.clear();
+                            self.address_cache_by_number.clear();
                         }
-                        let same_answer = found.same_answer;
-                        self.address_cache.insert(key, AddressHit { location, same_answer, clock_mismatch });
+                        let hit = AddressHit { location, same_answer: found.same_answer, clock_mismatch };
+                        self.address_cache.insert(key, hit);
+                        self.address_cache_by_number.insert(number, key, hit);
                         location
                     }
                 }
@@ -630,12 +655,8 @@ impl FrameExpander for V8Expander {
             if clock_mismatch { FrameOutcome::BeforeAnyLoad } else { self.locations[location as usize].outcome };
         self.count_sample(process, outcome, sampled_pid, time);
         let cached = &self.locations[location as usize];
-        let cached_frames = &self.location_frames[cached.frames()];
-        for cached_frame in cached_frames {
-            frames.push(&self.names[cached_frame.name as usize], cached_frame.inlined);
-        }
-        frames.set_location(location);
-        match (cached.has_positions, cached_frames.len()) {
+        frames.set_unnamed_location(location);
+        match (cached.has_positions, cached.frame_count) {
             (false, _) => self.stats.resolved_without_positions += 1,
             (true, 1) => self.stats.resolved_without_inlining += 1,
             (true, _) => self.stats.expanded += 1,
