@@ -32,6 +32,7 @@ pub mod collapse;
 pub mod commands;
 pub mod default_input;
 pub mod diagnostics;
+pub mod error;
 pub mod formats;
 pub mod input;
 pub mod output;
@@ -40,3 +41,5 @@ pub mod sample;
 pub mod sources;
 pub mod symbols;
 pub mod v8;
+
+pub use error::{Error, ErrorCause};
