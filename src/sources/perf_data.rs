@@ -1342,7 +1342,7 @@ mod tests {
             fn add_sample(&mut self, _: &Sample, _: &SampleInterner) {}
         }
         let read = |bytes: &[u8]| PerfDataSource::new().read_bytes(bytes, Path::new("x.data"), None, &mut Discard);
-        let error = read(b"PERFILE2").err().expect("a header cut short");
+        let error = read(b"PERFILE2").expect_err("a header cut short");
         assert!(matches!(
             error.cause,
             ErrorCause::PerfData(PerfDataError::SectionOutsideFile { section: Section::Header, size: 104, .. })
@@ -1354,10 +1354,10 @@ mod tests {
         let mut header = vec![0u8; 104];
         header[..8].copy_from_slice(b"PERFILE2");
         header[16..24].copy_from_slice(&8u64.to_le_bytes());
-        let error = read(&header).err().expect("an implausible attribute size");
+        let error = read(&header).expect_err("an implausible attribute size");
         assert!(matches!(error.cause, ErrorCause::PerfData(PerfDataError::AttributeSize { size: 8 })));
         assert_eq!(error.to_string(), "x.data: byte offset 16: implausible attribute size 8");
-        let error = read(&[b'x'; 200]).err().expect("not perf's format");
+        let error = read(&[b'x'; 200]).expect_err("not perf's format");
         assert!(matches!(error.cause, ErrorCause::PerfData(PerfDataError::Format(_))), "{error:?}");
         assert!(error.to_string().starts_with("x.data: "), "{error}");
     }
