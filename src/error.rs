@@ -13,12 +13,15 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::formats::jitdump::JitDumpError;
+use crate::output::json::JsonReportError;
+use crate::output::stack_profile::FoldedLineError;
 use crate::sources::perf_data::PerfDataError;
 
 /// An input that cannot be used at all: the file and why.
 ///
-/// Displays as `path: cause`, or the cause alone when no file is involved
-/// (an empty `path`, e.g. [`ErrorCause::NothingToFold`]).
+/// Displays as `path: cause`, `path:LINE: cause` for a cause about a line
+/// of text ([`ErrorCause::line_number`]), or the cause alone when no file is
+/// involved (an empty `path`, e.g. [`ErrorCause::NothingToFold`]).
 #[derive(Debug)]
 pub struct Error {
     /// The file (empty when the error is about no file).
@@ -41,10 +44,10 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.as_os_str().is_empty() {
-            write!(formatter, "{}", self.cause)
-        } else {
-            write!(formatter, "{}: {}", self.path.display(), self.cause)
+        match (self.path.as_os_str().is_empty(), self.cause.line_number()) {
+            (true, _) => write!(formatter, "{}", self.cause),
+            (false, Some(line_number)) => write!(formatter, "{}:{line_number}: {}", self.path.display(), self.cause),
+            (false, None) => write!(formatter, "{}: {}", self.path.display(), self.cause),
         }
     }
 }
@@ -68,12 +71,44 @@ pub enum ErrorCause {
     /// read.
     #[error("{0}")]
     PerfData(#[from] PerfDataError),
+    /// A binary or library whose symbols cannot be read: not ELF, or
+    /// damaged (a warning, [`crate::diagnostics::WarningKind::NoSymbols`]:
+    /// its frames stay unnamed).
+    #[error("{0}")]
+    Elf(#[from] object::read::Error),
+    /// A JSON report (`compare`'s input) that is not one.
+    #[error("not a v8inline JSON report: {0}")]
+    JsonReport(#[from] JsonReportError),
+    /// Folded stacks (`compare`'s input) with lines that are not
+    /// `stack count`: the first one, and how many more.
+    #[error(
+        "expected a folded stack line `frame;frame;... count`, got {:?}{}",
+        first.line,
+        match more { 0 => String::new(), more => format!(" ({more} more such lines)") }
+    )]
+    FoldedLines {
+        /// The first such line.
+        first: FoldedLineError,
+        /// How many more there are.
+        more: usize,
+    },
     /// A `--ticks` log without a single `tick` record.
     #[error("no tick records: record with `node --prof --log-code`")]
     NoTicks,
     /// No input was given to fold.
     #[error("nothing to fold")]
     NothingToFold,
+}
+
+impl ErrorCause {
+    /// The 1-based line of a text input the cause is about, if it is
+    /// about one (the error then reads `path:LINE: what`).
+    pub fn line_number(&self) -> Option<usize> {
+        match self {
+            ErrorCause::FoldedLines { first, .. } => Some(first.line_number),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]
