@@ -21,6 +21,10 @@
 //!  diagnostics: every reader's warnings, one channel (--strict)                    commands: record, lookup
 //! ```
 //!
+//! An input that cannot be used at all is one [`Error`]: the file and a typed
+//! [`ErrorCause`]. Damage that still leaves something to read is a warning in
+//! [`diagnostics`] instead.
+//!
 //! The stack sinks ([`pipeline::StackSink`]) take each expanded sample:
 //!
 //! ```text

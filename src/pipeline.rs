@@ -204,7 +204,10 @@ impl ExpandingSinks {
 /// Reads `input` to its end, expands the V8 JIT frames of its samples with
 /// the code logs and jitdumps `options` names (or finds), and aggregates the
 /// stacks. A process whose JavaScript mostly did not expand gets a warning
-/// naming the likely cause ([`crate::v8::diagnosis`]).
+/// naming the likely cause ([`crate::v8::diagnosis`]). An input (sample
+/// file, code log, jitdump) that cannot be used at all is an [`Error`]
+/// naming it; damage that still leaves something to read is a warning in
+/// [`FoldedProfile::diagnostics`].
 pub fn fold(input: &SampleInput, options: &FoldOptions) -> Result<FoldedProfile, Error> {
     let mut profile = fold_samples_of(input, options)?;
     warn_unexpanded(&profile.expansion, profile.expanders[0].profiles(), &mut profile.diagnostics);
