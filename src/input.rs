@@ -1,39 +1,23 @@
 //! Reading input files, transparently decompressing `.gz` ones (code logs
 //! and jitdumps compress 3-10x, and the bundled examples are compressed).
 
-use std::fmt;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use flate2::read::MultiGzDecoder;
 
-/// An input file that could not be opened or read.
-#[derive(Debug)]
-pub struct InputError {
-    /// The file.
-    pub path: PathBuf,
-    /// What went wrong.
-    pub source: io::Error,
-}
-
-impl fmt::Display for InputError {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(formatter, "{}: {}", self.path.display(), self.source)
-    }
-}
-
-impl std::error::Error for InputError {}
+use crate::error::Error;
 
 fn is_gzip(path: &Path) -> bool {
     path.extension().is_some_and(|extension| extension == "gz")
 }
 
 /// Reads a whole file, gunzipping it when its name ends in `.gz`.
-pub fn read_file(path: &Path) -> Result<Vec<u8>, InputError> {
-    let error = |source| InputError { path: path.to_owned(), source };
+pub fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
+    let error = Error::at(path);
     let file = File::open(path).map_err(error)?;
     let mut bytes = Vec::new();
     if is_gzip(path) {
@@ -46,18 +30,18 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, InputError> {
 
 /// Opens a file for reading in large blocks, gunzipping `.gz`. Plain files
 /// are not buffered: their readers ask for megabytes at a time.
-pub fn open_file(path: &Path) -> Result<Box<dyn Read + Send>, InputError> {
-    let file = File::open(path).map_err(|source| InputError { path: path.to_owned(), source })?;
+pub fn open_file(path: &Path) -> Result<Box<dyn Read + Send>, Error> {
+    let file = File::open(path).map_err(Error::at(path))?;
     if is_gzip(path) { Ok(Box::new(MultiGzDecoder::new(BufReader::new(file)))) } else { Ok(Box::new(file)) }
 }
 
 /// Opens a file for streaming (`-` = standard input), gunzipping `.gz`.
-pub fn open_stream(path: &Path) -> Result<Box<dyn BufRead>, InputError> {
+pub fn open_stream(path: &Path) -> Result<Box<dyn BufRead>, Error> {
     const BUFFER_SIZE: usize = 256 * 1024;
     if path == Path::new("-") {
         return Ok(Box::new(BufReader::with_capacity(BUFFER_SIZE, io::stdin())));
     }
-    let file = File::open(path).map_err(|source| InputError { path: path.to_owned(), source })?;
+    let file = File::open(path).map_err(Error::at(path))?;
     if is_gzip(path) {
         Ok(Box::new(BufReader::with_capacity(BUFFER_SIZE, MultiGzDecoder::new(BufReader::new(file)))))
     } else {
@@ -99,8 +83,8 @@ impl<R: Read> Read for EndAtCut<R> {
 
 /// [`read_file`], but a `.gz` file cut short gives the bytes before the cut
 /// and `true`.
-pub fn read_file_allowing_cut(path: &Path) -> Result<(Vec<u8>, bool), InputError> {
-    let error = |source| InputError { path: path.to_owned(), source };
+pub fn read_file_allowing_cut(path: &Path) -> Result<(Vec<u8>, bool), Error> {
+    let error = Error::at(path);
     let file = File::open(path).map_err(error)?;
     let mut bytes = Vec::new();
     if !is_gzip(path) {
@@ -133,11 +117,11 @@ pub struct MappedFile {
 impl MappedFile {
     /// Maps `path` when it is a non-empty regular file whose name does not end
     /// in `.gz`; `Ok(None)` for anything else (read it as a stream instead).
-    pub fn open(path: &Path) -> Result<Option<MappedFile>, InputError> {
+    pub fn open(path: &Path) -> Result<Option<MappedFile>, Error> {
         if is_gzip(path) || path == Path::new("-") {
             return Ok(None);
         }
-        let error = |source| InputError { path: path.to_owned(), source };
+        let error = Error::at(path);
         let file = File::open(path).map_err(error)?;
         let metadata = file.metadata().map_err(error)?;
         if !metadata.is_file() || metadata.len() == 0 {
@@ -179,25 +163,25 @@ impl MappedFile {
 
 /// [`open_file`], but a `.gz` file cut short ends at the cut and sets the
 /// returned [`CutShort`].
-pub fn open_file_allowing_cut(path: &Path) -> Result<(Box<dyn Read + Send>, CutShort), InputError> {
+pub fn open_file_allowing_cut(path: &Path) -> Result<(Box<dyn Read + Send>, CutShort), Error> {
     let cut_short = CutShort::default();
     if !is_gzip(path) {
         return Ok((open_file(path)?, cut_short));
     }
-    let file = File::open(path).map_err(|source| InputError { path: path.to_owned(), source })?;
+    let file = File::open(path).map_err(Error::at(path))?;
     let reader = EndAtCut { inner: MultiGzDecoder::new(BufReader::new(file)), cut_short: cut_short.clone() };
     Ok((Box::new(reader), cut_short))
 }
 
 /// [`open_stream`], but a `.gz` file cut short ends at the cut and sets the
 /// returned [`CutShort`].
-pub fn open_stream_allowing_cut(path: &Path) -> Result<(Box<dyn BufRead>, CutShort), InputError> {
+pub fn open_stream_allowing_cut(path: &Path) -> Result<(Box<dyn BufRead>, CutShort), Error> {
     const BUFFER_SIZE: usize = 256 * 1024;
     let cut_short = CutShort::default();
     if path == Path::new("-") || !is_gzip(path) {
         return Ok((open_stream(path)?, cut_short));
     }
-    let file = File::open(path).map_err(|source| InputError { path: path.to_owned(), source })?;
+    let file = File::open(path).map_err(Error::at(path))?;
     let reader = EndAtCut { inner: MultiGzDecoder::new(BufReader::new(file)), cut_short: cut_short.clone() };
     Ok((Box::new(BufReader::with_capacity(BUFFER_SIZE, reader)), cut_short))
 }

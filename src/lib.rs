@@ -21,6 +21,10 @@
 //!  diagnostics: every reader's warnings, one channel (--strict)                    commands: record, lookup
 //! ```
 //!
+//! An input that cannot be used at all is one [`Error`]: the file and a typed
+//! [`ErrorCause`]. Damage that still leaves something to read is a warning in
+//! [`diagnostics`] instead.
+//!
 //! The stack sinks ([`pipeline::StackSink`]) take each expanded sample:
 //!
 //! ```text
@@ -32,6 +36,7 @@ pub mod collapse;
 pub mod commands;
 pub mod default_input;
 pub mod diagnostics;
+pub mod error;
 pub mod formats;
 pub mod input;
 pub mod output;
@@ -40,3 +45,5 @@ pub mod sample;
 pub mod sources;
 pub mod symbols;
 pub mod v8;
+
+pub use error::{Error, ErrorCause};

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use crate::collapse::parallel::fold_parallel;
 use crate::collapse::{CollapseOptions, CollapseSummary, ExpandedSample, Folder, reader_summary};
 use crate::diagnostics::{Diagnostics, WarningKind};
+use crate::error::{Error, ErrorCause};
 use crate::input::open_stream_allowing_cut;
 use crate::output::stack_profile::StackProfile;
 use crate::output::timeline::{Timeline, TimelineRecorder};
@@ -78,40 +79,6 @@ pub struct FoldOptions {
     pub timeline: bool,
     /// Threads to fold a perf script on; `None`: one per core.
     pub threads: Option<usize>,
-}
-
-/// An input that cannot be folded at all (damage that still leaves
-/// something to read is a warning in [`FoldedProfile::diagnostics`]).
-#[derive(Debug, thiserror::Error)]
-pub struct Error {
-    /// The file.
-    pub path: PathBuf,
-    /// Why.
-    pub cause: ErrorCause,
-}
-
-impl std::fmt::Display for Error {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.path.as_os_str().is_empty() {
-            write!(formatter, "{}", self.cause)
-        } else {
-            write!(formatter, "{}: {}", self.path.display(), self.cause)
-        }
-    }
-}
-
-/// Why an input cannot be folded.
-#[derive(Debug, thiserror::Error)]
-pub enum ErrorCause {
-    /// It could not be opened or read.
-    #[error("{0}")]
-    Read(#[from] io::Error),
-    /// A code log or jitdump it needs is unusable (the message names it).
-    #[error("{0}")]
-    Profiles(String),
-    /// It is not what it should be (the message says what).
-    #[error("{0}")]
-    Format(String),
 }
 
 /// The result of [`fold`].
@@ -243,7 +210,10 @@ impl ExpandingSinks {
 /// Reads `input` to its end, expands the V8 JIT frames of its samples with
 /// the code logs and jitdumps `options` names (or finds), and aggregates the
 /// stacks. A process whose JavaScript mostly did not expand gets a warning
-/// naming the likely cause ([`crate::v8::diagnosis`]).
+/// naming the likely cause ([`crate::v8::diagnosis`]). An input (sample
+/// file, code log, jitdump) that cannot be used at all is an [`Error`]
+/// naming it; damage that still leaves something to read is a warning in
+/// [`FoldedProfile::diagnostics`].
 pub fn fold(input: &SampleInput, options: &FoldOptions) -> Result<FoldedProfile, Error> {
     let mut profile = fold_samples_of(input, options)?;
     warn_unexpanded(&profile.expansion, profile.expanders[0].profiles(), &mut profile.diagnostics);
@@ -273,11 +243,10 @@ fn fold_samples_of(input: &SampleInput, options: &FoldOptions) -> Result<FoldedP
         SampleInput::PerfData(path) => {
             let mut profile_options = options.profiles.clone();
             profile_options.jitdump_dir.get_or_insert_with(|| recording_directory(path));
-            let profiles = load_profiles(profile_options)?;
+            let profiles = Profiles::load(profile_options)?;
             let mut sink = ExpandingSinks::new(profiles, options);
             let event = options.collapse.event_filter.as_deref();
-            let read = read_perf_data(path, event, &mut sink)
-                .map_err(|error| Error { path: path.clone(), cause: ErrorCause::Format(error.message) })?;
+            let read = read_perf_data(path, event, &mut sink)?;
             let summary = CollapseSummary {
                 samples_read: read.samples_read,
                 samples_filtered_out: read.samples_filtered_out,
@@ -287,13 +256,7 @@ fn fold_samples_of(input: &SampleInput, options: &FoldOptions) -> Result<FoldedP
             Ok(sink.finish(summary, read.diagnostics, input, None))
         }
         SampleInput::Ticks(path) => {
-            let mut log = TickLog::read(path, options.profiles.sources.clone()).map_err(|error| Error {
-                path: path.clone(),
-                cause: match error {
-                    crate::sources::ticks::TickError::Input(error) => ErrorCause::Read(error.source),
-                    other => ErrorCause::Format(other.to_string()),
-                },
-            })?;
+            let mut log = TickLog::read(path, options.profiles.sources.clone())?;
             let mut sink = ExpandingSinks::new(log.profiles().clone(), options);
             let native = log.read_samples(&mut sink);
             let summary = CollapseSummary { samples_read: log.tick_count() as u64, ..CollapseSummary::default() };
@@ -309,7 +272,7 @@ fn fold_samples_of(input: &SampleInput, options: &FoldOptions) -> Result<FoldedP
 /// ([`FoldOptions::record_details`]) describe the first input's only.
 pub fn fold_all(inputs: &[SampleInput], options: &FoldOptions) -> Result<FoldedProfile, Error> {
     let Some((first, rest)) = inputs.split_first() else {
-        return Err(Error { path: PathBuf::new(), cause: ErrorCause::Format("nothing to fold".to_string()) });
+        return Err(Error::new(PathBuf::new(), ErrorCause::NothingToFold));
     };
     let mut merged = fold(first, options)?;
     for input in rest {
@@ -333,18 +296,11 @@ pub fn fold_all(inputs: &[SampleInput], options: &FoldOptions) -> Result<FoldedP
     Ok(merged)
 }
 
-/// Loads the code logs and jitdumps `options` names.
-fn load_profiles(options: ProfileOptions) -> Result<Profiles, Error> {
-    Profiles::load(options)
-        .map_err(|error| Error { path: PathBuf::new(), cause: ErrorCause::Profiles(error.to_string()) })
-}
-
 /// Folds a perf script, on several threads when nothing needs one folder.
 fn fold_perf_script(path: &Path, input: &SampleInput, options: &FoldOptions) -> Result<FoldedProfile, Error> {
-    let profiles = load_profiles(options.profiles.clone())?;
-    let (stream, cut_short) =
-        open_stream_allowing_cut(path).map_err(|error| Error { path: path.to_owned(), cause: error.source.into() })?;
-    let read_error = |error: io::Error| Error { path: path.to_owned(), cause: ErrorCause::Read(error) };
+    let profiles = Profiles::load(options.profiles.clone())?;
+    let (stream, cut_short) = open_stream_allowing_cut(path)?;
+    let read_error = Error::at::<io::Error>(path);
     let threads = options.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
     // Detailed outputs read one folder and its expander, a timeline every
     // sample in time order; a process discovered on the way would be seen by

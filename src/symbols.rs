@@ -25,16 +25,7 @@ use object::{Object, ObjectSegment, ObjectSymbol, SymbolFlags};
 use object::elf::{STB_GLOBAL, STB_WEAK, STT_FUNC, STT_GNU_IFUNC};
 
 use crate::diagnostics::{Diagnostics, WarningKind};
-
-/// A file's function symbols could not be read.
-#[derive(Debug, thiserror::Error)]
-#[error("{path}: {message}")]
-pub struct SymbolError {
-    /// The file.
-    pub path: String,
-    /// What went wrong.
-    pub message: String,
-}
+use crate::error::{Error, ErrorCause};
 
 /// One function symbol.
 #[derive(Debug)]
@@ -85,9 +76,8 @@ impl ElfSymbols {
     /// file is installed for it (`/usr/lib/debug/.build-id/xx/rest.debug`,
     /// matched by build id, as perf and gdb look for it), its fuller symbol
     /// table is used: distributions strip local functions from libraries.
-    pub fn read(path: &Path) -> Result<ElfSymbols, SymbolError> {
-        let error = |message: String| SymbolError { path: path.display().to_string(), message };
-        let mut symbols = ElfSymbols::read_sections(path).map_err(error)?;
+    pub fn read(path: &Path) -> Result<ElfSymbols, Error> {
+        let mut symbols = ElfSymbols::read_sections(path).map_err(Error::at(path))?;
         if let Some(debug_path) = symbols.build_id.as_deref().and_then(debug_file_path)
             && let Ok(debug_symbols) = ElfSymbols::read_sections(&debug_path)
             && debug_symbols.build_id == symbols.build_id
@@ -100,15 +90,15 @@ impl ElfSymbols {
 
     /// Reads the symbols of an ELF file, reading only the parts needed (a
     /// binary with debug info is mostly other sections: node's is 99 MB).
-    fn read_sections(path: &Path) -> Result<ElfSymbols, String> {
-        let file = std::fs::File::open(path).map_err(|error| error.to_string())?;
+    fn read_sections(path: &Path) -> Result<ElfSymbols, ErrorCause> {
+        let file = std::fs::File::open(path)?;
         let cache = object::ReadCache::new(file);
         // Symbol and string tables are read whole, one read each: through
         // the cache alone every symbol name would be a read of its own
         // (node has ~100,000).
         let tables = {
             use object::{Object, ObjectSection};
-            let elf = object::File::parse(&cache).map_err(|error| error.to_string())?;
+            let elf = object::File::parse(&cache)?;
             let tables: Vec<(u64, u64)> = elf
                 .sections()
                 .filter(|section| {
@@ -124,17 +114,17 @@ impl ElfSymbols {
                 object::ReadRef::read_bytes_at(&cache, offset, size).ok().map(|bytes| LoadedRange { offset, bytes })
             })
             .collect();
-        ElfSymbols::parse_data(&PartlyLoadedFile { loaded, rest: &cache })
+        Ok(ElfSymbols::parse_data(&PartlyLoadedFile { loaded, rest: &cache })?)
     }
 
     /// Parses the symbols of an ELF file in memory.
-    pub fn parse(bytes: &[u8]) -> Result<ElfSymbols, String> {
+    pub fn parse(bytes: &[u8]) -> Result<ElfSymbols, object::read::Error> {
         ElfSymbols::parse_data(bytes)
     }
 
     /// Parses the symbols of an ELF file from `data`.
-    fn parse_data<'data, Data: object::ReadRef<'data>>(data: Data) -> Result<ElfSymbols, String> {
-        let file = object::File::parse(data).map_err(|error| error.to_string())?;
+    fn parse_data<'data, Data: object::ReadRef<'data>>(data: Data) -> Result<ElfSymbols, object::read::Error> {
+        let file = object::File::parse(data)?;
         let mut candidates = Vec::new();
         push_function_symbols(file.symbols(), &mut candidates);
         if candidates.is_empty() {
@@ -512,22 +502,21 @@ pub const VDSO: &str = "[vdso]";
 /// into every process, so it names the vDSO frames of the profiled one
 /// (perf saves a copy of it for the same reason). Build ids tell if the
 /// kernel changed since the recording.
-fn read_own_vdso() -> Result<ElfSymbols, SymbolError> {
-    let error = |message: String| SymbolError { path: VDSO.to_string(), message };
-    let maps = std::fs::read_to_string("/proc/self/maps").map_err(|problem| error(problem.to_string()))?;
+fn read_own_vdso() -> Result<ElfSymbols, Error> {
+    let error = Error::at::<std::io::Error>(Path::new(VDSO));
+    let maps = std::fs::read_to_string("/proc/self/maps").map_err(error)?;
     let range = maps
         .lines()
         .find(|line| line.ends_with(VDSO))
         .and_then(|line| line.split_whitespace().next())
         .and_then(|range| range.split_once('-'))
         .and_then(|(start, end)| Some((u64::from_str_radix(start, 16).ok()?, u64::from_str_radix(end, 16).ok()?)))
-        .ok_or_else(|| error("not mapped in this process".to_string()))?;
+        .ok_or_else(|| error(std::io::Error::new(std::io::ErrorKind::NotFound, "not mapped in this process")))?;
     let mut image = vec![0; range.1.saturating_sub(range.0) as usize];
-    let mut memory = std::fs::File::open("/proc/self/mem").map_err(|problem| error(problem.to_string()))?;
-    std::io::Seek::seek(&mut memory, std::io::SeekFrom::Start(range.0))
-        .map_err(|problem| error(problem.to_string()))?;
-    std::io::Read::read_exact(&mut memory, &mut image).map_err(|problem| error(problem.to_string()))?;
-    ElfSymbols::parse(&image).map_err(error)
+    let mut memory = std::fs::File::open("/proc/self/mem").map_err(error)?;
+    std::io::Seek::seek(&mut memory, std::io::SeekFrom::Start(range.0)).map_err(error)?;
+    std::io::Read::read_exact(&mut memory, &mut image).map_err(error)?;
+    ElfSymbols::parse(&image).map_err(Error::at(Path::new(VDSO)))
 }
 
 /// A file mapped into a process's address space.

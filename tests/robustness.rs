@@ -458,6 +458,19 @@ fn every_error_names_its_file_and_exits_1() {
         );
     }
 
+    // A perf.data whose header cannot be read: the byte offset.
+    let short_perf_data = directory.join("short.perf.data");
+    std::fs::write(&short_perf_data, b"PERFILE2").unwrap();
+    let short_perf_data = path_text(&short_perf_data);
+    assert_fails(
+        &["--perf-data", &short_perf_data],
+        1,
+        &format!(
+            "v8inline: {short_perf_data}: the header section (104 bytes at byte offset 0) does not fit in the file \
+             (8 bytes)\n"
+        ),
+    );
+
     // A corrupt compressed input (a cut one is a warning, see below).
     let compressed_log = directory.join("codspeed-v8-13233.log.gz");
     std::fs::write(&compressed_log, b"\x1f\x8b\x08\x00 not deflate").unwrap();

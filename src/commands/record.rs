@@ -288,9 +288,17 @@ pub enum RecordError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The runtime wrote no `prof-PID.log` (the fallback without perf).
+    #[error("{}: {runtime} wrote no prof-PID.log", directory.display())]
+    NoTickLog {
+        /// The output directory.
+        directory: PathBuf,
+        /// The runtime's name.
+        runtime: &'static str,
+    },
     /// The recording could not be folded.
-    #[error("{0}")]
-    Fold(String),
+    #[error(transparent)]
+    Fold(#[from] crate::Error),
 }
 
 /// Flags whose absence is handled: without `--perf-prof-path` (node 18,
@@ -463,8 +471,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
                 timeline: true,
                 ..FoldOptions::default()
             };
-            let profile = pipeline::fold(&SampleInput::PerfData(perf_data), &fold_options)
-                .map_err(|error| RecordError::Fold(error.to_string()))?;
+            let profile = pipeline::fold(&SampleInput::PerfData(perf_data), &fold_options)?;
             diagnostics.merge(&profile.diagnostics);
             let folded = render(&profile.folder);
             (exit_status, unsupported, folded, profile.summary, profile.expansion.expanded, profile.timeline)
@@ -480,11 +487,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
             // One log per isolate, each the code log of its own ticks.
             let logs = find_files(&output_dir, "prof-", ".log");
             if logs.is_empty() {
-                return Err(RecordError::Fold(format!(
-                    "{}: {} wrote no prof-PID.log",
-                    output_dir.display(),
-                    runtime.name()
-                )));
+                return Err(RecordError::NoTickLog { directory: output_dir.clone(), runtime: runtime.name() });
             }
             let fold_options = FoldOptions {
                 collapse,
@@ -493,8 +496,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
                 ..FoldOptions::default()
             };
             let inputs: Vec<SampleInput> = logs.into_iter().map(SampleInput::Ticks).collect();
-            let profile =
-                pipeline::fold_all(&inputs, &fold_options).map_err(|error| RecordError::Fold(error.to_string()))?;
+            let profile = pipeline::fold_all(&inputs, &fold_options)?;
             diagnostics.merge(&profile.diagnostics);
             let folded = render(&profile.folder);
             (exit_status, unsupported, folded, profile.summary, profile.expansion.expanded, profile.timeline)

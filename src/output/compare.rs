@@ -4,8 +4,11 @@
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
+use std::path::Path;
 
 use fxhash::FxHashMap;
+
+use crate::error::{Error, ErrorCause};
 
 use super::annotations::{Annotation, Severity, SourceRoot, function_location, markdown_cell};
 use super::json::JsonReport;
@@ -31,25 +34,18 @@ pub struct FunctionShares {
 }
 
 impl Shares {
-    /// Reads folded stacks or a JSON report (told apart by a leading `{`).
-    /// `name` names the input in errors.
-    pub fn parse(text: &str, name: &str) -> Result<Shares, String> {
+    /// Reads folded stacks or a JSON report (told apart by a leading `{`),
+    /// the text of the file at `path` (which names it in errors).
+    pub fn parse(text: &str, path: &Path) -> Result<Shares, Error> {
         if text.trim_start().starts_with('{') {
-            let report =
-                JsonReport::parse(text).map_err(|error| format!("{name}: not a v8inline JSON report: {error}"))?;
+            let report = JsonReport::parse(text).map_err(Error::at(path))?;
             return Ok(Shares::from_json(&report));
         }
-        let (profile, errors) = StackProfile::from_folded(text);
-        if let Some(first) = errors.first() {
-            return Err(format!(
-                "{name}:{}: expected a folded stack line `frame;frame;... count`, got {:?}{}",
-                first.line_number,
-                first.line,
-                match errors.len() {
-                    1 => String::new(),
-                    count => format!(" ({} more such lines)", count - 1),
-                }
-            ));
+        let (profile, mut errors) = StackProfile::from_folded(text);
+        if !errors.is_empty() {
+            let more = errors.len() - 1;
+            let first = errors.swap_remove(0);
+            return Err(Error::new(path, ErrorCause::FoldedLines { first, more }));
         }
         Ok(Shares::from_report(&Report::new(&profile, WeightUnit::Count)))
     }
@@ -288,11 +284,14 @@ pub fn write_differential_svg<W: Write>(base: &str, head: &str, title: &str, out
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::json::JsonReportError;
 
     #[test]
     fn regressions_come_first() {
-        let base = Shares::parse("node;main;JS:*a /r/x.js:1:1 50\nnode;main;JS:*b /r/x.js:5:1 50\n", "base").unwrap();
-        let head = Shares::parse("node;main;JS:*a /r/x.js:1:1 20\nnode;main;JS:*b /r/x.js:5:1 80\n", "head").unwrap();
+        let base = Shares::parse("node;main;JS:*a /r/x.js:1:1 50\nnode;main;JS:*b /r/x.js:5:1 50\n", Path::new("base"))
+            .unwrap();
+        let head = Shares::parse("node;main;JS:*a /r/x.js:1:1 20\nnode;main;JS:*b /r/x.js:5:1 80\n", Path::new("head"))
+            .unwrap();
         let changes = compare(&base, &head);
         let order: Vec<(&str, String, String)> = changes
             .iter()
@@ -319,9 +318,13 @@ mod tests {
 
     #[test]
     fn bad_lines_are_named() {
-        let error = Shares::parse("node;a 1\nnode;b x\n", "base.folded").unwrap_err();
-        assert_eq!(error, "base.folded:2: expected a folded stack line `frame;frame;... count`, got \"node;b x\"");
-        let error = Shares::parse("{\"schema\": \"other\"}", "r.json").unwrap_err();
-        assert!(error.starts_with("r.json: not a v8inline JSON report: "), "{error}");
+        let error = Shares::parse("node;a 1\nnode;b x\n", Path::new("base.folded")).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "base.folded:2: expected a folded stack line `frame;frame;... count`, got \"node;b x\""
+        );
+        let error = Shares::parse("{\"schema\": \"other\"}", Path::new("r.json")).unwrap_err();
+        assert!(matches!(error.cause, ErrorCause::JsonReport(JsonReportError::Json(_))), "{error:?}");
+        assert!(error.to_string().starts_with("r.json: not a v8inline JSON report: missing field"), "{error}");
     }
 }

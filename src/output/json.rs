@@ -170,13 +170,28 @@ impl JsonReport {
     }
 
     /// Reads a report; the error says what is wrong and where.
-    pub fn parse(text: &str) -> Result<JsonReport, String> {
-        let report: JsonReport = serde_json::from_str(text).map_err(|error| error.to_string())?;
+    pub fn parse(text: &str) -> Result<JsonReport, JsonReportError> {
+        let report: JsonReport = serde_json::from_str(text)?;
         if report.schema != SCHEMA {
-            return Err(format!("schema {:?}, expected {SCHEMA:?}", report.schema));
+            return Err(JsonReportError::Schema { found: report.schema });
         }
         Ok(report)
     }
+}
+
+/// Why a text is not a JSON report.
+#[derive(Debug, thiserror::Error)]
+pub enum JsonReportError {
+    /// Not JSON, or not the report's fields (the error names the line and
+    /// column).
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+    /// A JSON document of another schema.
+    #[error("schema {found:?}, expected {SCHEMA:?}")]
+    Schema {
+        /// The schema it names.
+        found: String,
+    },
 }
 
 impl JsonFunction {

@@ -50,6 +50,7 @@ use linux_perf_data::linux_perf_event_reader::{CommOrExecRecord, EventRecord, Ra
 use linux_perf_data::{PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
 
 use crate::diagnostics::{Diagnostics, EXAMPLES_PER_KIND, WarningKind};
+use crate::error::{Error, ErrorCause};
 use crate::input::read_file_allowing_cut;
 use crate::sample::{
     AddressKind, Frame, FrameNumber, KERNEL_ADDRESS_START, ModuleId, ModuleKind, Sample, SampleInterner, SampleSink,
@@ -92,14 +93,99 @@ struct ThreadTexts {
     event: StringId,
 }
 
-/// A perf.data that cannot be read at all.
+/// Why a perf.data cannot be read at all (a file that cannot be read is an
+/// [`ErrorCause::Read`]); [`read_perf_data`] puts the file's path before it
+/// ([`Error`]).
 #[derive(Debug, thiserror::Error)]
-#[error("{path}: {message}")]
-pub struct PerfDataError {
-    /// The file.
-    pub path: String,
-    /// What went wrong.
-    pub message: String,
+pub enum PerfDataError {
+    /// A section the header declares does not lie inside the file.
+    #[error(
+        "the {section} section ({size} bytes at byte offset {offset}) does not fit in the file ({file_length} bytes)"
+    )]
+    SectionOutsideFile {
+        /// Which section.
+        section: Section,
+        /// Where the header says it starts.
+        offset: u64,
+        /// Its declared size.
+        size: u64,
+        /// The file's length.
+        file_length: u64,
+    },
+    /// Reading bytes the header declares failed.
+    #[error("byte offset {offset}: {error}")]
+    ReadAt {
+        /// Where the read started.
+        offset: u64,
+        /// The operating system's error.
+        error: std::io::Error,
+    },
+    /// The header's `attr_size` (at byte offset 16) is not that of a
+    /// `perf_event_attr`.
+    #[error("byte offset 16: implausible attribute size {size}")]
+    AttributeSize {
+        /// The size found.
+        size: u64,
+    },
+    /// The event descriptions feature section (`HEADER_EVENT_DESC`) does not
+    /// hold what its counts say.
+    #[error("byte offset {offset}: event descriptions: {problem}")]
+    EventDescriptions {
+        /// Where the section starts.
+        offset: u64,
+        /// What does not fit.
+        problem: EventDescriptionProblem,
+    },
+    /// `linux-perf-data` refused the file (not perf's format, attributes it
+    /// cannot use, ...).
+    #[error("{0}")]
+    Format(#[from] linux_perf_data::Error),
+}
+
+/// A section of a perf.data that [`PerfDataError::SectionOutsideFile`] names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// `struct perf_file_header` itself, or a table it points to.
+    Header,
+    /// The attributes (`attrs`).
+    Attributes,
+    /// The event types (`event_types`).
+    EventTypes,
+    /// The ids of one event type.
+    EventIds,
+    /// A feature section, by its bit (`HEADER_*`).
+    Feature(usize),
+}
+
+impl std::fmt::Display for Section {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Section::Header => write!(formatter, "header"),
+            Section::Attributes => write!(formatter, "attrs"),
+            Section::EventTypes => write!(formatter, "event_types"),
+            Section::EventIds => write!(formatter, "event ids"),
+            Section::Feature(bit) => write!(formatter, "feature {bit}"),
+        }
+    }
+}
+
+/// What does not fit in the event descriptions feature section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum EventDescriptionProblem {
+    /// It ends inside a count.
+    #[error("cut short")]
+    CutShort,
+    /// Its event count times the smallest event is more than its size.
+    #[error("{count} events of at least {minimum_size} bytes do not fit")]
+    TooManyEvents {
+        /// The events declared.
+        count: u64,
+        /// The smallest an event can be.
+        minimum_size: u64,
+    },
+    /// A length runs past its end.
+    #[error("a length past the end")]
+    LengthPastEnd,
 }
 
 /// What reading a perf.data found besides its samples.
@@ -121,12 +207,8 @@ pub struct PerfDataSummary {
 /// to `sink`, in the file's time order, its frames named as `perf script`
 /// names them. A damaged file is read up to its last whole record (see the
 /// summary's diagnostics); only a file that cannot be opened or is not a
-/// perf.data is an error.
-pub fn read_perf_data(
-    path: &Path,
-    event: Option<&str>,
-    sink: &mut dyn SampleSink,
-) -> Result<PerfDataSummary, PerfDataError> {
+/// perf.data is an error, naming the file.
+pub fn read_perf_data(path: &Path, event: Option<&str>, sink: &mut dyn SampleSink) -> Result<PerfDataSummary, Error> {
     PerfDataSource::new().read(path, event, sink)
 }
 
@@ -153,7 +235,7 @@ impl PerfDataSource {
         path: &Path,
         event: Option<&str>,
         sink: &mut dyn SampleSink,
-    ) -> Result<PerfDataSummary, PerfDataError> {
+    ) -> Result<PerfDataSummary, Error> {
         let mut reader = PerfDataReader::new(event, std::mem::take(&mut self.symbols), self.running_kernel.clone());
         let result = if path.extension().is_some_and(|extension| extension == "gz") {
             match read_file_allowing_cut(path) {
@@ -163,12 +245,12 @@ impl PerfDataSource {
                     }
                     reader.read(std::io::Cursor::new(bytes), path, sink)
                 }
-                Err(problem) => Err(problem.source.to_string()),
+                Err(error) => Err(error.cause),
             }
         } else {
             match std::fs::File::open(path) {
                 Ok(file) => reader.read(std::io::BufReader::with_capacity(1 << 20, file), path, sink),
-                Err(problem) => Err(problem.to_string()),
+                Err(error) => Err(error.into()),
             }
         };
         self.finish(reader, result, path)
@@ -182,7 +264,7 @@ impl PerfDataSource {
         path: &Path,
         event: Option<&str>,
         sink: &mut dyn SampleSink,
-    ) -> Result<PerfDataSummary, PerfDataError> {
+    ) -> Result<PerfDataSummary, Error> {
         let mut reader = PerfDataReader::new(event, std::mem::take(&mut self.symbols), self.running_kernel.clone());
         let result = reader.read(std::io::Cursor::new(bytes), path, sink);
         self.finish(reader, result, path)
@@ -192,13 +274,13 @@ impl PerfDataSource {
     fn finish(
         &mut self,
         reader: PerfDataReader,
-        result: Result<(), String>,
+        result: Result<(), ErrorCause>,
         path: &Path,
-    ) -> Result<PerfDataSummary, PerfDataError> {
+    ) -> Result<PerfDataSummary, Error> {
         let (summary, symbols, running_kernel) = reader.finish();
         self.symbols = symbols;
         self.running_kernel = running_kernel;
-        result.map_err(|message| PerfDataError { path: path.display().to_string(), message })?;
+        result.map_err(Error::at(path))?;
         Ok(summary)
     }
 }
@@ -276,8 +358,8 @@ impl FileHeader {
 /// neighbours in the kernel's `tools/perf/util/header.c`. A data section
 /// past the end of the file is a cut file, not an error (the feature sections
 /// after it are then not checked: they are lost). `None`: not perf's format.
-fn check_header<R: Read + Seek>(input: &mut R) -> Result<Option<FileHeader>, String> {
-    let file_length = input.seek(std::io::SeekFrom::End(0)).map_err(|error| error.to_string())?;
+fn check_header<R: Read + Seek>(input: &mut R) -> Result<Option<FileHeader>, ErrorCause> {
+    let file_length = input.seek(std::io::SeekFrom::End(0))?;
     let header = read_at(input, 0, FILE_HEADER_SIZE, file_length)?;
     let little_endian = match &header[..8] {
         b"PERFILE2" => true,
@@ -294,11 +376,11 @@ fn check_header<R: Read + Seek>(input: &mut R) -> Result<Option<FileHeader>, Str
     let attribute_size = word(&header, 16);
     // perf_event_attr is 64 bytes in its first version and a few hundred now.
     if !(64..=4096).contains(&attribute_size) {
-        return Err(format!("byte offset 16: implausible attribute size {attribute_size}"));
+        return Err(PerfDataError::AttributeSize { size: attribute_size }.into());
     }
     let data = section(&header, 40);
     let file_header = FileHeader { bytes: header.clone(), little_endian, data, file_length };
-    for (name, field_offset) in [("attrs", 24), ("event_types", 56)] {
+    for (name, field_offset) in [(Section::Attributes, 24), (Section::EventTypes, 56)] {
         section(&header, field_offset).check(name, file_length)?;
     }
     let event_types = section(&header, 56);
@@ -307,11 +389,11 @@ fn check_header<R: Read + Seek>(input: &mut R) -> Result<Option<FileHeader>, Str
         let entries = read_at(input, event_types.offset, event_types.size, file_length)?;
         let entry_size = (attribute_size + SECTION_SIZE) as usize;
         for entry in entries.chunks_exact(entry_size) {
-            section(entry, entry_size - SECTION_SIZE as usize).check("event ids", file_length)?;
+            section(entry, entry_size - SECTION_SIZE as usize).check(Section::EventIds, file_length)?;
         }
     }
     if file_header.is_cut() || file_header.is_unfinished() {
-        input.seek(std::io::SeekFrom::Start(0)).map_err(|error| error.to_string())?;
+        input.seek(std::io::SeekFrom::Start(0))?;
         return Ok(Some(file_header));
     }
     let features: Vec<usize> = (0..256)
@@ -320,18 +402,19 @@ fn check_header<R: Read + Seek>(input: &mut R) -> Result<Option<FileHeader>, Str
             feature_word >> (bit % 64) & 1 == 1
         })
         .collect();
-    let table_offset = data.offset.checked_add(data.size).ok_or("data section past the end of the file")?;
+    // Not cut (above): the data section ends inside the file.
+    let table_offset = data.offset.saturating_add(data.size);
     let table = read_at(input, table_offset, SECTION_SIZE * features.len() as u64, file_length)?;
     for (index, &feature) in features.iter().enumerate() {
         let feature_section = section(&table, index * SECTION_SIZE as usize);
-        feature_section.check(&format!("feature {feature}"), file_length)?;
+        feature_section.check(Section::Feature(feature), file_length)?;
         if feature == FEATURE_EVENT_DESC {
             let contents = read_at(input, feature_section.offset, feature_section.size, file_length)?;
             check_event_descriptions(&contents, little_endian)
-                .map_err(|problem| format!("byte offset {}: event descriptions: {problem}", feature_section.offset))?;
+                .map_err(|problem| PerfDataError::EventDescriptions { offset: feature_section.offset, problem })?;
         }
     }
-    input.seek(std::io::SeekFrom::Start(0)).map_err(|error| error.to_string())?;
+    input.seek(std::io::SeekFrom::Start(0))?;
     Ok(Some(file_header))
 }
 
@@ -343,13 +426,10 @@ struct FileSection {
 }
 
 impl FileSection {
-    fn check(self, name: &str, file_length: u64) -> Result<(), String> {
+    fn check(self, section: Section, file_length: u64) -> Result<(), PerfDataError> {
         match self.offset.checked_add(self.size) {
             Some(end) if end <= file_length => Ok(()),
-            _ => Err(format!(
-                "the {name} section ({} bytes at byte offset {}) does not fit in the file ({file_length} bytes)",
-                self.size, self.offset
-            )),
+            _ => Err(PerfDataError::SectionOutsideFile { section, offset: self.offset, size: self.size, file_length }),
         }
     }
 }
@@ -357,10 +437,10 @@ impl FileSection {
 /// Walks `HEADER_EVENT_DESC`: `nr, attr_size`, then per event the
 /// attribute, `nr_ids`, a string (`len`, bytes) and `nr_ids` ids; every
 /// count must fit in the section.
-fn check_event_descriptions(contents: &[u8], little_endian: bool) -> Result<(), String> {
+fn check_event_descriptions(contents: &[u8], little_endian: bool) -> Result<(), EventDescriptionProblem> {
     let mut position = 0usize;
-    let next_u32 = |position: &mut usize| -> Result<u64, String> {
-        let bytes = contents.get(*position..*position + 4).ok_or("cut short")?;
+    let next_u32 = |position: &mut usize| -> Result<u64, EventDescriptionProblem> {
+        let bytes = contents.get(*position..*position + 4).ok_or(EventDescriptionProblem::CutShort)?;
         *position += 4;
         let value = [bytes[0], bytes[1], bytes[2], bytes[3]];
         Ok(u64::from(if little_endian { u32::from_le_bytes(value) } else { u32::from_be_bytes(value) }))
@@ -369,11 +449,11 @@ fn check_event_descriptions(contents: &[u8], little_endian: bool) -> Result<(), 
     let attribute_size = next_u32(&mut position)?;
     let minimum_event_size = attribute_size + 8;
     if count.saturating_mul(minimum_event_size) > contents.len() as u64 {
-        return Err(format!("{count} events of at least {minimum_event_size} bytes do not fit"));
+        return Err(EventDescriptionProblem::TooManyEvents { count, minimum_size: minimum_event_size });
     }
-    let skip = |position: &mut usize, length: u64| -> Result<(), String> {
+    let skip = |position: &mut usize, length: u64| -> Result<(), EventDescriptionProblem> {
         let end = (*position as u64).checked_add(length).filter(|&end| end <= contents.len() as u64);
-        *position = end.ok_or("a length past the end")? as usize;
+        *position = end.ok_or(EventDescriptionProblem::LengthPastEnd)? as usize;
         Ok(())
     };
     for _ in 0..count {
@@ -387,11 +467,11 @@ fn check_event_descriptions(contents: &[u8], little_endian: bool) -> Result<(), 
 }
 
 /// `length` bytes at `offset`, which must lie inside the file.
-fn read_at<R: Read + Seek>(input: &mut R, offset: u64, length: u64, file_length: u64) -> Result<Vec<u8>, String> {
-    FileSection { offset, size: length }.check("header", file_length)?;
-    input.seek(std::io::SeekFrom::Start(offset)).map_err(|error| error.to_string())?;
+fn read_at<R: Read + Seek>(input: &mut R, offset: u64, length: u64, file_length: u64) -> Result<Vec<u8>, ErrorCause> {
+    FileSection { offset, size: length }.check(Section::Header, file_length)?;
+    input.seek(std::io::SeekFrom::Start(offset))?;
     let mut bytes = vec![0; length as usize];
-    input.read_exact(&mut bytes).map_err(|error| format!("byte offset {offset}: {error}"))?;
+    input.read_exact(&mut bytes).map_err(|error| PerfDataError::ReadAt { offset, error })?;
     Ok(bytes)
 }
 
@@ -400,11 +480,11 @@ fn read_at<R: Read + Seek>(input: &mut R, offset: u64, length: u64, file_length:
 fn open_records<R: Read + Seek>(
     input: &Rc<RefCell<R>>,
     header: Option<Vec<u8>>,
-) -> Result<(PerfFile, PerfRecordIter<SharedInput<R>>), String> {
-    input.borrow_mut().seek(SeekFrom::Start(0)).map_err(|error| error.to_string())?;
+) -> Result<(PerfFile, PerfRecordIter<SharedInput<R>>), ErrorCause> {
+    input.borrow_mut().seek(SeekFrom::Start(0))?;
     let shared = SharedInput { inner: Rc::clone(input), header, position: 0 };
     let PerfFileReader { perf_file, record_iter } =
-        PerfFileReader::parse_file(shared).map_err(|error| error.to_string())?;
+        PerfFileReader::parse_file(shared).map_err(PerfDataError::Format)?;
     Ok((perf_file, record_iter))
 }
 
@@ -791,7 +871,7 @@ impl PerfDataReader {
     }
 
     /// Reads every record of the file at `path`, warning about damage.
-    fn read<R: Read + Seek>(&mut self, mut input: R, path: &Path, sink: &mut dyn SampleSink) -> Result<(), String> {
+    fn read<R: Read + Seek>(&mut self, mut input: R, path: &Path, sink: &mut dyn SampleSink) -> Result<(), ErrorCause> {
         self.path = path.to_owned();
         let header = check_header(&mut input)?;
         let input = Rc::new(RefCell::new(input));
@@ -801,8 +881,7 @@ impl PerfDataReader {
         if let Some(header) = header.as_ref().filter(|header| header.is_cut()) {
             // Up to the last whole record, which the crate then reads as the
             // whole data section.
-            let data_end = whole_records_end(&mut *input.borrow_mut(), header, header.file_length)
-                .map_err(|error| error.to_string())?;
+            let data_end = whole_records_end(&mut *input.borrow_mut(), header, header.file_length)?;
             self.diagnostics.warn(WarningKind::PerfDataCutShort, || {
                 format!(
                     "{}: byte offset {}: expected a data section of {} bytes, the file ends {} bytes into it (cut short); \
@@ -816,8 +895,7 @@ impl PerfDataReader {
             replaced_header = Some(header.cut_at(data_end));
             records_end = Some(data_end);
         } else if let Some(header) = header.as_ref().filter(|header| header.is_unfinished()) {
-            let data_end = whole_records_end(&mut *input.borrow_mut(), header, header.file_length)
-                .map_err(|error| error.to_string())?;
+            let data_end = whole_records_end(&mut *input.borrow_mut(), header, header.file_length)?;
             self.diagnostics.warn(WarningKind::PerfDataUnfinished, || {
                 format!(
                     "{}: byte offset 48: expected the size of the data section, found 0: the recording was not finished \
@@ -857,7 +935,6 @@ impl PerfDataReader {
                         }
                     },
                 )
-                .map_err(|error| error.to_string())
             };
             let walked = walk(&mut expansion_check)?;
             if expansion_check.is_undecided() {
@@ -914,7 +991,7 @@ impl PerfDataReader {
                 Ok(Some(record)) => record,
                 Ok(None) => break,
                 Err(error) => {
-                    let position = input.borrow_mut().stream_position().map_err(|error| error.to_string())?;
+                    let position = input.borrow_mut().stream_position()?;
                     // Where the chain of record sizes breaks, when it does.
                     let broken = header.as_ref().filter(|_| !read_again).and_then(|header| {
                         let end = whole_records_end(&mut *input.borrow_mut(), header, header.data_end()).ok()?;
@@ -1264,6 +1341,33 @@ mod tests {
         if let Ok(running) = std::fs::read("/sys/kernel/notes") {
             assert!(gnu_build_id(&running).is_some_and(|id| id.len() == 20));
         }
+    }
+
+    #[test]
+    fn unreadable_headers_are_typed_errors_naming_the_file_and_offset() {
+        struct Discard;
+        impl SampleSink for Discard {
+            fn add_sample(&mut self, _: &Sample, _: &SampleInterner) {}
+        }
+        let read = |bytes: &[u8]| PerfDataSource::new().read_bytes(bytes, Path::new("x.data"), None, &mut Discard);
+        let error = read(b"PERFILE2").expect_err("a header cut short");
+        assert!(matches!(
+            error.cause,
+            ErrorCause::PerfData(PerfDataError::SectionOutsideFile { section: Section::Header, size: 104, .. })
+        ));
+        assert_eq!(
+            error.to_string(),
+            "x.data: the header section (104 bytes at byte offset 0) does not fit in the file (8 bytes)"
+        );
+        let mut header = vec![0u8; 104];
+        header[..8].copy_from_slice(b"PERFILE2");
+        header[16..24].copy_from_slice(&8u64.to_le_bytes());
+        let error = read(&header).expect_err("an implausible attribute size");
+        assert!(matches!(error.cause, ErrorCause::PerfData(PerfDataError::AttributeSize { size: 8 })));
+        assert_eq!(error.to_string(), "x.data: byte offset 16: implausible attribute size 8");
+        let error = read(&[b'x'; 200]).expect_err("not perf's format");
+        assert!(matches!(error.cause, ErrorCause::PerfData(PerfDataError::Format(_))), "{error:?}");
+        assert!(error.to_string().starts_with("x.data: "), "{error}");
     }
 
     #[test]

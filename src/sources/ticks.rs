@@ -35,8 +35,9 @@ use std::path::Path;
 use fxhash::FxHashMap;
 
 use crate::diagnostics::Diagnostics;
+use crate::error::{Error, ErrorCause};
 use crate::formats::v8log::{CodeLog, CodeObjectId, Tick};
-use crate::input::{InputError, read_file_allowing_cut};
+use crate::input::read_file_allowing_cut;
 use crate::sample::{AddressKind, Frame, ModuleKind, Sample, SampleInterner, SampleSink, SampleTime};
 use crate::symbols::{MappedFile, SymbolCache};
 use crate::v8::inline_map::{InlineMap, JitCode, LogId, LogObject, SourceOptions};
@@ -72,21 +73,10 @@ pub struct NativeFrameStats {
     pub outside_libraries: u64,
 }
 
-/// A log whose ticks cannot be folded at all.
-#[derive(Debug, thiserror::Error)]
-pub enum TickError {
-    /// The log could not be read.
-    #[error(transparent)]
-    Input(#[from] InputError),
-    /// The log has no tick record.
-    #[error("{0}: no tick records: record with `node --prof --log-code`")]
-    NoTicks(String),
-}
-
 impl TickLog {
     /// Reads the `--prof` log at `path` (`.gz` too); script sources as
     /// `sources` says.
-    pub fn read(path: &Path, sources: SourceOptions) -> Result<TickLog, TickError> {
+    pub fn read(path: &Path, sources: SourceOptions) -> Result<TickLog, Error> {
         let (bytes, cut_short) = read_file_allowing_cut(path)?;
         let log = CodeLog::parse(&bytes);
         drop(bytes);
@@ -99,7 +89,7 @@ impl TickLog {
 
     /// [`TickLog::read`] of a log already in memory (not compressed); `path`
     /// names it in warnings and gives the pid (`prof-PID.log`).
-    pub fn parse(bytes: &[u8], path: &Path, sources: SourceOptions) -> Result<TickLog, TickError> {
+    pub fn parse(bytes: &[u8], path: &Path, sources: SourceOptions) -> Result<TickLog, Error> {
         TickLog::from_log(CodeLog::parse(bytes), path, sources, Diagnostics::new())
     }
 
@@ -110,10 +100,10 @@ impl TickLog {
         path: &Path,
         sources: SourceOptions,
         mut diagnostics: Diagnostics,
-    ) -> Result<TickLog, TickError> {
+    ) -> Result<TickLog, Error> {
         log.path = path.to_owned();
         if log.ticks.is_empty() {
-            return Err(TickError::NoTicks(path.display().to_string()));
+            return Err(Error::new(path, ErrorCause::NoTicks));
         }
         diagnostics.add_code_log(&log);
         let ticks = std::mem::take(&mut log.ticks);
@@ -449,6 +439,6 @@ tick,0x5010,202,0,0x0,0
         std::fs::write(&path, "code-creation,JS,10,100,0x5000,256,outer /app/a.js:1:1,0x9000,~\n").unwrap();
         let result = TickLog::read(&path, SourceOptions::default());
         std::fs::remove_file(&path).unwrap();
-        assert!(matches!(result, Err(TickError::NoTicks(_))));
+        assert!(matches!(result, Err(Error { cause: ErrorCause::NoTicks, .. })));
     }
 }

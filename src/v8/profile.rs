@@ -19,9 +19,10 @@ use std::sync::Arc;
 use fxhash::{FxHashMap, FxHashSet};
 
 use crate::diagnostics::{Diagnostics, WarningKind};
+use crate::error::Error;
 use crate::formats::jitdump::{self, JitDump, JitDumpWarning, ReadOptions};
 use crate::formats::v8log::{CodeLog, RetainedText};
-use crate::input::{CutShort, InputError, MappedFile, open_file_allowing_cut};
+use crate::input::{CutShort, MappedFile, open_file_allowing_cut};
 use crate::v8::inline_map::{InlineMap, JitCode, SourceOptions};
 
 /// Where to find inputs.
@@ -41,22 +42,6 @@ pub struct ProfileOptions {
     pub sources: SourceOptions,
 }
 
-/// An input that could not be used at all.
-#[derive(Debug, thiserror::Error)]
-pub enum ProfileError {
-    /// A file could not be read.
-    #[error(transparent)]
-    Input(#[from] InputError),
-    /// A jitdump's header is unusable.
-    #[error("{path}: {error}")]
-    JitDump {
-        /// The jitdump.
-        path: String,
-        /// Why.
-        error: jitdump::JitDumpError,
-    },
-}
-
 /// The inline maps of the profiled processes, by pid.
 ///
 /// Cloning is cheap (the maps are shared), for one expander per thread; a
@@ -72,8 +57,10 @@ pub struct Profiles {
 }
 
 impl Profiles {
-    /// Loads every explicitly given file and pairs them up.
-    pub fn load(options: ProfileOptions) -> Result<Profiles, ProfileError> {
+    /// Loads every explicitly given file and pairs them up. A file that
+    /// cannot be read, or a jitdump whose header is unusable, is an error
+    /// naming it.
+    pub fn load(options: ProfileOptions) -> Result<Profiles, Error> {
         let mut profiles = Profiles {
             maps: Vec::new(),
             by_pid: FxHashMap::default(),
@@ -214,12 +201,7 @@ impl Profiles {
         found.into_values().collect()
     }
 
-    fn add(
-        &mut self,
-        pid: u32,
-        log_paths: &[PathBuf],
-        jitdump: Option<(LoadedJitDump, &Path)>,
-    ) -> Result<(), ProfileError> {
+    fn add(&mut self, pid: u32, log_paths: &[PathBuf], jitdump: Option<(LoadedJitDump, &Path)>) -> Result<(), Error> {
         let mut logs = Vec::with_capacity(log_paths.len());
         for path in log_paths {
             let (mut log, cut_short) = read_code_log(path)?;
@@ -260,14 +242,14 @@ impl Profiles {
 
 /// Reads a code log: a plain file memory-mapped, a `.gz` streamed (then
 /// [`CutShort`] says whether it was cut short).
-fn read_code_log(path: &Path) -> Result<(CodeLog, CutShort), ProfileError> {
+fn read_code_log(path: &Path) -> Result<(CodeLog, CutShort), Error> {
     if let Some(mapped) = MappedFile::open(path)? {
         let text = RetainedText::new(mapped.shared());
         let log = CodeLog::parse_retained(text, |offset| mapped.release_before(offset));
         return Ok((log, CutShort::default()));
     }
     let (input, cut_short) = open_file_allowing_cut(path)?;
-    let log = CodeLog::read(input).map_err(|source| InputError { path: path.to_owned(), source })?;
+    let log = CodeLog::read(input).map_err(Error::at::<std::io::Error>(path))?;
     Ok((log, cut_short))
 }
 
@@ -281,8 +263,8 @@ struct LoadedJitDump {
 
 /// Reads a jitdump; a `.gz` cut short gives what was before the cut, with a
 /// warning.
-fn read_jitdump(path: &Path, diagnostics: &mut Diagnostics) -> Result<LoadedJitDump, ProfileError> {
-    let jitdump_error = |error| ProfileError::JitDump { path: path.display().to_string(), error };
+fn read_jitdump(path: &Path, diagnostics: &mut Diagnostics) -> Result<LoadedJitDump, Error> {
+    let jitdump_error = Error::at::<jitdump::JitDumpError>(path);
     // A plain file mapped, a `.gz` streamed: a jitdump is mostly code bytes,
     // which are not needed, and neither way holds more than a window of it.
     // Loads go straight into code objects.
@@ -299,7 +281,7 @@ fn read_jitdump(path: &Path, diagnostics: &mut Diagnostics) -> Result<LoadedJitD
     }
     let (input, cut_short) = open_file_allowing_cut(path)?;
     let mut dump = jitdump::read_stream(input, &ReadOptions::default())
-        .map_err(|source| InputError { path: path.to_owned(), source })?
+        .map_err(Error::at::<std::io::Error>(path))?
         .map_err(jitdump_error)?;
     if cut_short.is_set() {
         diagnostics.add_compressed_cut(path, &format!("{} code loads", dump.loads.len()));

@@ -44,9 +44,9 @@ pub(crate) fn lookup(args: LookupArgs) -> Result<(), Failure> {
 
 pub(crate) fn compare(args: CompareArgs) -> Result<(), Failure> {
     let read = |path: &Path| -> Result<(String, Shares), Failure> {
-        let bytes = read_file(path).map_err(|error| Failure::Input(error.to_string()))?;
+        let bytes = read_file(path)?;
         let text = String::from_utf8_lossy(&bytes).into_owned();
-        let shares = Shares::parse(&text, &path.display().to_string()).map_err(Failure::Input)?;
+        let shares = Shares::parse(&text, path)?;
         Ok((text, shares))
     };
     let (base_text, base) = read(&args.base)?;

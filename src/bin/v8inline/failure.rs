@@ -27,6 +27,12 @@ impl From<std::io::Error> for Failure {
     }
 }
 
+impl From<v8inline::Error> for Failure {
+    fn from(error: v8inline::Error) -> Self {
+        Failure::Input(error.to_string())
+    }
+}
+
 /// A failed write to standard output (reads and file writes name their file
 /// where they happen).
 pub(crate) fn standard_output_failure(error: std::io::Error) -> Failure {
@@ -37,7 +43,7 @@ pub(crate) fn standard_output_failure(error: std::io::Error) -> Failure {
 }
 
 pub(crate) fn load_profiles(inputs: &InputArgs) -> Result<Profiles, Failure> {
-    Profiles::load(inputs.profile_options()).map_err(|error| Failure::Input(error.to_string()))
+    Ok(Profiles::load(inputs.profile_options())?)
 }
 
 /// Prints the warning summary; with `--strict`, any warning fails the run.

@@ -125,7 +125,7 @@ pub(crate) fn fold_input(args: &FoldArgs) -> Result<FoldedProfile, Failure> {
             return Err(Failure::Usage("--pprof, --report, --summary and --annotate take one --ticks log".to_string()));
         }
         let inputs: Vec<SampleInput> = args.ticks.iter().cloned().map(SampleInput::Ticks).collect();
-        return pipeline::fold_all(&inputs, &options).map_err(|error| Failure::Input(error.to_string()));
+        return Ok(pipeline::fold_all(&inputs, &options)?);
     }
     let input = match (args.ticks.first(), &args.perf_data) {
         (Some(log), _) => SampleInput::Ticks(log.clone()),
@@ -140,7 +140,7 @@ pub(crate) fn fold_input(args: &FoldArgs) -> Result<FoldedProfile, Failure> {
             chosen.input
         }
     };
-    pipeline::fold(&input, &options).map_err(|error| Failure::Input(error.to_string()))
+    Ok(pipeline::fold(&input, &options)?)
 }
 
 /// The outputs built on the detailed stacks: pprof, report, summary, annotations.

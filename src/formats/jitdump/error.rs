@@ -2,51 +2,19 @@
 //! of the jitdump reader. Every message names a byte offset into the file and
 //! what was expected there: `byte offset N: expected ...`.
 
-use std::path::PathBuf;
-
 use super::record::JitDumpRecordKind;
 
-/// Why the jitdump cannot be read at all. Only the header can cause this; any
-/// problem after the header is a [`JitDumpWarning`].
+/// Why the jitdump cannot be read at all: its header is unusable. Any
+/// problem after the header is a [`JitDumpWarning`]. Displays as
+/// `byte offset N: expected ...`; [`read_path`](super::read_path) puts the
+/// file's path before it ([`crate::Error`]).
 #[derive(Debug, thiserror::Error)]
-pub enum JitDumpError {
-    /// The header is too short, has a bad magic, an unsupported version or an
-    /// unusable size.
-    #[error("byte offset {offset}: expected {expected}")]
-    Header {
-        /// Offset of the offending header field.
-        offset: u64,
-        /// What the header should have held.
-        expected: HeaderProblem,
-    },
-    /// [`read_path`](super::read_path) could not read the file.
-    #[error("{}: {error}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The operating system's error.
-        error: std::io::Error,
-    },
-    /// [`read_path`](super::read_path) read the file but its header is unusable.
-    /// Displays as `PATH: byte offset N: expected ...`.
-    #[error("{}: {error}", path.display())]
-    File {
-        /// The file.
-        path: PathBuf,
-        /// The error without the path (a [`JitDumpError::Header`]).
-        error: Box<JitDumpError>,
-    },
-}
-
-impl JitDumpError {
-    /// Byte offset into the file the error is about, if it is about one.
-    pub fn offset(&self) -> Option<u64> {
-        match self {
-            JitDumpError::Header { offset, .. } => Some(*offset),
-            JitDumpError::Io { .. } => None,
-            JitDumpError::File { error, .. } => error.offset(),
-        }
-    }
+#[error("byte offset {offset}: expected {expected}")]
+pub struct JitDumpError {
+    /// Offset of the offending header field.
+    pub offset: u64,
+    /// What the header should have held.
+    pub expected: HeaderProblem,
 }
 
 /// What an unusable header should have held (the part after `expected`).

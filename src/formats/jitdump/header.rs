@@ -100,5 +100,5 @@ impl Header {
 }
 
 fn header_error(offset: u64, problem: HeaderProblem) -> JitDumpError {
-    JitDumpError::Header { offset, expected: problem }
+    JitDumpError { offset, expected: problem }
 }

@@ -15,7 +15,7 @@
 //!
 //! ```no_run
 //! use v8inline::formats::jitdump::{self, ReadOptions};
-//! # fn main() -> Result<(), jitdump::JitDumpError> {
+//! # fn main() -> Result<(), v8inline::Error> {
 //! let dump = jitdump::read_path("jit-1234.dump".as_ref(), &ReadOptions::default())?;
 //! for load in &dump.loads {
 //!     println!("{:#x} {} {}", load.code_address, load.code_size, load.name);

@@ -186,12 +186,10 @@ fn fill<R: Read>(input: &mut R, window: &mut Vec<u8>, amount: usize) -> io::Resu
 /// Reads the jitdump file at `path` (not compressed: the caller decompresses a
 /// `.gz`), streamed as [`read_stream`] does. Errors display as
 /// `PATH: byte offset N: expected ...`.
-pub fn read_path(path: &Path, options: &ReadOptions) -> Result<JitDump, JitDumpError> {
-    let io_error = |error| JitDumpError::Io { path: path.to_owned(), error };
-    let file = std::fs::File::open(path).map_err(io_error)?;
-    read_stream(file, options)
-        .map_err(io_error)?
-        .map_err(|error| JitDumpError::File { path: path.to_owned(), error: Box::new(error) })
+pub fn read_path(path: &Path, options: &ReadOptions) -> Result<JitDump, crate::Error> {
+    let read_error = crate::Error::at::<io::Error>(path);
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    read_stream(file, options).map_err(read_error)?.map_err(crate::Error::at(path))
 }
 
 /// State of one read.
