@@ -473,10 +473,8 @@ impl SymbolCache {
     pub fn get(&mut self, path: &Path) -> Option<&ElfSymbols> {
         if !self.files.contains_key(path) {
             let read = if self.reads_no_files {
-                Err(SymbolError {
-                    path: path.display().to_string(),
-                    message: "not read (reading files is off)".to_string(),
-                })
+                let off = std::io::Error::new(std::io::ErrorKind::Unsupported, "not read (reading files is off)");
+                Err(Error::new(path, off))
             } else if path == Path::new(VDSO) {
                 read_own_vdso()
             } else {
