@@ -79,9 +79,10 @@ impl FrameNumber {
     }
 }
 
-/// A cache by [`FrameNumber`]: what was worked out for a frame under a
-/// `Key` (the other things the answer depends on, e.g. the process or the
-/// naming flags), checked on every lookup. Numbers from
+/// A cache by [`FrameNumber`]: what was worked out for a frame of one
+/// source under a `Key`, what else than the frame the answer depends on
+/// (e.g. the sample's process), checked on every lookup. Its users must
+/// keep one cache per source (or per sources that share numbers). Numbers from
 /// [`FRAME_NUMBER_CACHE_LIMIT`] on are not kept (a source of ever new
 /// frames); their callers fall back to a cache by contents.
 #[derive(Debug, Clone)]

@@ -140,10 +140,11 @@ pub struct Folder {
     line_frames: Vec<FrameId>,
     /// Passed-through frames already named.
     line_names: FxHashMap<LineKey, NamedLine>,
-    /// The same by the source's frame number: a vector lookup, where a
-    /// hash lookup of the key is mostly a cache miss (forgotten with
-    /// `line_names`).
-    line_names_by_number: FrameNumberCache<LineKey, NamedLine>,
+    /// The same by the source's frame number, under whether the sample is a
+    /// Java one (the rest of the key is the frame's): a vector lookup,
+    /// where a hash lookup of the key is mostly a cache miss (forgotten
+    /// with `line_names`).
+    line_names_by_number: FrameNumberCache<bool, NamedLine>,
     /// The frames of `line_names`, outermost first per line.
     line_name_frames: Vec<FrameId>,
     /// The named frames of expanded lines, by the expander's location id.
@@ -387,12 +388,12 @@ impl Folder {
             address_text: if self.include_addrs { frame.address_text } else { None },
             is_java,
         };
-        let named = match self.line_names_by_number.get(frame.number, &key) {
+        let named = match self.line_names_by_number.get(frame.number, &is_java) {
             Some(named) => Some(*named),
             None => {
                 let named = self.line_names.get(&key).copied();
                 if let Some(named) = named {
-                    self.line_names_by_number.insert(frame.number, key, named);
+                    self.line_names_by_number.insert(frame.number, is_java, named);
                 }
                 named
             }
@@ -414,7 +415,7 @@ impl Folder {
         self.line_name_frames.extend_from_slice(&self.line_frames);
         let named = NamedLine { frames_start, frames_end: self.line_name_frames.len() as u32, cut };
         self.line_names.insert(key, named);
-        self.line_names_by_number.insert(frame.number, key, named);
+        self.line_names_by_number.insert(frame.number, is_java, named);
         cut
     }
 

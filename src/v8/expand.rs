@@ -335,6 +335,22 @@ struct AddressKey {
     timed: bool,
 }
 
+impl AddressKey {
+    /// The key without the address, which a frame number stands for.
+    fn for_number(self) -> NumberedAddressKey {
+        NumberedAddressKey { process: self.process as u32, rule: self.rule, timed: self.timed }
+    }
+}
+
+/// An [`AddressKey`] for a numbered frame (whose number stands for the
+/// address): what else the answer depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct NumberedAddressKey {
+    process: u32,
+    rule: PositionRule,
+    timed: bool,
+}
+
 /// What a raw address resolved to, and for which sample times.
 #[derive(Debug, Clone, Copy)]
 struct AddressHit {
@@ -392,7 +408,7 @@ pub struct V8Expander {
     address_cache: FxHashMap<AddressKey, AddressHit>,
     /// The same by the source's frame number (a vector lookup; forgotten
     /// with `address_cache`).
-    address_cache_by_number: FrameNumberCache<AddressKey, AddressHit>,
+    address_cache_by_number: FrameNumberCache<NumberedAddressKey, AddressHit>,
     /// The last process lookup.
     last_process: Option<ProcessLookup>,
     code_by_index: FxHashMap<(usize, u64), CodeId>,
@@ -603,12 +619,12 @@ impl FrameExpander for V8Expander {
             JitFrame::Raw { address, .. } => {
                 let key = AddressKey { process, address, rule, timed: time.is_some() };
                 let number = frame.frame.number;
-                let cached = match self.address_cache_by_number.get(number, &key) {
+                let cached = match self.address_cache_by_number.get(number, &key.for_number()) {
                     Some(hit) => Some(*hit),
                     None => {
                         let hit = self.address_cache.get(&key).copied();
                         if let Some(hit) = hit {
-                            self.address_cache_by_number.insert(number, key, hit);
+                            self.address_cache_by_number.insert(number, key.for_number(), hit);
                         }
                         hit
                     }
@@ -645,7 +661,7 @@ impl FrameExpander for V8Expander {
                         }
                         let hit = AddressHit { location, same_answer: found.same_answer, clock_mismatch };
                         self.address_cache.insert(key, hit);
-                        self.address_cache_by_number.insert(number, key, hit);
+                        self.address_cache_by_number.insert(number, key.for_number(), hit);
                         location
                     }
                 }
