@@ -161,6 +161,54 @@ impl MappedFile {
     }
 }
 
+/// A [`MappedFile`] read as a stream (`Read` and `Seek`), in place: every
+/// few megabytes the pages before the position are handed back, so that a
+/// large file read once costs no more resident memory than reading it in
+/// blocks would.
+pub struct MappedReader {
+    file: MappedFile,
+    position: usize,
+}
+
+/// How far a [`MappedReader`] reads between two hand-backs.
+const RELEASE_EVERY: usize = 1 << 20;
+
+impl MappedReader {
+    /// A reader at the start of `file`.
+    pub fn new(file: MappedFile) -> MappedReader {
+        MappedReader { file, position: 0 }
+    }
+}
+
+impl Read for MappedReader {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        let bytes = self.file.bytes();
+        let start = self.position.min(bytes.len());
+        let count = buffer.len().min(bytes.len() - start);
+        buffer[..count].copy_from_slice(&bytes[start..start + count]);
+        self.position = start + count;
+        if self.position >= self.file.released.get() + 2 * RELEASE_EVERY {
+            self.file.release_before(self.position - RELEASE_EVERY);
+        }
+        Ok(count)
+    }
+}
+
+impl io::Seek for MappedReader {
+    fn seek(&mut self, to: io::SeekFrom) -> io::Result<u64> {
+        let length = self.file.bytes().len() as i128;
+        let target = match to {
+            io::SeekFrom::Start(offset) => i128::from(offset),
+            io::SeekFrom::End(offset) => length + i128::from(offset),
+            io::SeekFrom::Current(offset) => self.position as i128 + i128::from(offset),
+        };
+        let target = usize::try_from(target)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start of the file"))?;
+        self.position = target;
+        Ok(target as u64)
+    }
+}
+
 /// [`open_file`], but a `.gz` file cut short ends at the cut and sets the
 /// returned [`CutShort`].
 pub fn open_file_allowing_cut(path: &Path) -> Result<(Box<dyn Read + Send>, CutShort), Error> {

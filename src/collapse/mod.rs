@@ -250,7 +250,7 @@ impl ExpandedSample {
     }
 
     /// Asks `expander` about every frame of `sample`, leaf first.
-    pub fn expand(&mut self, sample: &Sample, interner: &SampleInterner, expander: &mut dyn FrameExpander) {
+    pub fn expand<E: FrameExpander + ?Sized>(&mut self, sample: &Sample, interner: &SampleInterner, expander: &mut E) {
         let frame_count = sample.frames.len();
         if self.replacements.len() < frame_count {
             self.replacements.resize_with(frame_count, ExpandedFrames::new);
