@@ -223,7 +223,7 @@ fn jit_code(log: &CodeLog, id: CodeObjectId, address: u64, log_line: u64) -> Jit
         size: object.size,
         load_time: Some(log_line),
         code_index: None,
-        name: one_line(&format!("{}:{}{}", object.tag, marker, object.name)).into(),
+        name: one_line(&format!("{}:{}{}", log.object_tag(object), marker, log.object_name(object))).into(),
         log_object: Some(LogObject { log: LogId(0), object: id }),
     }
 }

@@ -23,7 +23,7 @@ use std::sync::{Arc, OnceLock};
 use fxhash::FxHashMap;
 
 use crate::formats::jitdump::{CodeLoad, JitDump};
-use crate::formats::v8log::{CodeLog, CodeObject, CodeObjectId, SharedFunction, Tier, TierMarker};
+use crate::formats::v8log::{CodeLog, CodeObject, CodeObjectId, NameId, SharedFunction, TagId, Tier, TierMarker};
 use crate::v8::inline_stack::{FrameFunction, InlineFrame, PositionRule, WalkProblem, inlining_stack};
 use crate::v8::source::{FunctionName, LineColumn, LineTable};
 use crate::v8::source_map::{
@@ -113,16 +113,12 @@ impl JitCode {
 fn log_codes(logs: &[CodeLog]) -> Vec<JitCode> {
     // A log shares the tag and name of its code objects (one allocation
     // each): the jitdump-style name is made once per tag, tier and name.
-    let mut names: FxHashMap<(usize, Option<TierMarker>, usize), Arc<str>> = FxHashMap::default();
     let mut codes = Vec::with_capacity(logs.iter().map(|log| log.code_objects.len()).sum());
     for (log, code_log) in logs.iter().enumerate() {
+        let mut names: FxHashMap<(TagId, Option<TierMarker>, NameId), Arc<str>> = FxHashMap::default();
         for (index, object) in code_log.code_objects.iter().enumerate() {
-            let key = (
-                Arc::as_ptr(&object.tag) as *const u8 as usize,
-                object.tier,
-                Arc::as_ptr(&object.name) as *const u8 as usize,
-            );
-            let name = names.entry(key).or_insert_with(|| one_line(&log_style_name(object)).into()).clone();
+            let key = (object.tag, object.tier, object.name);
+            let name = names.entry(key).or_insert_with(|| one_line(&log_style_name(code_log, object)).into()).clone();
             codes.push(JitCode {
                 address: object.address,
                 size: object.size,
@@ -438,7 +434,7 @@ impl InlineMap {
         // V8 names code `TAG:MARKER name`; an inlined function is named as
         // its own code of the host's compiler would be (no OSR `o` or
         // context-specialization `'`), so it merges with its standalone frames.
-        let tag = host.map_or("JS", |object| &object.tag);
+        let tag = host.map_or("JS", |object| log.object_tag(object));
         let marker = host.and_then(|object| object.tier).map_or("", |tier| tier.tier.marker());
         // Brackets, not parentheses: folding cuts names at a `(` (C++ arguments).
         let name: &str = if function.name.is_empty() { "[unknown function]" } else { &function.name };
@@ -556,7 +552,9 @@ impl InlineMap {
         };
         let full_name: &str = match (frame.function, function) {
             (_, Some(function)) if !function.name.is_empty() => &function.name,
-            (FrameFunction::Outer, _) => host.map_or(&*self.code(code).name, |object| &object.name),
+            (FrameFunction::Outer, _) => {
+                host.zip(log).map_or(&*self.code(code).name, |(object, log)| log.object_name(object))
+            }
             _ => "",
         };
         let script_name = script_id.zip(log).and_then(|(id, log)| log.scripts.get(&id)).map(|script| &*script.name);
@@ -679,9 +677,9 @@ fn substitute_path<'path>(path: &'path str, substitutions: &[(String, String)]) 
 }
 
 /// The jitdump-style name of a log code object: `TAG:MARKER name`.
-fn log_style_name(object: &CodeObject) -> String {
+fn log_style_name(log: &CodeLog, object: &CodeObject) -> String {
     let marker = object.tier.map(|tier| tier.text()).unwrap_or_default();
-    format!("{}:{}{}", object.tag, marker, object.name)
+    format!("{}:{}{}", log.object_tag(object), marker, log.object_name(object))
 }
 
 /// Drops a trailing `:col` from `name script:line:col`.
@@ -697,13 +695,16 @@ fn detect_name_style(logs: &[CodeLog], codes: &[JitCode]) -> NameStyle {
     let mut line_only = 0;
     let mut line_and_column = 0;
     for code in codes.iter().filter(|code| code.code_index.is_some()) {
-        let Some(object) = code.log_object.map(|id| logs[id.log.0 as usize].code_object(id.object)) else { continue };
+        let Some(id) = code.log_object else { continue };
+        let log = &logs[id.log.0 as usize];
+        let object = log.code_object(id.object);
         if object.function.is_none() {
             continue;
         }
-        if code.name.ends_with(&*object.name) {
+        let object_name = log.object_name(object);
+        if code.name.ends_with(object_name) {
             line_and_column += 1;
-        } else if code.name.ends_with(strip_column(&object.name)) {
+        } else if code.name.ends_with(strip_column(object_name)) {
             line_only += 1;
         }
     }
