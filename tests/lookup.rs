@@ -105,12 +105,13 @@ fn every_load_joins_its_code_creation() {
             let log = map.log_of(CodeId(index as u32)).unwrap();
             let prefix = format!("{}:{}", log.object_tag(object), marker);
             if object.function.is_some() {
-                assert!(code.name.starts_with(&prefix), "node {version}: {} vs {prefix}", code.name);
+                let code_name = map.name_of(code);
+                assert!(code_name.starts_with(&prefix), "node {version}: {code_name} vs {prefix}");
                 let log_name_start = log.object_name(object).split(':').next().unwrap();
                 assert!(
-                    code.name[prefix.len()..].starts_with(log_name_start),
+                    code_name[prefix.len()..].starts_with(log_name_start),
                     "node {version}: {} vs {}",
-                    code.name,
+                    code_name,
                     log.object_name(object)
                 );
             }
@@ -156,7 +157,7 @@ fn lookup_prints_golden_inline_stacks() {
                     deepest = (frames.len(), entry.code_offset);
                 }
             }
-            queries.push(format!("0x{:x}@{}", code.address + u64::from(deepest.1), code.load_time.unwrap()));
+            queries.push(format!("0x{:x}@{}", code.address + u64::from(deepest.1), code.load_time().unwrap()));
         }
         assert!(!queries.is_empty(), "node {version}: no optimized kernel");
         queries.push("0x10".to_string());
@@ -269,8 +270,8 @@ fn golden_queries(version: u32) -> Vec<String> {
             let address = u64::from_str_radix(line.split(':').next().unwrap().trim_start_matches("0x"), 16).unwrap();
             let code_index: Option<u64> =
                 line.split("code index ").nth(1).map(|rest| rest.trim_end_matches(')').parse().unwrap());
-            match code_index.and_then(|index| map.codes().iter().find(|code| code.code_index == Some(index))) {
-                Some(code) => format!("0x{address:x}@{}", code.load_time.unwrap()),
+            match code_index.and_then(|index| map.codes().iter().find(|code| code.code_index() == Some(index))) {
+                Some(code) => format!("0x{address:x}@{}", code.load_time().unwrap()),
                 None => format!("0x{address:x}"),
             }
         })
