@@ -424,8 +424,11 @@ impl InlineMap {
                 InlineMap::join(logs, loads, Some(jitdump.header.pid), sources)
             }
             None => {
+                // Indexed before the codes are made: the index's scaffolding
+                // and the codes are never in memory together.
+                let index = AddressIndex::new(log_code_keys(&logs), key_order(log_code_keys(&logs)));
                 let codes = log_codes(&logs);
-                InlineMap::from_codes(logs, codes, None, sources)
+                InlineMap::with_index(logs, codes, index, None, sources)
             }
         }
     }
@@ -437,7 +440,8 @@ impl InlineMap {
     pub fn join(logs: Vec<CodeLog>, mut loads: JitCodes, pid: Option<u32>, sources: SourceOptions) -> InlineMap {
         let join = join_loads(&logs, &mut loads.codes);
         let unmatched_loads = loads.codes.iter().filter(|load| load.log_object().is_none()).count();
-        let mut map = InlineMap::indexed(logs, loads, join.load_order, pid, sources);
+        let index = AddressIndex::new(code_keys(&loads.codes), join.load_order);
+        let mut map = InlineMap::with_index(logs, loads, index, pid, sources);
         map.unmatched_loads = unmatched_loads;
         map.clocks = join.clocks;
         map
@@ -446,20 +450,19 @@ impl InlineMap {
     /// A map over code objects the caller has already joined to `logs`
     /// (e.g. from a log alone, with `code-move`s replayed), in load order.
     pub fn from_codes(logs: Vec<CodeLog>, codes: JitCodes, pid: Option<u32>, sources: SourceOptions) -> InlineMap {
-        let order = address_order(&codes.codes);
-        InlineMap::indexed(logs, codes, order, pid, sources)
+        let index = AddressIndex::new(code_keys(&codes.codes), address_order(&codes.codes));
+        InlineMap::with_index(logs, codes, index, pid, sources)
     }
 
-    /// [`InlineMap::from_codes`] with the codes' [`address_order`] at hand.
-    fn indexed(
+    /// [`InlineMap::from_codes`] with the codes' index at hand.
+    fn with_index(
         logs: Vec<CodeLog>,
         codes: JitCodes,
-        order: Vec<KeyedLoad>,
+        index: AddressIndex,
         pid: Option<u32>,
         sources: SourceOptions,
     ) -> InlineMap {
         let JitCodes { codes, names: code_names, .. } = codes;
-        let index = AddressIndex::new(&codes, order);
         let name_style = detect_name_style(&logs, &codes, &code_names);
         let line_tables =
             logs.iter().map(|log| log.scripts.keys().map(|&id| (id, OnceLock::new())).collect()).collect();
@@ -1072,11 +1075,23 @@ fn match_nearest_in_time(
 
 /// The codes (their ids) with their keys, by key: address, then size, then id.
 fn address_order(codes: &[JitCode]) -> Vec<KeyedLoad> {
-    let mut order: Vec<KeyedLoad> = codes
-        .iter()
-        .enumerate()
-        .map(|(id, code)| (CodeKey { address: code.address, size: code.size }, id as u32))
-        .collect();
+    key_order(code_keys(codes))
+}
+
+/// The keys of `codes`, in their order.
+fn code_keys(codes: &[JitCode]) -> impl Iterator<Item = CodeKey> + Clone + '_ {
+    codes.iter().map(|code| CodeKey { address: code.address, size: code.size })
+}
+
+/// The keys of the logs' code objects, log after log: the codes of a map
+/// without a jitdump ([`log_codes`]).
+fn log_code_keys(logs: &[CodeLog]) -> impl Iterator<Item = CodeKey> + Clone + '_ {
+    logs.iter().flat_map(|log| &log.code_objects).map(|object| CodeKey { address: object.address, size: object.size })
+}
+
+/// [`address_order`] of codes given by their keys, in load order.
+fn key_order(keys: impl Iterator<Item = CodeKey>) -> Vec<KeyedLoad> {
+    let mut order: Vec<KeyedLoad> = keys.enumerate().map(|(id, key)| (key, id as u32)).collect();
     order.sort_unstable();
     order
 }
@@ -1096,53 +1111,58 @@ struct AddressIndex {
 }
 
 impl AddressIndex {
-    /// The index of `codes`; `order` lists them (with their keys) by
-    /// address, as [`address_order`] gives it.
-    fn new(codes: &[JitCode], order: Vec<KeyedLoad>) -> AddressIndex {
+    /// The index of the codes whose keys `keys` gives, in load order;
+    /// `order` lists them (with their keys) by address, as [`key_order`]
+    /// gives it.
+    fn new(keys: impl Iterator<Item = CodeKey> + Clone, order: Vec<KeyedLoad>) -> AddressIndex {
         let end = |key: &CodeKey| key.address.saturating_add(key.size);
         // Starts come in order; ends nearly so (code objects rarely overlap).
         let mut ends: Vec<u64> = order.iter().filter(|(key, _)| key.size > 0).map(|(key, _)| end(key)).collect();
         ends.sort_unstable();
+        // The boundaries, merged in order without repeats; each code's first
+        // segment is where its start went (no search per code).
         let mut boundaries: Vec<u64> = Vec::with_capacity(ends.len() * 2);
+        let push = |boundaries: &mut Vec<u64>, at: u64| {
+            if boundaries.last() != Some(&at) {
+                boundaries.push(at);
+            }
+        };
+        let mut first_segments = vec![0u32; order.len()];
         let mut next_end = 0;
-        for (key, _) in order.iter().filter(|(key, _)| key.size > 0) {
+        for (key, id) in order.iter().filter(|(key, _)| key.size > 0) {
             while ends.get(next_end).is_some_and(|&end| end < key.address) {
-                boundaries.push(ends[next_end]);
+                push(&mut boundaries, ends[next_end]);
                 next_end += 1;
             }
-            boundaries.push(key.address);
+            push(&mut boundaries, key.address);
+            first_segments[*id as usize] = (boundaries.len() - 1) as u32;
         }
-        boundaries.extend_from_slice(&ends[next_end..]);
+        for &end in &ends[next_end..] {
+            push(&mut boundaries, end);
+        }
         drop(ends);
-        boundaries.dedup();
+        drop(order);
         let segment_count = boundaries.len().saturating_sub(1);
-        // Each code's first segment, found by walking the boundaries along
-        // the codes in address order (no search per code); its segments run
-        // from there to the boundary at its end. Counted in that order too.
-        let mut first_segments = vec![0u32; codes.len()];
-        let mut segment_starts = vec![0u32; segment_count + 1];
-        let mut boundary = 0;
-        for (key, id) in order.iter().filter(|(key, _)| key.size > 0) {
-            while boundaries[boundary] < key.address {
-                boundary += 1;
-            }
-            first_segments[*id as usize] = boundary as u32;
+        // A code's segments run from its first to the boundary at its end.
+        let segments = |id: usize, key: &CodeKey| {
+            let first = first_segments[id] as usize;
             let end = end(key);
-            for segment in boundary..boundary + boundaries[boundary..].iter().take_while(|&&at| at < end).count() {
+            first..first + boundaries[first..].iter().take_while(|&&at| at < end).count()
+        };
+        let mut segment_starts = vec![0u32; segment_count + 1];
+        for (id, key) in keys.clone().enumerate().filter(|(_, key)| key.size > 0) {
+            for segment in segments(id, &key) {
                 segment_starts[segment + 1] += 1;
             }
         }
-        drop(order);
         for segment in 0..segment_count {
             segment_starts[segment + 1] += segment_starts[segment];
         }
         // Filled in load order: each segment lists its codes ascending.
         let mut filled: Vec<u32> = segment_starts[..segment_count].to_vec();
         let mut covering = vec![0u32; segment_starts[segment_count] as usize];
-        for (id, code) in codes.iter().enumerate().filter(|(_, code)| code.size > 0) {
-            let first = first_segments[id] as usize;
-            let end = code.address.saturating_add(code.size);
-            for segment in first..first + boundaries[first..].iter().take_while(|&&at| at < end).count() {
+        for (id, key) in keys.enumerate().filter(|(_, key)| key.size > 0) {
+            for segment in segments(id, &key) {
                 covering[filled[segment] as usize] = id as u32;
                 filled[segment] += 1;
             }
@@ -1185,7 +1205,7 @@ mod tests {
     #[test]
     fn address_index_lists_every_object_that_covered_an_address() {
         let codes = vec![code(100, 50, 1), code(120, 10, 2), code(140, 40, 3), code(300, 0, 4)];
-        let index = AddressIndex::new(&codes, address_order(&codes));
+        let index = AddressIndex::new(code_keys(&codes), address_order(&codes));
         assert_eq!(index.covering(99), &[] as &[u32]);
         assert_eq!(index.covering(100), &[0]);
         assert_eq!(index.covering(125), &[0, 1]);
@@ -1209,7 +1229,7 @@ mod tests {
             state % below
         };
         let codes: Vec<JitCode> = (0..400).map(|time| code(next(1000), next(60), time)).collect();
-        let index = AddressIndex::new(&codes, address_order(&codes));
+        let index = AddressIndex::new(code_keys(&codes), address_order(&codes));
         for address in 0..1100 {
             let expected: Vec<u32> = (0..codes.len() as u32)
                 .filter(|&id| {
