@@ -112,8 +112,9 @@ pub struct SourceInfo {
     /// What is wrong with the tables, if anything (found when the log was
     /// read; see [`crate::diagnostics::inlining_table_problem`]).
     pub problem: Option<Box<str>>,
-    /// The decoded tables, once a lookup needed them.
-    decoded: OnceLock<DecodedTables>,
+    /// The decoded tables, once a lookup needed them (boxed: most never
+    /// are, and a log has hundreds of thousands of source infos).
+    decoded: OnceLock<Box<DecodedTables>>,
 }
 
 /// The decoded position and inlining tables of a [`SourceInfo`].
@@ -427,12 +428,12 @@ impl CodeLog {
             let inlining_start = positions_end + 1;
             let inlining_end = inlining_start + info.inlining_length as usize;
             // Checked when the log was read: these parse.
-            DecodedTables {
+            Box::new(DecodedTables {
                 positions: record::parse_positions(&text[info.text_start..positions_end]).unwrap_or_default().into(),
                 inlining_positions: record::parse_inlining_positions(&text[inlining_start..inlining_end])
                     .unwrap_or_default()
                     .into(),
-            }
+            })
         });
         let functions_start = info.functions_start as usize;
         Some(SourceTables {
@@ -959,7 +960,7 @@ impl LogBuilder {
                 };
                 (text_start, text.positions.len() as u32, text.inlining.len() as u32, OnceLock::new())
             }
-            TableSource::Decoded(decoded) => (0, 0, 0, OnceLock::from(decoded)),
+            TableSource::Decoded(decoded) => (0, 0, 0, OnceLock::from(Box::new(decoded))),
         };
         self.log.table_problem_count += u64::from(problem.is_some());
         code.source_info = Some(SourceInfoId::new(self.log.source_infos.len() as u32));
@@ -1002,6 +1003,7 @@ mod read_tests {
     #[test]
     fn code_objects_stay_small() {
         assert!(size_of::<CodeObject>() <= 56, "{} bytes", size_of::<CodeObject>());
+        assert!(size_of::<SourceInfo>() <= 72, "{} bytes", size_of::<SourceInfo>());
     }
 
     /// Reading in blocks, however small, parses every line as a whole-text
