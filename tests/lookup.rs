@@ -102,15 +102,17 @@ fn every_load_joins_its_code_creation() {
             assert_eq!((object.address, object.size), (code.address, code.size));
             // The jitdump name is TAG:MARKER then the log name (node 18 drops the column).
             let marker = object.tier.map(|tier| tier.text()).unwrap_or_default();
-            let prefix = format!("{}:{}", object.tag, marker);
+            let log = map.log_of(CodeId(index as u32)).unwrap();
+            let prefix = format!("{}:{}", log.object_tag(object), marker);
             if object.function.is_some() {
-                assert!(code.name.starts_with(&prefix), "node {version}: {} vs {prefix}", code.name);
-                let log_name_start = object.name.split(':').next().unwrap();
+                let code_name = map.name_of(code);
+                assert!(code_name.starts_with(&prefix), "node {version}: {code_name} vs {prefix}");
+                let log_name_start = log.object_name(object).split(':').next().unwrap();
                 assert!(
-                    code.name[prefix.len()..].starts_with(log_name_start),
+                    code_name[prefix.len()..].starts_with(log_name_start),
                     "node {version}: {} vs {}",
-                    code.name,
-                    object.name
+                    code_name,
+                    log.object_name(object)
                 );
             }
             if !seen.insert(code.address) {
@@ -137,7 +139,8 @@ fn lookup_prints_golden_inline_stacks() {
         for (index, code) in map.codes().iter().enumerate() {
             let Some(object) = map.log_object(CodeId(index as u32)) else { continue };
             let optimized = object.tier.is_some_and(|tier| tier.tier.is_optimizing());
-            if !optimized || !object.name.starts_with("kernel ") {
+            let name = map.log_of(CodeId(index as u32)).unwrap().object_name(object);
+            if !optimized || !name.starts_with("kernel ") {
                 continue;
             }
             let info = map.log_of(CodeId(index as u32)).unwrap().source_tables(object).unwrap();
@@ -154,7 +157,7 @@ fn lookup_prints_golden_inline_stacks() {
                     deepest = (frames.len(), entry.code_offset);
                 }
             }
-            queries.push(format!("0x{:x}@{}", code.address + u64::from(deepest.1), code.load_time.unwrap()));
+            queries.push(format!("0x{:x}@{}", code.address + u64::from(deepest.1), code.load_time().unwrap()));
         }
         assert!(!queries.is_empty(), "node {version}: no optimized kernel");
         queries.push("0x10".to_string());
@@ -186,7 +189,7 @@ fn cross_script_inlined_frames_name_their_own_script() {
             let code = CodeId(index as u32);
             let Some(object) = map.log_object(code) else { continue };
             let Some(info) = map.log_of(code).unwrap().source_tables(object) else { continue };
-            if !object.name.contains("deep.js") {
+            if !map.log_of(code).unwrap().object_name(object).contains("deep.js") {
                 continue;
             }
             for entry in info.positions {
@@ -267,8 +270,8 @@ fn golden_queries(version: u32) -> Vec<String> {
             let address = u64::from_str_radix(line.split(':').next().unwrap().trim_start_matches("0x"), 16).unwrap();
             let code_index: Option<u64> =
                 line.split("code index ").nth(1).map(|rest| rest.trim_end_matches(')').parse().unwrap());
-            match code_index.and_then(|index| map.codes().iter().find(|code| code.code_index == Some(index))) {
-                Some(code) => format!("0x{address:x}@{}", code.load_time.unwrap()),
+            match code_index.and_then(|index| map.codes().iter().find(|code| code.code_index() == Some(index))) {
+                Some(code) => format!("0x{address:x}@{}", code.load_time().unwrap()),
                 None => format!("0x{address:x}"),
             }
         })

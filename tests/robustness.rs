@@ -68,8 +68,14 @@ fn check_log_cut(full: &CodeLog, bytes: &[u8], cut_at: usize) {
     assert_eq!(with_positions, whole.source_infos, "{context}");
     for (cut_object, full_object) in log.code_objects.iter().zip(&full.code_objects) {
         assert_eq!(
-            (cut_object.address, cut_object.size, &cut_object.name, cut_object.tier, cut_object.log_line),
-            (full_object.address, full_object.size, &full_object.name, full_object.tier, full_object.log_line),
+            (cut_object.address, cut_object.size, log.object_name(cut_object), cut_object.tier, cut_object.log_line),
+            (
+                full_object.address,
+                full_object.size,
+                full.object_name(full_object),
+                full_object.tier,
+                full_object.log_line
+            ),
             "{context}"
         );
         if let Some(info) = log.source_tables(cut_object) {

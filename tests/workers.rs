@@ -229,7 +229,7 @@ fn each_load_joins_the_log_of_its_own_isolate() {
         let mut loads_by_thread: BTreeMap<u32, usize> = BTreeMap::new();
         for (code, load) in map.codes().iter().zip(&jitdump.loads) {
             *loads_by_thread.entry(load.tid).or_default() += 1;
-            let object = code.log_object.unwrap_or_else(|| panic!("node {version}: LOAD {load:?} not joined"));
+            let object = code.log_object().unwrap_or_else(|| panic!("node {version}: LOAD {load:?} not joined"));
             *joined.entry((object.log.0, load.tid)).or_default() += 1;
         }
         assert_eq!(map.unmatched_loads, 0, "node {version}");
@@ -386,7 +386,7 @@ fn a_log_dealt_into_two_joins_as_the_whole_log() {
         // The medians of two samples of one clock: within microseconds.
         assert!(first.offset_nanoseconds.abs_diff(second.offset_nanoseconds) <= 20_000, "{what}");
         for (id, code) in map.codes().iter().enumerate() {
-            let line = code.log_object.map(|object| {
+            let line = code.log_object().map(|object| {
                 let line = map.log(object.log).code_object(object.object).log_line;
                 dealt[object.log.0 as usize].1[line as usize - 1]
             });

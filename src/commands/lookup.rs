@@ -47,18 +47,18 @@ pub fn describe_address(map: &InlineMap, query: AddressQuery, output: &mut Strin
         return;
     };
     let code = map.code(found.code);
-    let _ = write!(output, "0x{:x}: {}+0x{:x}", query.address, code.name, found.offset);
+    let _ = write!(output, "0x{:x}: {}+0x{:x}", query.address, map.name_of(code), found.offset);
     let mut details = Vec::new();
     if let Some(tier) = map.log_object(found.code).and_then(|object| object.tier) {
         details.push(tier.tier.display_name().to_string());
     }
-    if let Some(index) = code.code_index {
+    if let Some(index) = code.code_index() {
         details.push(format!("code index {index}"));
     }
     if !found.time_matched {
         details.push("loaded after the given time".to_string());
     }
-    match code.log_object {
+    match code.log_object() {
         None => details.push("not in the code log".to_string()),
         // Which isolate's log, when the process has several.
         Some(object) if map.logs().len() > 1 => {

@@ -40,7 +40,7 @@ use crate::formats::v8log::{CodeLog, CodeObjectId, Tick};
 use crate::input::read_file_allowing_cut;
 use crate::sample::{AddressKind, Frame, ModuleKind, Sample, SampleInterner, SampleSink, SampleTime};
 use crate::symbols::{MappedFile, SymbolCache};
-use crate::v8::inline_map::{InlineMap, JitCode, LogId, LogObject, SourceOptions};
+use crate::v8::inline_map::{CodeDescription, InlineMap, JitCodes, LogId, LogObject, SourceOptions};
 use crate::v8::profile::{Profiles, pid_in_file_name};
 
 /// The root frame of tick samples: V8 does not log the process name.
@@ -185,42 +185,42 @@ fn one_line(text: &str) -> Box<str> {
 /// line stands for the time: an address resolves to the newest code object
 /// there before the tick that sampled it, as the tick processor's code map
 /// replays the log.
-fn log_codes(log: &CodeLog) -> Vec<JitCode> {
-    let mut codes = Vec::with_capacity(log.code_objects.len() + log.code_moves.len());
+fn log_codes(log: &CodeLog) -> JitCodes {
+    let mut codes = JitCodes::default();
     // Which code object is at an address now.
     let mut object_at: FxHashMap<u64, CodeObjectId> = FxHashMap::default();
     let mut moves = log.code_moves.iter().peekable();
-    let mut apply_moves_before = |line: u64, codes: &mut Vec<JitCode>, object_at: &mut FxHashMap<u64, CodeObjectId>| {
+    let mut apply_moves_before = |line: u64, codes: &mut JitCodes, object_at: &mut FxHashMap<u64, CodeObjectId>| {
         while let Some(moved) = moves.next_if(|moved| moved.log_line < line) {
             let Some(id) = object_at.remove(&moved.from) else { continue };
             object_at.insert(moved.to, id);
-            codes.push(jit_code(log, id, moved.to, moved.log_line));
+            add_code(codes, log, id, moved.to, moved.log_line);
         }
     };
     for (index, object) in log.code_objects.iter().enumerate() {
         apply_moves_before(object.log_line, &mut codes, &mut object_at);
         let id = CodeObjectId(index as u32);
         object_at.insert(object.address, id);
-        codes.push(jit_code(log, id, object.address, object.log_line));
+        add_code(&mut codes, log, id, object.address, object.log_line);
     }
     apply_moves_before(u64::MAX, &mut codes, &mut object_at);
     codes
 }
 
-/// Code object `id` of the log (the map's only one), at `address` since log line `log_line`,
+/// Adds code object `id` of the log (the map's only one), at `address` since log line `log_line`,
 /// named as the jitdump names code: `TAG:MARKERname` (on one line: a name
 /// may hold an escaped `\n`).
-fn jit_code(log: &CodeLog, id: CodeObjectId, address: u64, log_line: u64) -> JitCode {
+fn add_code(codes: &mut JitCodes, log: &CodeLog, id: CodeObjectId, address: u64, log_line: u64) {
     let object = log.code_object(id);
     let marker = object.tier.map(|tier| tier.text()).unwrap_or_default();
-    JitCode {
+    codes.push(CodeDescription {
         address,
         size: object.size,
         load_time: Some(log_line),
         code_index: None,
-        name: one_line(&format!("{}:{}{}", object.tag, marker, object.name)).into(),
+        name: &one_line(&format!("{}:{}{}", log.object_tag(object), marker, log.object_name(object))),
         log_object: Some(LogObject { log: LogId(0), object: id }),
-    }
+    });
 }
 
 /// What naming the frames of a tick needs besides the tick.

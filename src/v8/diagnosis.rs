@@ -154,7 +154,7 @@ impl Cause {
 
 /// The first and last code load of the process's jitdump.
 fn load_times(map: &InlineMap) -> Option<TimeSpan> {
-    let mut times = map.codes().iter().filter_map(|code| code.load_time);
+    let mut times = map.codes().iter().filter_map(|code| code.load_time());
     let first = times.next()?;
     Some(times.fold(TimeSpan { first, last: first }, |span, time| TimeSpan {
         first: span.first.min(time),

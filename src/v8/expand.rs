@@ -490,7 +490,7 @@ impl V8Expander {
         let maps = self.profiles.maps();
         for (process, map) in maps.iter().enumerate().skip(self.indexed_processes) {
             for (id, code) in map.codes().iter().enumerate() {
-                if let Some(index) = code.code_index {
+                if let Some(index) = code.code_index() {
                     self.code_by_index.insert((process, index), CodeId(id as u32));
                 }
             }
@@ -538,7 +538,7 @@ impl V8Expander {
             process: cached.key.process,
             pid: map.pid,
             address: code.address + cached.key.offset,
-            code_name: &code.name,
+            code_name: map.name_of(code),
             frames: self.location_inline_frames[cached.frames()]
                 .iter()
                 .map(|frame| map.describe(cached.key.code, frame))
@@ -686,7 +686,7 @@ fn code_outcome(map: &InlineMap, code: CodeId) -> FrameOutcome {
     let Some(object) = map.log_object(code) else {
         // Not in the log: JavaScript if its jitdump name carries a tier
         // marker (`JS:*f`, `LazyCompile:~f`), as V8 names only JavaScript code.
-        return if name_has_tier_marker(&map.code(code).name) {
+        return if name_has_tier_marker(map.code_name(code)) {
             FrameOutcome::NotInLog
         } else {
             FrameOutcome::NotJavaScript

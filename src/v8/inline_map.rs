@@ -23,7 +23,7 @@ use std::sync::{Arc, OnceLock};
 use fxhash::FxHashMap;
 
 use crate::formats::jitdump::{CodeLoad, JitDump};
-use crate::formats::v8log::{CodeLog, CodeObject, CodeObjectId, SharedFunction, Tier, TierMarker};
+use crate::formats::v8log::{CodeLog, CodeObject, CodeObjectId, NameId, SharedFunction, TagId, Tier, TierMarker};
 use crate::v8::inline_stack::{FrameFunction, InlineFrame, PositionRule, WalkProblem, inlining_stack};
 use crate::v8::source::{FunctionName, LineColumn, LineTable};
 use crate::v8::source_map::{
@@ -73,64 +73,220 @@ impl ClockAlignment {
     }
 }
 
+/// Index of a code object's name in the names of an [`InlineMap`] (or of the
+/// [`JitCodes`] it is built from): [`InlineMap::code_name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CodeNameId(pub u32);
+
 /// A code object as the sampled process saw it.
-#[derive(Debug, Clone)]
+///
+/// Processes load millions: it takes 48 bytes, its name is an id of the
+/// map's names ([`InlineMap::code_name`]), and its optional fields are read
+/// through methods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct JitCode {
     /// Start of its instructions.
     pub address: u64,
     /// Size in bytes.
     pub size: u64,
+    /// [`JitCode::load_time`] when `has_load_time`.
+    load_time: u64,
+    /// [`JitCode::code_index`] when `has_code_index`.
+    code_index: u64,
+    /// The log of [`JitCode::log_object`]; [`NO_LOG`] for none.
+    log: u32,
+    /// The code object in that log.
+    object: u32,
+    /// Its symbol: the jitdump name, e.g. `JS:*kernel /app/deep.js:24:16`.
+    name: CodeNameId,
+    has_load_time: bool,
+    has_code_index: bool,
+}
+
+/// [`JitCode::log`] of a code no log created (a log index no process has).
+const NO_LOG: u32 = u32::MAX;
+
+impl JitCode {
     /// When it was loaded (jitdump timestamp, CLOCK_MONOTONIC ns).
-    pub load_time: Option<u64>,
+    pub fn load_time(&self) -> Option<u64> {
+        self.has_load_time.then_some(self.load_time)
+    }
+
     /// The jitdump code index (`jitted-PID-N.so` after `perf inject -j`).
-    pub code_index: Option<u64>,
-    /// Its symbol: the jitdump name, e.g. `JS:*kernel /app/deep.js:24:16`
-    /// (shared by the code objects of one name).
-    pub name: Arc<str>,
+    pub fn code_index(&self) -> Option<u64> {
+        self.has_code_index.then_some(self.code_index)
+    }
+
     /// The matching code object of the code logs.
+    pub fn log_object(&self) -> Option<LogObject> {
+        (self.log != NO_LOG).then_some(LogObject { log: LogId(self.log), object: CodeObjectId(self.object) })
+    }
+
+    /// Its name's id in the map ([`InlineMap::code_name`]).
+    pub fn name_id(&self) -> CodeNameId {
+        self.name
+    }
+
+    fn set_log_object(&mut self, object: Option<LogObject>) {
+        (self.log, self.object) = match object {
+            Some(object) => (object.log.0, object.object.0),
+            None => (NO_LOG, 0),
+        };
+    }
+}
+
+/// A code object as its source describes it, to add to [`JitCodes`].
+#[derive(Debug, Clone, Copy)]
+pub struct CodeDescription<'name> {
+    /// Start of its instructions.
+    pub address: u64,
+    /// Size in bytes.
+    pub size: u64,
+    /// When it was loaded (jitdump clock, ns; or whatever stands for time).
+    pub load_time: Option<u64>,
+    /// The jitdump code index.
+    pub code_index: Option<u64>,
+    /// Its symbol (line breaks become spaces).
+    pub name: &'name str,
+    /// The matching code object of the code logs, if known.
     pub log_object: Option<LogObject>,
 }
 
-impl JitCode {
-    /// The code object of a jitdump CODE_LOAD, not yet joined to a log.
-    pub fn from_load(load: CodeLoad) -> JitCode {
-        JitCode {
+/// The code objects an [`InlineMap`] is built from, in load order, with
+/// their names interned.
+#[derive(Debug, Default)]
+pub struct JitCodes {
+    codes: Vec<JitCode>,
+    names: Vec<Arc<str>>,
+    /// Names by the address of the jitdump reader's interned text (it gives
+    /// every LOAD of one name the same `Arc`).
+    names_by_pointer: FxHashMap<usize, CodeNameId>,
+    /// Names by their text.
+    names_by_text: FxHashMap<Arc<str>, CodeNameId>,
+}
+
+impl JitCodes {
+    /// How many code objects.
+    pub fn len(&self) -> usize {
+        self.codes.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.codes.is_empty()
+    }
+
+    /// Adds the code object of a jitdump CODE_LOAD, not yet joined to a log.
+    pub fn push_load(&mut self, load: &CodeLoad) {
+        let pointer = Arc::as_ptr(&load.name) as *const u8 as usize;
+        let name = match self.names_by_pointer.get(&pointer) {
+            Some(&name) => name,
+            None => {
+                let name = self.intern(&load.name);
+                // The names keep the pointer's text alive only when it is
+                // interned as it is; a renamed one is keyed by its text.
+                if Arc::ptr_eq(&self.names[name.0 as usize], &load.name) {
+                    self.names_by_pointer.insert(pointer, name);
+                }
+                name
+            }
+        };
+        self.codes.push(JitCode {
             address: load.code_address,
             size: load.code_size,
-            load_time: Some(load.timestamp),
-            code_index: Some(load.code_index),
-            name: match one_line(&load.name) {
-                Cow::Borrowed(_) => load.name,
-                Cow::Owned(name) => name.into(),
-            },
-            log_object: None,
+            load_time: load.timestamp,
+            code_index: load.code_index,
+            log: NO_LOG,
+            object: 0,
+            name,
+            has_load_time: true,
+            has_code_index: true,
+        });
+    }
+
+    /// Adds a code object.
+    pub fn push(&mut self, code: CodeDescription<'_>) {
+        let name = self.intern_text(code.name);
+        self.push_named(code, name);
+    }
+
+    fn push_named(&mut self, code: CodeDescription<'_>, name: CodeNameId) {
+        let mut jit_code = JitCode {
+            address: code.address,
+            size: code.size,
+            load_time: code.load_time.unwrap_or(0),
+            code_index: code.code_index.unwrap_or(0),
+            log: NO_LOG,
+            object: 0,
+            name,
+            has_load_time: code.load_time.is_some(),
+            has_code_index: code.code_index.is_some(),
+        };
+        jit_code.set_log_object(code.log_object);
+        self.codes.push(jit_code);
+    }
+
+    /// The id of a shared name, on one line.
+    fn intern(&mut self, name: &Arc<str>) -> CodeNameId {
+        if let Some(&id) = self.names_by_text.get(&**name) {
+            return id;
         }
+        let one = match one_line(name) {
+            Cow::Borrowed(_) => name.clone(),
+            Cow::Owned(renamed) => {
+                if let Some(&id) = self.names_by_text.get(renamed.as_str()) {
+                    return id;
+                }
+                renamed.into()
+            }
+        };
+        self.add_name(one)
+    }
+
+    /// The id of a name, on one line.
+    fn intern_text(&mut self, name: &str) -> CodeNameId {
+        let one = one_line(name);
+        match self.names_by_text.get(&*one) {
+            Some(&id) => id,
+            None => self.add_name(one.into()),
+        }
+    }
+
+    fn add_name(&mut self, name: Arc<str>) -> CodeNameId {
+        let id = CodeNameId(self.names.len() as u32);
+        self.names.push(name.clone());
+        self.names_by_text.insert(name, id);
+        id
     }
 }
 
 /// The code objects of logs without a jitdump: their own code-creation
 /// addresses, in log order, log after log, named as the jitdump names code.
-fn log_codes(logs: &[CodeLog]) -> Vec<JitCode> {
-    // A log shares the tag and name of its code objects (one allocation
-    // each): the jitdump-style name is made once per tag, tier and name.
-    let mut names: FxHashMap<(usize, Option<TierMarker>, usize), Arc<str>> = FxHashMap::default();
-    let mut codes = Vec::with_capacity(logs.iter().map(|log| log.code_objects.len()).sum());
+fn log_codes(logs: &[CodeLog]) -> JitCodes {
+    let mut codes = JitCodes::default();
+    codes.codes.reserve_exact(logs.iter().map(|log| log.code_objects.len()).sum());
     for (log, code_log) in logs.iter().enumerate() {
+        // The jitdump-style name is made once per tag, tier and name.
+        let mut names: FxHashMap<(TagId, Option<TierMarker>, NameId), CodeNameId> = FxHashMap::default();
         for (index, object) in code_log.code_objects.iter().enumerate() {
-            let key = (
-                Arc::as_ptr(&object.tag) as *const u8 as usize,
-                object.tier,
-                Arc::as_ptr(&object.name) as *const u8 as usize,
-            );
-            let name = names.entry(key).or_insert_with(|| one_line(&log_style_name(object)).into()).clone();
-            codes.push(JitCode {
+            let key = (object.tag, object.tier, object.name);
+            let name = match names.get(&key) {
+                Some(&name) => name,
+                None => {
+                    let name = codes.intern_text(&log_style_name(code_log, object));
+                    names.insert(key, name);
+                    name
+                }
+            };
+            let description = CodeDescription {
                 address: object.address,
                 size: object.size,
                 load_time: None,
                 code_index: None,
-                name,
+                name: "",
                 log_object: Some(LogObject { log: LogId(log as u32), object: CodeObjectId(index as u32) }),
-            });
+            };
+            codes.push_named(description, name);
         }
     }
     codes
@@ -236,6 +392,8 @@ pub struct InlineMap {
     /// The process id (from the jitdump header), if known.
     pub pid: Option<u32>,
     codes: Vec<JitCode>,
+    /// The codes' names, by [`CodeNameId`].
+    code_names: Vec<Arc<str>>,
     index: AddressIndex,
     name_style: NameStyle,
     sources: SourceOptions,
@@ -259,24 +417,31 @@ impl InlineMap {
     pub fn new(logs: Vec<CodeLog>, jitdump: Option<&JitDump>, sources: SourceOptions) -> InlineMap {
         match jitdump {
             Some(jitdump) => {
-                let loads = jitdump.loads.iter().cloned().map(JitCode::from_load).collect();
+                let mut loads = JitCodes::default();
+                for load in &jitdump.loads {
+                    loads.push_load(load);
+                }
                 InlineMap::join(logs, loads, Some(jitdump.header.pid), sources)
             }
             None => {
+                // Indexed before the codes are made: the index's scaffolding
+                // and the codes are never in memory together.
+                let index = AddressIndex::new(log_code_keys(&logs), key_order(log_code_keys(&logs)));
                 let codes = log_codes(&logs);
-                InlineMap::from_codes(logs, codes, None, sources)
+                InlineMap::with_index(logs, codes, index, None, sources)
             }
         }
     }
 
     /// Joins the code logs of one process (one per isolate) with the code
-    /// objects of its jitdump, in file order ([`JitCode::from_load`]): what
+    /// objects of its jitdump, in file order ([`JitCodes::push_load`]): what
     /// [`InlineMap::new`] does, for a caller that read the jitdump's loads
     /// straight into code objects.
-    pub fn join(logs: Vec<CodeLog>, mut loads: Vec<JitCode>, pid: Option<u32>, sources: SourceOptions) -> InlineMap {
-        let join = join_loads(&logs, &mut loads);
-        let unmatched_loads = loads.iter().filter(|load| load.log_object.is_none()).count();
-        let mut map = InlineMap::indexed(logs, loads, join.load_order, pid, sources);
+    pub fn join(logs: Vec<CodeLog>, mut loads: JitCodes, pid: Option<u32>, sources: SourceOptions) -> InlineMap {
+        let join = join_loads(&logs, &mut loads.codes);
+        let unmatched_loads = loads.codes.iter().filter(|load| load.log_object().is_none()).count();
+        let index = AddressIndex::new(code_keys(&loads.codes), join.load_order);
+        let mut map = InlineMap::with_index(logs, loads, index, pid, sources);
         map.unmatched_loads = unmatched_loads;
         map.clocks = join.clocks;
         map
@@ -284,21 +449,21 @@ impl InlineMap {
 
     /// A map over code objects the caller has already joined to `logs`
     /// (e.g. from a log alone, with `code-move`s replayed), in load order.
-    pub fn from_codes(logs: Vec<CodeLog>, codes: Vec<JitCode>, pid: Option<u32>, sources: SourceOptions) -> InlineMap {
-        let order = address_order(&codes);
-        InlineMap::indexed(logs, codes, order, pid, sources)
+    pub fn from_codes(logs: Vec<CodeLog>, codes: JitCodes, pid: Option<u32>, sources: SourceOptions) -> InlineMap {
+        let index = AddressIndex::new(code_keys(&codes.codes), address_order(&codes.codes));
+        InlineMap::with_index(logs, codes, index, pid, sources)
     }
 
-    /// [`InlineMap::from_codes`] with the codes' [`address_order`] at hand.
-    fn indexed(
+    /// [`InlineMap::from_codes`] with the codes' index at hand.
+    fn with_index(
         logs: Vec<CodeLog>,
-        codes: Vec<JitCode>,
-        order: Vec<KeyedLoad>,
+        codes: JitCodes,
+        index: AddressIndex,
         pid: Option<u32>,
         sources: SourceOptions,
     ) -> InlineMap {
-        let index = AddressIndex::new(&codes, order);
-        let name_style = detect_name_style(&logs, &codes);
+        let JitCodes { codes, names: code_names, .. } = codes;
+        let name_style = detect_name_style(&logs, &codes, &code_names);
         let line_tables =
             logs.iter().map(|log| log.scripts.keys().map(|&id| (id, OnceLock::new())).collect()).collect();
         let source_maps =
@@ -309,6 +474,7 @@ impl InlineMap {
             clocks,
             pid,
             codes,
+            code_names,
             index,
             name_style,
             sources,
@@ -344,7 +510,7 @@ impl InlineMap {
 
     /// The log that created a code, if joined.
     pub fn log_of(&self, id: CodeId) -> Option<&CodeLog> {
-        self.code(id).log_object.map(|object| self.log(object.log))
+        self.code(id).log_object().map(|object| self.log(object.log))
     }
 
     /// All code objects, in load order.
@@ -357,9 +523,20 @@ impl InlineMap {
         &self.codes[id.0 as usize]
     }
 
+    /// The name of a code: the jitdump's, e.g. `JS:*kernel /app/deep.js:24:16`,
+    /// or for log code `TAG:MARKER name` as the jitdump would name it.
+    pub fn code_name(&self, id: CodeId) -> &str {
+        self.name_of(self.code(id))
+    }
+
+    /// The name of one of this map's codes ([`InlineMap::code_name`]).
+    pub fn name_of(&self, code: &JitCode) -> &str {
+        &self.code_names[code.name.0 as usize]
+    }
+
     /// The log's code object for a code, if joined.
     pub fn log_object(&self, id: CodeId) -> Option<&CodeObject> {
-        self.code(id).log_object.map(|object| self.log(object.log).code_object(object.object))
+        self.code(id).log_object().map(|object| self.log(object.log).code_object(object.object))
     }
 
     /// The code object covering `address` at `time` (jitdump clock, ns):
@@ -367,14 +544,14 @@ impl InlineMap {
     pub fn find(&self, address: u64, time: Option<u64>) -> Option<AddressMatch> {
         let candidates = self.index.covering(address);
         let load_time =
-            |index: usize| candidates.get(index).map(|&code| self.codes[code as usize].load_time.unwrap_or(0));
+            |index: usize| candidates.get(index).map(|&code| self.codes[code as usize].load_time().unwrap_or(0));
         // The answer is the newest candidate loaded by `time` (the oldest
         // when none was): `chosen`, valid until the next one's load.
         let (chosen, time_matched) = match time {
             None => (candidates.len().checked_sub(1)?, true),
             Some(time) => {
                 let loaded =
-                    candidates.partition_point(|&code| self.codes[code as usize].load_time.unwrap_or(0) <= time);
+                    candidates.partition_point(|&code| self.codes[code as usize].load_time().unwrap_or(0) <= time);
                 match loaded {
                     0 if candidates.is_empty() => return None,
                     0 => (0, false),
@@ -429,16 +606,16 @@ impl InlineMap {
     fn generated_frame_name(&self, code: CodeId, function: FrameFunction) -> Cow<'_, str> {
         let jit_code = self.code(code);
         let FrameFunction::Inlined(function) = function else {
-            return Cow::Borrowed(&jit_code.name);
+            return Cow::Borrowed(self.name_of(jit_code));
         };
         // Inlined functions exist only in the log of their host code.
-        let Some(log) = self.log_of(code) else { return Cow::Borrowed(&jit_code.name) };
+        let Some(log) = self.log_of(code) else { return Cow::Borrowed(self.name_of(jit_code)) };
         let function = log.function(function);
         let host = self.log_object(code);
         // V8 names code `TAG:MARKER name`; an inlined function is named as
         // its own code of the host's compiler would be (no OSR `o` or
         // context-specialization `'`), so it merges with its standalone frames.
-        let tag = host.map_or("JS", |object| &object.tag);
+        let tag = host.map_or("JS", |object| log.object_tag(object));
         let marker = host.and_then(|object| object.tier).map_or("", |tier| tier.tier.marker());
         // Brackets, not parentheses: folding cuts names at a `(` (C++ arguments).
         let name: &str = if function.name.is_empty() { "[unknown function]" } else { &function.name };
@@ -452,7 +629,7 @@ impl InlineMap {
     /// The log and script id of one inline frame's function.
     fn frame_script(&self, code: CodeId, function: FrameFunction) -> Option<(LogId, i64)> {
         let host = self.log_object(code);
-        let log_id = self.code(code).log_object.map(|object| object.log)?;
+        let log_id = self.code(code).log_object().map(|object| object.log)?;
         let log = self.log(log_id);
         let script_id = match function {
             FrameFunction::Outer => host
@@ -536,7 +713,7 @@ impl InlineMap {
     /// Describes one inline frame of `code` for people.
     pub fn describe(&self, code: CodeId, frame: &InlineFrame) -> SourceFrame<'_> {
         let host = self.log_object(code);
-        let log_id = self.code(code).log_object.map(|object| object.log);
+        let log_id = self.code(code).log_object().map(|object| object.log);
         let log = log_id.map(|id| self.log(id));
         let (function, script_id): (Option<&SharedFunction>, Option<i64>) = match (frame.function, log) {
             (FrameFunction::Outer, _) => {
@@ -556,7 +733,9 @@ impl InlineMap {
         };
         let full_name: &str = match (frame.function, function) {
             (_, Some(function)) if !function.name.is_empty() => &function.name,
-            (FrameFunction::Outer, _) => host.map_or(&*self.code(code).name, |object| &object.name),
+            (FrameFunction::Outer, _) => {
+                host.zip(log).map_or(self.code_name(code), |(object, log)| log.object_name(object))
+            }
             _ => "",
         };
         let script_name = script_id.zip(log).and_then(|(id, log)| log.scripts.get(&id)).map(|script| &*script.name);
@@ -679,9 +858,9 @@ fn substitute_path<'path>(path: &'path str, substitutions: &[(String, String)]) 
 }
 
 /// The jitdump-style name of a log code object: `TAG:MARKER name`.
-fn log_style_name(object: &CodeObject) -> String {
+fn log_style_name(log: &CodeLog, object: &CodeObject) -> String {
     let marker = object.tier.map(|tier| tier.text()).unwrap_or_default();
-    format!("{}:{}{}", object.tag, marker, object.name)
+    format!("{}:{}{}", log.object_tag(object), marker, log.object_name(object))
 }
 
 /// Drops a trailing `:col` from `name script:line:col`.
@@ -693,17 +872,21 @@ fn strip_column(name: &str) -> &str {
 
 /// Node 18's jitdump names drop the column the log names carry; later
 /// versions keep it. Decided by the joined code objects themselves.
-fn detect_name_style(logs: &[CodeLog], codes: &[JitCode]) -> NameStyle {
+fn detect_name_style(logs: &[CodeLog], codes: &[JitCode], names: &[Arc<str>]) -> NameStyle {
     let mut line_only = 0;
     let mut line_and_column = 0;
-    for code in codes.iter().filter(|code| code.code_index.is_some()) {
-        let Some(object) = code.log_object.map(|id| logs[id.log.0 as usize].code_object(id.object)) else { continue };
+    for code in codes.iter().filter(|code| code.has_code_index) {
+        let Some(id) = code.log_object() else { continue };
+        let code_name = &names[code.name.0 as usize];
+        let log = &logs[id.log.0 as usize];
+        let object = log.code_object(id.object);
         if object.function.is_none() {
             continue;
         }
-        if code.name.ends_with(&*object.name) {
+        let object_name = log.object_name(object);
+        if code_name.ends_with(object_name) {
             line_and_column += 1;
-        } else if code.name.ends_with(strip_column(&object.name)) {
+        } else if code_name.ends_with(strip_column(object_name)) {
             line_only += 1;
         }
     }
@@ -733,7 +916,7 @@ type KeyedLoad = (CodeKey, u32);
 
 /// When a LOAD happened (jitdump clock, ns), as a signed time.
 fn load_time(load: &JitCode) -> i64 {
-    i64::try_from(load.load_time.unwrap_or(0)).unwrap_or(i64::MAX)
+    i64::try_from(load.load_time().unwrap_or(0)).unwrap_or(i64::MAX)
 }
 
 /// Sets the log code object of each jitdump LOAD (the `loads` are jitdump
@@ -760,13 +943,13 @@ fn join_loads(logs: &[CodeLog], loads: &mut [JitCode]) -> Join {
     let groups = KeyGroups { objects: &objects, load_order: &load_order };
     let clocks = if logs.len() > 1 { learn_clocks(logs, loads, groups.iter()) } else { vec![None; logs.len()] };
     for load in loads.iter_mut() {
-        load.log_object = None;
+        load.set_log_object(None);
     }
     for group in groups.iter() {
         let first_log = group.objects.first().map(|(_, object)| object.log);
         if group.objects.iter().all(|(_, object)| Some(object.log) == first_log) {
             for (&(_, load), &(_, object)) in group.load_order.iter().zip(group.objects) {
-                loads[load as usize].log_object = Some(object);
+                loads[load as usize].set_log_object(Some(object));
             }
         } else {
             match_nearest_in_time(logs, loads, &clocks, group);
@@ -885,18 +1068,30 @@ fn match_nearest_in_time(
         let nearest = runs.iter().enumerate().filter(|(_, run)| !run.is_empty()).min_by_key(|(_, run)| distance(run));
         let Some((run_index, _)) = nearest else { break };
         let run = &mut runs[run_index];
-        loads[load as usize].log_object = Some(run[0].1);
+        loads[load as usize].set_log_object(Some(run[0].1));
         *run = &run[1..];
     }
 }
 
 /// The codes (their ids) with their keys, by key: address, then size, then id.
 fn address_order(codes: &[JitCode]) -> Vec<KeyedLoad> {
-    let mut order: Vec<KeyedLoad> = codes
-        .iter()
-        .enumerate()
-        .map(|(id, code)| (CodeKey { address: code.address, size: code.size }, id as u32))
-        .collect();
+    key_order(code_keys(codes))
+}
+
+/// The keys of `codes`, in their order.
+fn code_keys(codes: &[JitCode]) -> impl Iterator<Item = CodeKey> + Clone + '_ {
+    codes.iter().map(|code| CodeKey { address: code.address, size: code.size })
+}
+
+/// The keys of the logs' code objects, log after log: the codes of a map
+/// without a jitdump ([`log_codes`]).
+fn log_code_keys(logs: &[CodeLog]) -> impl Iterator<Item = CodeKey> + Clone + '_ {
+    logs.iter().flat_map(|log| &log.code_objects).map(|object| CodeKey { address: object.address, size: object.size })
+}
+
+/// [`address_order`] of codes given by their keys, in load order.
+fn key_order(keys: impl Iterator<Item = CodeKey>) -> Vec<KeyedLoad> {
+    let mut order: Vec<KeyedLoad> = keys.enumerate().map(|(id, key)| (key, id as u32)).collect();
     order.sort_unstable();
     order
 }
@@ -916,53 +1111,58 @@ struct AddressIndex {
 }
 
 impl AddressIndex {
-    /// The index of `codes`; `order` lists them (with their keys) by
-    /// address, as [`address_order`] gives it.
-    fn new(codes: &[JitCode], order: Vec<KeyedLoad>) -> AddressIndex {
+    /// The index of the codes whose keys `keys` gives, in load order;
+    /// `order` lists them (with their keys) by address, as [`key_order`]
+    /// gives it.
+    fn new(keys: impl Iterator<Item = CodeKey> + Clone, order: Vec<KeyedLoad>) -> AddressIndex {
         let end = |key: &CodeKey| key.address.saturating_add(key.size);
         // Starts come in order; ends nearly so (code objects rarely overlap).
         let mut ends: Vec<u64> = order.iter().filter(|(key, _)| key.size > 0).map(|(key, _)| end(key)).collect();
         ends.sort_unstable();
+        // The boundaries, merged in order without repeats; each code's first
+        // segment is where its start went (no search per code).
         let mut boundaries: Vec<u64> = Vec::with_capacity(ends.len() * 2);
+        let push = |boundaries: &mut Vec<u64>, at: u64| {
+            if boundaries.last() != Some(&at) {
+                boundaries.push(at);
+            }
+        };
+        let mut first_segments = vec![0u32; order.len()];
         let mut next_end = 0;
-        for (key, _) in order.iter().filter(|(key, _)| key.size > 0) {
+        for (key, id) in order.iter().filter(|(key, _)| key.size > 0) {
             while ends.get(next_end).is_some_and(|&end| end < key.address) {
-                boundaries.push(ends[next_end]);
+                push(&mut boundaries, ends[next_end]);
                 next_end += 1;
             }
-            boundaries.push(key.address);
+            push(&mut boundaries, key.address);
+            first_segments[*id as usize] = (boundaries.len() - 1) as u32;
         }
-        boundaries.extend_from_slice(&ends[next_end..]);
+        for &end in &ends[next_end..] {
+            push(&mut boundaries, end);
+        }
         drop(ends);
-        boundaries.dedup();
+        drop(order);
         let segment_count = boundaries.len().saturating_sub(1);
-        // Each code's first segment, found by walking the boundaries along
-        // the codes in address order (no search per code); its segments run
-        // from there to the boundary at its end. Counted in that order too.
-        let mut first_segments = vec![0u32; codes.len()];
-        let mut segment_starts = vec![0u32; segment_count + 1];
-        let mut boundary = 0;
-        for (key, id) in order.iter().filter(|(key, _)| key.size > 0) {
-            while boundaries[boundary] < key.address {
-                boundary += 1;
-            }
-            first_segments[*id as usize] = boundary as u32;
+        // A code's segments run from its first to the boundary at its end.
+        let segments = |id: usize, key: &CodeKey| {
+            let first = first_segments[id] as usize;
             let end = end(key);
-            for segment in boundary..boundary + boundaries[boundary..].iter().take_while(|&&at| at < end).count() {
+            first..first + boundaries[first..].iter().take_while(|&&at| at < end).count()
+        };
+        let mut segment_starts = vec![0u32; segment_count + 1];
+        for (id, key) in keys.clone().enumerate().filter(|(_, key)| key.size > 0) {
+            for segment in segments(id, &key) {
                 segment_starts[segment + 1] += 1;
             }
         }
-        drop(order);
         for segment in 0..segment_count {
             segment_starts[segment + 1] += segment_starts[segment];
         }
         // Filled in load order: each segment lists its codes ascending.
         let mut filled: Vec<u32> = segment_starts[..segment_count].to_vec();
         let mut covering = vec![0u32; segment_starts[segment_count] as usize];
-        for (id, code) in codes.iter().enumerate().filter(|(_, code)| code.size > 0) {
-            let first = first_segments[id] as usize;
-            let end = code.address.saturating_add(code.size);
-            for segment in first..first + boundaries[first..].iter().take_while(|&&at| at < end).count() {
+        for (id, key) in keys.enumerate().filter(|(_, key)| key.size > 0) {
+            for segment in segments(id, &key) {
                 covering[filled[segment] as usize] = id as u32;
                 filled[segment] += 1;
             }
@@ -987,20 +1187,25 @@ mod tests {
     use super::*;
 
     fn code(address: u64, size: u64, load_time: u64) -> JitCode {
-        JitCode {
-            address,
-            size,
-            load_time: Some(load_time),
-            code_index: None,
-            name: format!("code@{address:x}/{load_time}").into(),
-            log_object: None,
+        let mut codes = JitCodes::default();
+        let name = format!("code@{address:x}/{load_time}");
+        let load_time = Some(load_time);
+        codes.push(CodeDescription { address, size, load_time, code_index: None, name: &name, log_object: None });
+        codes.codes[0]
+    }
+
+    fn jit_codes(loads: impl IntoIterator<Item = CodeLoad>) -> Vec<JitCode> {
+        let mut codes = JitCodes::default();
+        for load in loads {
+            codes.push_load(&load);
         }
+        codes.codes
     }
 
     #[test]
     fn address_index_lists_every_object_that_covered_an_address() {
         let codes = vec![code(100, 50, 1), code(120, 10, 2), code(140, 40, 3), code(300, 0, 4)];
-        let index = AddressIndex::new(&codes, address_order(&codes));
+        let index = AddressIndex::new(code_keys(&codes), address_order(&codes));
         assert_eq!(index.covering(99), &[] as &[u32]);
         assert_eq!(index.covering(100), &[0]);
         assert_eq!(index.covering(125), &[0, 1]);
@@ -1024,7 +1229,7 @@ mod tests {
             state % below
         };
         let codes: Vec<JitCode> = (0..400).map(|time| code(next(1000), next(60), time)).collect();
-        let index = AddressIndex::new(&codes, address_order(&codes));
+        let index = AddressIndex::new(code_keys(&codes), address_order(&codes));
         for address in 0..1100 {
             let expected: Vec<u32> = (0..codes.len() as u32)
                 .filter(|&id| {
@@ -1079,11 +1284,11 @@ mod tests {
             load(0x1000, 32, worker_start + 100_000),
             load(0x5000, 8, worker_start + 200_000),
         ];
-        let mut loads: Vec<JitCode> = loads.into_iter().map(JitCode::from_load).collect();
+        let mut loads = jit_codes(loads);
         let join = join_loads(&[worker, main], &mut loads);
         let object = |log: u32, object: u32| Some(LogObject { log: LogId(log), object: CodeObjectId(object) });
         assert_eq!(
-            loads.iter().map(|load| load.log_object).collect::<Vec<_>>(),
+            loads.iter().map(JitCode::log_object).collect::<Vec<_>>(),
             [object(1, 0), object(1, 1), object(1, 2), object(0, 0), object(0, 1), object(0, 2), object(0, 3), None]
         );
         // The worker aligns on h and k, the main isolate on g (0x1000 and
@@ -1105,10 +1310,10 @@ mod tests {
             b"code-creation,JS,10,1,0x1000,32,f /m.js:1:1,0x800,*\n\
               code-creation,JS,10,2,0x1000,32,g /m.js:2:1,0x810,*\n",
         );
-        let mut loads = [load(0x1000, 32, 99), load(0x1000, 32, 7), load(0x1000, 32, 5)].map(JitCode::from_load);
+        let mut loads = jit_codes([load(0x1000, 32, 99), load(0x1000, 32, 7), load(0x1000, 32, 5)]);
         let join = join_loads(&[log], &mut loads);
         let object = |object: u32| Some(LogObject { log: LogId(0), object: CodeObjectId(object) });
-        assert_eq!(loads.map(|load| load.log_object), [object(0), object(1), None]);
+        assert_eq!(loads.iter().map(JitCode::log_object).collect::<Vec<_>>(), [object(0), object(1), None]);
         assert_eq!(join.clocks, [None]);
     }
 
@@ -1121,6 +1326,36 @@ mod tests {
         let alignment = median_alignment(&mut pairs).unwrap();
         assert_eq!((alignment.offset_nanoseconds, alignment.spread_nanoseconds), (10_500, 480));
         assert_eq!(median_alignment(&mut []), None);
+    }
+
+    /// Code objects are numerous: their size is watched.
+    #[test]
+    fn jit_codes_stay_small() {
+        assert!(size_of::<JitCode>() <= 48, "{} bytes", size_of::<JitCode>());
+    }
+
+    /// LOADs of one name share it; a name with line breaks is put on one line.
+    #[test]
+    fn jit_code_names_are_interned_on_one_line() {
+        let mut codes = JitCodes::default();
+        let shared: Arc<str> = "JS:*f /a.js:1:1".into();
+        let broken: Arc<str> = "eval\nat f".into();
+        for (address, name) in [(1, &shared), (2, &broken), (3, &shared), (4, &broken)] {
+            codes.push_load(&CodeLoad { name: name.clone(), ..load(address, 1, address) });
+        }
+        codes.push(CodeDescription {
+            address: 5,
+            size: 1,
+            load_time: None,
+            code_index: None,
+            name: "eval\nat f",
+            log_object: None,
+        });
+        let names: Vec<&str> = codes.codes.iter().map(|code| &*codes.names[code.name.0 as usize]).collect();
+        assert_eq!(names, ["JS:*f /a.js:1:1", "eval at f", "JS:*f /a.js:1:1", "eval at f", "eval at f"]);
+        assert_eq!(codes.names.len(), 2);
+        assert_eq!((codes.codes[4].load_time(), codes.codes[4].code_index()), (None, None));
+        assert_eq!((codes.codes[3].load_time(), codes.codes[3].code_index()), (Some(4), Some(0)));
     }
 
     #[test]

@@ -23,7 +23,7 @@ use crate::error::Error;
 use crate::formats::jitdump::{self, JitDump, JitDumpWarning, ReadOptions};
 use crate::formats::v8log::{CodeLog, RetainedText};
 use crate::input::{CutShort, MappedFile, open_file_allowing_cut};
-use crate::v8::inline_map::{InlineMap, JitCode, SourceOptions};
+use crate::v8::inline_map::{InlineMap, JitCodes, SourceOptions};
 
 /// Where to find inputs.
 #[derive(Debug, Clone, Default)]
@@ -258,7 +258,7 @@ struct LoadedJitDump {
     /// Header and warnings ([`JitDump::loads`] is empty: they are `codes`).
     dump: JitDump,
     /// The code objects it loads, not yet joined to a log.
-    codes: Vec<JitCode>,
+    codes: JitCodes,
 }
 
 /// Reads a jitdump; a `.gz` cut short gives what was before the cut, with a
@@ -269,12 +269,12 @@ fn read_jitdump(path: &Path, diagnostics: &mut Diagnostics) -> Result<LoadedJitD
     // which are not needed, and neither way holds more than a window of it.
     // Loads go straight into code objects.
     if let Some(mapped) = MappedFile::open(path)? {
-        let mut codes = Vec::new();
+        let mut codes = JitCodes::default();
         let dump = jitdump::read_loads_with_progress(
             mapped.bytes(),
             &ReadOptions::default(),
             |offset| mapped.release_before(offset),
-            &mut |load| codes.push(JitCode::from_load(load)),
+            &mut |load| codes.push_load(&load),
         )
         .map_err(jitdump_error)?;
         return Ok(LoadedJitDump { dump, codes });
@@ -286,7 +286,10 @@ fn read_jitdump(path: &Path, diagnostics: &mut Diagnostics) -> Result<LoadedJitD
     if cut_short.is_set() {
         diagnostics.add_compressed_cut(path, &format!("{} code loads", dump.loads.len()));
     }
-    let codes = std::mem::take(&mut dump.loads).into_iter().map(JitCode::from_load).collect();
+    let mut codes = JitCodes::default();
+    for load in std::mem::take(&mut dump.loads) {
+        codes.push_load(&load);
+    }
     Ok(LoadedJitDump { dump, codes })
 }
 

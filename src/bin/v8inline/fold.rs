@@ -222,7 +222,7 @@ pub(crate) fn code_log_report(maps: &[Arc<InlineMap>]) -> String {
     let mut report = String::new();
     for map in maps.iter().filter(|map| map.logs().len() > 1) {
         let mut joined = vec![0usize; map.logs().len()];
-        for object in map.codes().iter().filter_map(|code| code.log_object) {
+        for object in map.codes().iter().filter_map(|code| code.log_object()) {
             joined[object.log.0 as usize] += 1;
         }
         let pid = map.pid.map_or_else(|| "?".to_string(), |pid| pid.to_string());

@@ -46,24 +46,33 @@ impl SourceInfoId {
     }
 }
 
+/// Index of an interned code-object name in a [`CodeLog`] ([`CodeLog::name`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NameId(pub u32);
+
+/// Index of an interned code-object tag in a [`CodeLog`] ([`CodeLog::tag`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TagId(pub u32);
+
 /// Index of a function (one SharedFunctionInfo, followed through moves) in
 /// [`CodeLog::functions`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SharedFunctionId(pub u32);
 
 /// A code object from a `code-creation` record.
+///
+/// Logs hold millions of them: names and tags are ids of the log's interned
+/// strings ([`CodeLog::object_name`], [`CodeLog::object_tag`]).
 #[derive(Debug, Clone)]
 pub struct CodeObject {
-    /// The tag as written (`JS`, `LazyCompile`, `Builtin`, ...); shared by
-    /// all code objects with that tag.
-    pub tag: Arc<str>,
+    /// The tag as written (`JS`, `LazyCompile`, `Builtin`, ...).
+    pub tag: TagId,
     /// Start address of its instructions.
     pub address: u64,
     /// Instruction size in bytes.
     pub size: u64,
-    /// Unescaped name, e.g. `root /tmp/exp/bench.js:4:14` (shared with its
-    /// [`SharedFunction`]).
-    pub name: Arc<str>,
+    /// Unescaped name, e.g. `root /tmp/exp/bench.js:4:14`.
+    pub name: NameId,
     /// The function whose code this is.
     pub function: Option<SharedFunctionId>,
     /// The tier marker; `None` when absent or empty.
@@ -103,8 +112,9 @@ pub struct SourceInfo {
     /// What is wrong with the tables, if anything (found when the log was
     /// read; see [`crate::diagnostics::inlining_table_problem`]).
     pub problem: Option<Box<str>>,
-    /// The decoded tables, once a lookup needed them.
-    decoded: OnceLock<DecodedTables>,
+    /// The decoded tables, once a lookup needed them (boxed: most never
+    /// are, and a log has hundreds of thousands of source infos).
+    decoded: OnceLock<Box<DecodedTables>>,
 }
 
 /// The decoded position and inlining tables of a [`SourceInfo`].
@@ -239,6 +249,10 @@ pub struct CodeLog {
     pub path: PathBuf,
     /// Code objects in log order.
     pub code_objects: Vec<CodeObject>,
+    /// The code objects' names, unescaped, by [`NameId`].
+    names: Vec<Arc<str>>,
+    /// The code objects' tags, by [`TagId`].
+    tags: Vec<Box<str>>,
     /// The code objects' source information, by [`SourceInfoId`].
     source_infos: Vec<SourceInfo>,
     /// The text of every position and inlining table, undecoded (unless
@@ -374,6 +388,26 @@ impl CodeLog {
         builder.log
     }
 
+    /// The name with this id (unescaped).
+    pub fn name(&self, id: NameId) -> &str {
+        &self.names[id.0 as usize]
+    }
+
+    /// The tag with this id.
+    pub fn tag(&self, id: TagId) -> &str {
+        &self.tags[id.0 as usize]
+    }
+
+    /// A code object's name, e.g. `root /tmp/exp/bench.js:4:14`.
+    pub fn object_name(&self, object: &CodeObject) -> &str {
+        self.name(object.name)
+    }
+
+    /// A code object's tag (`JS`, `LazyCompile`, `Builtin`, ...).
+    pub fn object_tag(&self, object: &CodeObject) -> &str {
+        self.tag(object.tag)
+    }
+
     /// The code object with this id.
     pub fn code_object(&self, id: CodeObjectId) -> &CodeObject {
         &self.code_objects[id.0 as usize]
@@ -394,12 +428,12 @@ impl CodeLog {
             let inlining_start = positions_end + 1;
             let inlining_end = inlining_start + info.inlining_length as usize;
             // Checked when the log was read: these parse.
-            DecodedTables {
+            Box::new(DecodedTables {
                 positions: record::parse_positions(&text[info.text_start..positions_end]).unwrap_or_default().into(),
                 inlining_positions: record::parse_inlining_positions(&text[inlining_start..inlining_end])
                     .unwrap_or_default()
                     .into(),
-            }
+            })
         });
         let functions_start = info.functions_start as usize;
         Some(SourceTables {
@@ -511,11 +545,10 @@ struct LogBuilder {
     code_addresses: CodeAddresses,
     /// The function whose SFI is at each address now.
     function_at_address: HashMap<u64, SharedFunctionId, AddressHashing>,
-    /// The tags seen, shared by the code objects that carry them.
-    tags: FxHashMap<Box<[u8]>, Arc<str>>,
-    /// The names seen (by their escaped text), shared by the code objects
-    /// that carry them.
-    names: FxHashMap<Box<[u8]>, Arc<str>>,
+    /// The tags seen, as written, with their ids.
+    tags: FxHashMap<Box<[u8]>, TagId>,
+    /// The names seen, by their escaped text, with their ids.
+    names: FxHashMap<Box<[u8]>, NameId>,
     /// The time of the last code-creation, to see clocks restart.
     last_creation_micros: Option<i64>,
     /// Inlined-function addresses of the record being read (reused).
@@ -733,30 +766,22 @@ impl LogBuilder {
         // Looked up as written: most names repeat (every tier of a function,
         // every isolate's builtins), and a hit needs no unescaping.
         let name = match self.names.get(creation.escaped_name) {
-            Some(name) => name.clone(),
+            Some(&name) => name,
             None => {
-                let name: Arc<str> = escape::unescape_borrowed(creation.escaped_name).into();
-                self.names.insert(creation.escaped_name.into(), name.clone());
+                let name = NameId(self.log.names.len() as u32);
+                self.log.names.push(escape::unescape_borrowed(creation.escaped_name).into());
+                self.names.insert(creation.escaped_name.into(), name);
                 name
             }
         };
-        let function = creation.shared_function.map(|address| self.function_for_creation(address, &name));
-        // Code of the same function (each tier) shares its name.
-        let name = match function {
-            Some(function)
-                if Arc::ptr_eq(&self.log.functions[function.0 as usize].name, &name)
-                    || *self.log.functions[function.0 as usize].name == *name =>
-            {
-                self.log.functions[function.0 as usize].name.clone()
-            }
-            _ => name,
-        };
+        let function = creation.shared_function.map(|address| self.function_for_creation(address, name));
         let id = CodeObjectId(self.log.code_objects.len() as u32);
         let tag = match self.tags.get(creation.tag) {
-            Some(tag) => tag.clone(),
+            Some(&tag) => tag,
             None => {
-                let tag: Arc<str> = String::from_utf8_lossy(creation.tag).into();
-                self.tags.insert(creation.tag.into(), tag.clone());
+                let tag = TagId(self.log.tags.len() as u32);
+                self.log.tags.push(String::from_utf8_lossy(creation.tag).into());
+                self.tags.insert(creation.tag.into(), tag);
                 tag
             }
         };
@@ -780,10 +805,13 @@ impl LogBuilder {
 
     /// The function a code-creation carries. A different name at a known SFI
     /// address means the GC freed that SFI and put another there.
-    fn function_for_creation(&mut self, address: u64, name: &Arc<str>) -> SharedFunctionId {
+    fn function_for_creation(&mut self, address: u64, name: NameId) -> SharedFunctionId {
+        let name = &self.log.names[name.0 as usize];
         if let Some(&existing) = self.function_at_address.get(&address) {
             let function = &mut self.log.functions[existing.0 as usize];
-            if function.name.is_empty() || *function.name == **name {
+            // Functions take their names from the interned ones: the same
+            // name is nearly always the same string.
+            if Arc::ptr_eq(&function.name, name) || function.name.is_empty() || *function.name == **name {
                 if function.name.is_empty() {
                     function.name = name.clone();
                 }
@@ -912,7 +940,8 @@ impl LogBuilder {
         // the code's name is the only place that names its script.
         let script = self.log.scripts.entry(script_id).or_default();
         if script.name.is_empty() {
-            script.name = crate::v8::source::FunctionName::parse(&code.name, None).script.into();
+            let name = &self.log.names[code.name.0 as usize];
+            script.name = crate::v8::source::FunctionName::parse(name, None).script.into();
         }
         if let Some(function) = code.function {
             let function = &mut self.log.functions[function.0 as usize];
@@ -931,7 +960,7 @@ impl LogBuilder {
                 };
                 (text_start, text.positions.len() as u32, text.inlining.len() as u32, OnceLock::new())
             }
-            TableSource::Decoded(decoded) => (0, 0, 0, OnceLock::from(decoded)),
+            TableSource::Decoded(decoded) => (0, 0, 0, OnceLock::from(Box::new(decoded))),
         };
         self.log.table_problem_count += u64::from(problem.is_some());
         code.source_info = Some(SourceInfoId::new(self.log.source_infos.len() as u32));
@@ -973,7 +1002,8 @@ mod read_tests {
     /// watched.
     #[test]
     fn code_objects_stay_small() {
-        assert!(size_of::<CodeObject>() <= 80, "{} bytes", size_of::<CodeObject>());
+        assert!(size_of::<CodeObject>() <= 56, "{} bytes", size_of::<CodeObject>());
+        assert!(size_of::<SourceInfo>() <= 72, "{} bytes", size_of::<SourceInfo>());
     }
 
     /// Reading in blocks, however small, parses every line as a whole-text
