@@ -71,9 +71,15 @@ struct Worker<Expander> {
 }
 
 impl<Expander: FrameExpander> Worker<Expander> {
-    fn fold(&mut self, chunk: &Chunk, selection: &EventSelection) -> io::Result<Option<String>> {
+    /// Folds `chunk`; returns the event type it selected and the chunk's
+    /// buffer, to reuse.
+    fn fold(&mut self, chunk: Chunk, selection: &EventSelection) -> io::Result<(Option<String>, Vec<u8>)> {
         let memory = self.memory.take().unwrap_or_default();
-        let mut reader = PerfScriptSource::with_memory(chunk.bytes.as_slice(), selection.clone(), memory);
+        // Parsed where it lies (a chunk is whole lines); not UTF-8, it is
+        // read as the block reader reads such lines.
+        let text = String::from_utf8(chunk.bytes)
+            .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned());
+        let mut reader = PerfScriptSource::over_text(text, selection.clone(), memory);
         while reader.next_sample(&mut self.interner, &mut self.sample)? {
             self.expanded.expand(&self.sample, &self.interner, &mut self.expander);
             self.folder.add_sample(&self.sample, &self.interner, &self.expanded, &self.expander);
@@ -84,8 +90,9 @@ impl<Expander: FrameExpander> Worker<Expander> {
             warnings: reader.warnings().clone(),
         });
         let event = reader.selected_event().map(str::to_owned);
-        self.memory = Some(reader.into_memory());
-        Ok(event)
+        let (memory, text) = reader.into_memory_and_text();
+        self.memory = Some(memory);
+        Ok((event, text.into_bytes()))
     }
 }
 
@@ -205,8 +212,8 @@ fn fold_in_chunks<Input: Read, Expander: FrameExpander + Send>(
     // Fold on this thread until the event type to keep is known.
     while selection == EventSelection::FirstSeen {
         let Some(chunk) = chunker.next_chunk()? else { break };
-        let event = first_worker.fold(&chunk, &selection)?;
-        let _ = chunker.returner.send(chunk.bytes);
+        let (event, buffer) = first_worker.fold(chunk, &selection)?;
+        let _ = chunker.returner.send(buffer);
         if let Some(event) = event {
             selection = EventSelection::Only(event);
         }
@@ -248,9 +255,9 @@ fn fold_on_workers<Input: Read, Expander: FrameExpander + Send>(
                 let returner = chunker.returner.clone();
                 scope.spawn(move || -> io::Result<()> {
                     while let Some(chunk) = next_from(receiver) {
-                        worker.fold(&chunk, selection)?;
+                        let (_, buffer) = worker.fold(chunk, selection)?;
                         // The reader may be gone (an error): then the buffer is freed.
-                        let _ = returner.send(chunk.bytes);
+                        let _ = returner.send(buffer);
                     }
                     Ok(())
                 })

@@ -726,9 +726,22 @@ impl<R: BufRead> PerfScriptReader<R> {
         self
     }
 
+    /// This reader, reading `text` (whole lines) before its input: a chunk
+    /// of a parallel fold is parsed where it lies, not copied in blocks.
+    pub fn with_text(mut self, text: String) -> PerfScriptReader<R> {
+        self.block = text;
+        self.position = 0;
+        self
+    }
+
     /// The stack lines this reader numbered.
     pub fn into_memo(self) -> StackLineMemo {
         self.memo
+    }
+
+    /// The stack lines this reader numbered, and its text buffer (to reuse).
+    pub fn into_memo_and_text(self) -> (StackLineMemo, String) {
+        (self.memo, self.block)
     }
 
     /// The event type samples are filtered by: the one given, or the first

@@ -154,6 +154,27 @@ impl<R: BufRead> PerfScriptSource<R> {
     }
 }
 
+impl PerfScriptSource<&'static [u8]> {
+    /// A source over `text`, a whole chunk of `perf script` lines, parsed
+    /// where it lies, starting with what another source interned.
+    pub fn over_text(text: String, selection: EventSelection, memory: LineMemory) -> PerfScriptSource<&'static [u8]> {
+        PerfScriptSource {
+            reader: PerfScriptReader::new(&[][..])
+                .with_event_selection(selection)
+                .with_memo(memory.memo)
+                .with_text(text),
+            frames: memory.frames,
+            last_thread: memory.last_thread,
+        }
+    }
+
+    /// What this source interned, and the text's buffer to reuse.
+    pub fn into_memory_and_text(self) -> (LineMemory, String) {
+        let (memo, text) = self.reader.into_memo_and_text();
+        (LineMemory { memo, frames: self.frames, last_thread: self.last_thread }, text)
+    }
+}
+
 /// The frame of one stack line, interned once per line the reader
 /// numbered.
 fn intern_line(frames: &mut Vec<Option<Frame>>, line: &StackLine<'_>, interner: &mut SampleInterner) -> Frame {
