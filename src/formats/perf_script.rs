@@ -177,7 +177,14 @@ pub struct StackLineMemo {
     by_address: FxHashMap<u64, StackLineId>,
     /// The lines by id.
     lines: Vec<MemoLine>,
+    /// Per line, the line that followed it last (its caller's frame), or
+    /// [`NO_SUCCESSOR`]: the caller of a return address is mostly the same
+    /// one, so the next line is tried first, by its text alone.
+    successors: Vec<u32>,
 }
+
+/// No line followed this one yet.
+const NO_SUCCESSOR: u32 = u32::MAX;
 
 /// One numbered stack line.
 #[derive(Debug)]
@@ -225,7 +232,25 @@ impl MemoLine {
 impl StackLineMemo {
     /// The parts of `line` (trimmed at both ends), numbered; `None` if it is
     /// not a stack line.
-    fn parts(&mut self, line: &str) -> Option<StackLineParts> {
+    fn parts(&mut self, line: &str, previous: Option<StackLineId>) -> Option<StackLineParts> {
+        if let Some(previous) = previous
+            && let Some(&successor) = self.successors.get(previous.index())
+            && let Some(known) = self.lines.get(successor as usize)
+            && *known.text == *line
+        {
+            return Some(known.parts(StackLineId(successor)));
+        }
+        let parts = self.parts_by_address(line)?;
+        if let (Some(previous), Some(id)) = (previous, parts.id)
+            && let Some(successor) = self.successors.get_mut(previous.index())
+        {
+            *successor = id.0;
+        }
+        Some(parts)
+    }
+
+    /// [`StackLineMemo::parts`] without a guess: found by the line's address.
+    fn parts_by_address(&mut self, line: &str) -> Option<StackLineParts> {
         let first_space = memchr::memchr(b' ', line.as_bytes())?;
         let address = parse_address(line[..first_space].trim_end());
         if let Some(&id) = self.by_address.get(&address)
@@ -240,6 +265,7 @@ impl StackLineMemo {
         {
             let id = StackLineId(self.lines.len() as u32);
             self.lines.push(entry);
+            self.successors.push(NO_SUCCESSOR);
             self.by_address.insert(address, id);
             return Some(StackLineParts { id: Some(id), ..parts });
         }
@@ -494,6 +520,12 @@ impl<'a> ScriptSample<'a> {
     /// The stack line at `index` (0 = leaf).
     pub fn frame(&self, index: usize) -> Option<StackLine<'a>> {
         self.stack.get(index).map(|parts| parts.resolve(self.text))
+    }
+
+    /// The reader's number of the stack line at `index`, without resolving
+    /// its text (a caller that knows the line by its number needs no more).
+    pub fn frame_id(&self, index: usize) -> Option<StackLineId> {
+        self.stack.get(index).and_then(|parts| parts.id)
     }
 
     /// How much this sample weighs in folded output: its period, or 1.
@@ -872,7 +904,8 @@ impl<R: BufRead> PerfScriptReader<R> {
     /// is not one.
     fn add_stack_line(&mut self, line: &str, offset: usize) -> Option<StackLineParts> {
         let trimmed = trim_start_fast(line);
-        match self.memo.parts(trimmed) {
+        let previous = self.stack.last().and_then(|parts| parts.id);
+        match self.memo.parts(trimmed, previous) {
             Some(parts) => {
                 let parts = parts.shifted(offset + (line.len() - trimmed.len()));
                 self.stack.push(parts);

@@ -108,13 +108,20 @@ impl<R: BufRead> PerfScriptSource<R> {
         sample.period = record.period;
         sample.input_position = record.line_number;
         let mut in_kernel_prefix = true;
-        for (index, line) in record.frames().enumerate() {
-            let mut frame = intern_line(&mut self.frames, &line, interner);
+        for index in 0..record.frame_count() {
+            let known = record.frame_id(index).and_then(|id| self.frames.get(id.index()).copied().flatten());
+            let mut frame = match known {
+                Some(frame) => frame,
+                None => match record.frame(index) {
+                    Some(line) => intern_line(&mut self.frames, &line, interner),
+                    None => break,
+                },
+            };
             let mut address_kind =
                 if index == 0 { AddressKind::InstructionPointer } else { AddressKind::ReturnAddress };
             if in_kernel_prefix {
                 let is_kernel =
-                    line.address >= KERNEL_ADDRESS_START || interner.module_kind(frame.module) == ModuleKind::Kernel;
+                    frame.address >= KERNEL_ADDRESS_START || interner.module_kind(frame.module) == ModuleKind::Kernel;
                 if !is_kernel {
                     in_kernel_prefix = false;
                     address_kind = AddressKind::InstructionPointer;
