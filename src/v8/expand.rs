@@ -351,11 +351,24 @@ struct NumberedAddressKey {
     timed: bool,
 }
 
+/// What the expansion of a frame counts, from its cached location: kept
+/// with a raw address's answer, so that a frame seen before needs no look
+/// at the location itself.
+#[derive(Debug, Clone, Copy)]
+struct LocationSummary {
+    outcome: FrameOutcome,
+    has_positions: bool,
+    /// Whether it stands for more than one frame.
+    inlines: bool,
+}
+
 /// What a raw address resolved to, and for which sample times.
 #[derive(Debug, Clone, Copy)]
 struct AddressHit {
     /// The location id.
     location: u32,
+    /// What its expansion counts.
+    summary: LocationSummary,
     /// The sample times with the same answer.
     same_answer: TimeRange,
     /// Whether the code was loaded only after the sample time.
@@ -449,6 +462,16 @@ impl V8Expander {
     /// The process of `pid` (see [`Profiles::process_for_pid`]). Most
     /// frames in a row are of one process, and the answer changes only when
     /// a process is loaded (discovery): the last answer is kept.
+    /// What the expansion of cached `location` counts.
+    fn summary_of(&self, location: u32) -> LocationSummary {
+        let cached = &self.locations[location as usize];
+        LocationSummary {
+            outcome: cached.outcome,
+            has_positions: cached.has_positions,
+            inlines: cached.frame_count > 1,
+        }
+    }
+
     fn process_for_pid(&mut self, pid: u32) -> Option<usize> {
         let loaded = self.profiles.maps().len();
         if let Some(last) = self.last_process
@@ -609,7 +632,10 @@ impl FrameExpander for V8Expander {
         let mut clock_mismatch = false;
         let location = match jit_frame {
             JitFrame::Injected { code_index, offset, .. } => match self.code_for_index(process, code_index) {
-                Some(code) => self.cached_location(ExpansionKey { process, code, offset, rule }),
+                Some(code) => {
+                    let location = self.cached_location(ExpansionKey { process, code, offset, rule });
+                    (location, self.summary_of(location))
+                }
                 None => {
                     self.stats.unresolved_unknown_code_index += 1;
                     self.count_sample(process, FrameOutcome::UnknownCodeIndex, sampled_pid, time);
@@ -633,7 +659,7 @@ impl FrameExpander for V8Expander {
                     Some(hit) => {
                         self.stats.clock_mismatches += u64::from(hit.clock_mismatch);
                         clock_mismatch = hit.clock_mismatch;
-                        hit.location
+                        (hit.location, hit.summary)
                     }
                     None => {
                         let map = &self.profiles.maps()[process];
@@ -659,23 +685,23 @@ impl FrameExpander for V8Expander {
                             self.address_cache.clear();
                             self.address_cache_by_number.clear();
                         }
-                        let hit = AddressHit { location, same_answer: found.same_answer, clock_mismatch };
+                        let summary = self.summary_of(location);
+                        let hit = AddressHit { location, summary, same_answer: found.same_answer, clock_mismatch };
                         self.address_cache.insert(key, hit);
                         self.address_cache_by_number.insert(number, key.for_number(), hit);
-                        location
+                        (location, summary)
                     }
                 }
             }
         };
-        let outcome =
-            if clock_mismatch { FrameOutcome::BeforeAnyLoad } else { self.locations[location as usize].outcome };
+        let (location, summary) = location;
+        let outcome = if clock_mismatch { FrameOutcome::BeforeAnyLoad } else { summary.outcome };
         self.count_sample(process, outcome, sampled_pid, time);
-        let cached = &self.locations[location as usize];
         frames.set_unnamed_location(location);
-        match (cached.has_positions, cached.frame_count) {
+        match (summary.has_positions, summary.inlines) {
             (false, _) => self.stats.resolved_without_positions += 1,
-            (true, 1) => self.stats.resolved_without_inlining += 1,
-            (true, _) => self.stats.expanded += 1,
+            (true, false) => self.stats.resolved_without_inlining += 1,
+            (true, true) => self.stats.expanded += 1,
         }
         true
     }
