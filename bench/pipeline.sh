@@ -176,6 +176,9 @@ long=$dir/realapp-long
 if [ ! -s "$long/perf.data" ] && [ -n "$has_perf" ]; then
   echo "recording the long copy (${LONG_MILLIS:-20000} ms)" >&2
   if OUT=$long.gz MILLIS=${LONG_MILLIS:-20000} testdata/realapp/record.sh 2>"$dir/long.err"; then
+    # A new recording replaces the whole directory: files of an older one
+    # (another pid) would be paired with it.
+    rm -rf "$long"
     mkdir -p "$long"
     for gz in "$long".gz/*.gz; do gzip -dc "$gz" >"$long/$(basename "$gz" .gz)"; done
     cp "$long".gz/*.gz "$long/"  # criterion reads the .gz files
