@@ -960,16 +960,16 @@ impl PerfDataReader {
                         end - walked.offset
                     ),
                 ))
-            } else if let Some(size) = walked.finished_round_size {
-                Some((
-                    walked.offset,
-                    format!(
-                        "expected a FINISHED_ROUND record of {RECORD_HEADER_SIZE} bytes (a header alone), found one \
-                         of {size} bytes"
-                    ),
-                ))
             } else {
-                None
+                walked.finished_round_size.map(|size| {
+                    (
+                        walked.offset,
+                        format!(
+                            "expected a FINISHED_ROUND record of {RECORD_HEADER_SIZE} bytes (a header alone), found \
+                             one of {size} bytes"
+                        ),
+                    )
+                })
             };
             if let Some((offset, problem)) = problem {
                 self.diagnostics.warn(WarningKind::PerfDataBrokenRecord, || {

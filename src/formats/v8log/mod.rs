@@ -483,7 +483,7 @@ const SPLICED_RECORD_STARTS: [&[u8]; 5] =
 /// Searchers for [`SPLICED_RECORD_STARTS`], built once (`memmem::find`
 /// builds one per call, which cost more than the search on short lines).
 static SPLICED_RECORD_FINDERS: std::sync::LazyLock<Vec<memchr::memmem::Finder<'static>>> =
-    std::sync::LazyLock::new(|| SPLICED_RECORD_STARTS.iter().map(|start| memchr::memmem::Finder::new(start)).collect());
+    std::sync::LazyLock::new(|| SPLICED_RECORD_STARTS.iter().map(memchr::memmem::Finder::new).collect());
 
 /// Whether a second record starts inside `line`, after its first byte.
 fn starts_another_record(line: &[u8]) -> bool {
