@@ -280,9 +280,10 @@ impl Folder {
     /// Names the frames of `sample` and counts its stack with the sample's
     /// weight (period or 1). A sample left without frames is not counted.
     /// The sample's ids are those of `interner`, which must be the same for
-    /// every sample of one folder.
-    /// Frames `expanded` left unnamed are named by `expander`, which
-    /// expanded them.
+    /// every sample of one folder, and its frames' numbers
+    /// ([`crate::sample::FrameNumber`]) those of one source: the folder
+    /// keeps the names of passed-through frames by that number. Frames
+    /// `expanded` left unnamed are named by `expander`, which expanded them.
     pub fn add_sample(
         &mut self,
         sample: &Sample,

@@ -403,7 +403,9 @@ pub struct LocationDetails<'map> {
     pub frames: Vec<SourceFrame<'map>>,
 }
 
-/// Expands V8 JIT frames through the loaded (or discovered) profiles.
+/// Expands V8 JIT frames through the loaded (or discovered) profiles. One
+/// expander serves the samples of one source: it keeps the answers for raw
+/// addresses by the source's frame numbers ([`crate::sample::FrameNumber`]).
 pub struct V8Expander {
     profiles: Profiles,
     options: ExpandOptions,
