@@ -41,6 +41,9 @@ Seeds are kept small (a few KB: libFuzzer mutates small inputs much faster):
                as the target reads them (u32 map length, map, script); the
                minified bundle also with no map before it (its data: URL is
                then followed), and each map with an empty script.
+- elf_symbols: this machine's vDSO (a small ELF with dynamic function
+               symbols, read from the running interpreter's memory) and
+               /bin/true when it is under 64 KB.
 - pipeline:    coherent triples: 3 samples with JIT frames (stacks cut as
                for perf_script), the (at most 4)
                jitdump CODE_LOADs covering their addresses, the log lines of those
@@ -471,6 +474,24 @@ def pipeline_seeds(directory):
     return seeds
 
 
+def elf_seeds():
+    """Small ELF files of this machine for the elf_symbols target."""
+    seeds = []
+    try:
+        with open("/proc/self/maps") as maps:
+            line = next(line for line in maps if line.rstrip().endswith("[vdso]"))
+        start, end = (int(part, 16) for part in line.split()[0].split("-"))
+        with open("/proc/self/mem", "rb") as memory:
+            memory.seek(start)
+            seeds.append(memory.read(end - start))
+    except (OSError, StopIteration, ValueError):
+        pass
+    true = Path("/bin/true")
+    if true.is_file() and true.stat().st_size < 65536:
+        seeds.append(true.read_bytes())
+    return seeds
+
+
 def main():
     corpus = Path(sys.argv[1]) if len(sys.argv) > 1 else REPOSITORY / "fuzz" / "corpus"
     counts = {}
@@ -504,7 +525,9 @@ def main():
                 write_seed(corpus / "ticks", seed)
     for seed in source_map_seeds():
         write_seed(corpus / "source_map", seed)
-    for target in ["code_log", "jitdump", "perf_script", "pipeline", "perf_data", "ticks", "source_map"]:
+    for seed in elf_seeds():
+        write_seed(corpus / "elf_symbols", seed)
+    for target in ["code_log", "jitdump", "perf_script", "pipeline", "perf_data", "ticks", "source_map", "elf_symbols"]:
         counts[target] = len(os.listdir(corpus / target))
     print(" ".join(f"{target}: {count} seeds" for target, count in counts.items()))
 

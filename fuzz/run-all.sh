@@ -41,9 +41,10 @@ declare -A MAX_LEN=(
   [ticks]=8192
   [pipeline]=24576
   [source_map]=8192
+  [elf_symbols]=36864
 )
 # Slowest first, so that the last two run side by side.
-ORDER=(ticks source_map code_log perf_data perf_script pipeline jitdump)
+ORDER=(ticks source_map code_log perf_data perf_script pipeline elf_symbols jitdump)
 
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
