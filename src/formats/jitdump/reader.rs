@@ -230,14 +230,9 @@ impl Reader<'_> {
     /// whole. Returns where it stopped.
     fn read_records(&mut self, bytes: &[u8], window_offset: u64, start: usize, at_end: bool) -> usize {
         let mut offset = start;
-        let mut prefetched_until = start;
         while let Some(rest) = bytes.get(offset..)
             && !rest.is_empty()
         {
-            // Record headers chain (each gives the next one's offset), so
-            // reading them waits on memory once per record; the file is
-            // streamed into the cache ahead of the reader instead.
-            prefetched_until = prefetch_ahead(bytes, offset, prefetched_until);
             let record_offset = window_offset + offset as u64;
             let available = rest.len() as u64;
             if !at_end && !holds_whole_record(rest, self.endian) {
@@ -352,22 +347,6 @@ fn prefetch(bytes: &[u8]) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = bytes;
-}
-
-/// How far ahead of the record being read [`prefetch_ahead`] streams the
-/// file into the cache: a few records (V8's are a few hundred bytes).
-const PREFETCH_DISTANCE: usize = 4096;
-
-/// Asks for the cache lines of `bytes` from `prefetched_until` to
-/// [`PREFETCH_DISTANCE`] past `offset`; returns how far that is.
-fn prefetch_ahead(bytes: &[u8], offset: usize, prefetched_until: usize) -> usize {
-    let target = offset.saturating_add(PREFETCH_DISTANCE).min(bytes.len());
-    let mut line = prefetched_until.max(offset);
-    while line < target {
-        prefetch(&bytes[line..]);
-        line += 128;
-    }
-    line
 }
 
 /// Whether `rest` starts with a whole record (a prefix and the `total_size`
