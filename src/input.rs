@@ -149,15 +149,22 @@ impl MappedFile {
     /// resident memory (the file stays in the page cache, and a later read
     /// of them maps them again).
     pub fn release_before(&self, offset: usize) {
+        let end = self.release_range(self.released.get(), offset);
+        self.released.set(end.max(self.released.get()));
+    }
+
+    /// Hands back the whole pages from `start` (rounded up) to `end`
+    /// (rounded down); returns where they end.
+    fn release_range(&self, start: usize, end: usize) -> usize {
         let page = 4096;
-        let start = self.released.get();
-        let end = offset.min(self.map.len()) / page * page;
+        let start = start.div_ceil(page) * page;
+        let end = end.min(self.map.len()) / page * page;
         if end > start {
             // SAFETY: dropping the pages of a read-only file mapping loses
             // nothing; they read the same when touched again.
             let _ = unsafe { self.map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start) };
-            self.released.set(end);
         }
+        end
     }
 }
 
@@ -168,6 +175,11 @@ impl MappedFile {
 pub struct MappedReader {
     file: MappedFile,
     position: usize,
+    /// The pages of this run of reads (since the last seek) before this
+    /// were handed back. Per run, not per file: a reader that reads the
+    /// end first (a perf.data's feature sections) must still hand back
+    /// the data it then reads from the start.
+    released_until: usize,
 }
 
 /// How far a [`MappedReader`] reads between two hand-backs.
@@ -176,7 +188,7 @@ const RELEASE_EVERY: usize = 1 << 20;
 impl MappedReader {
     /// A reader at the start of `file`.
     pub fn new(file: MappedFile) -> MappedReader {
-        MappedReader { file, position: 0 }
+        MappedReader { file, position: 0, released_until: 0 }
     }
 }
 
@@ -187,8 +199,8 @@ impl Read for MappedReader {
         let count = buffer.len().min(bytes.len() - start);
         buffer[..count].copy_from_slice(&bytes[start..start + count]);
         self.position = start + count;
-        if self.position >= self.file.released.get() + 2 * RELEASE_EVERY {
-            self.file.release_before(self.position - RELEASE_EVERY);
+        if self.position >= self.released_until + 2 * RELEASE_EVERY {
+            self.released_until = self.file.release_range(self.released_until, self.position - RELEASE_EVERY);
         }
         Ok(count)
     }
@@ -204,6 +216,9 @@ impl io::Seek for MappedReader {
         };
         let target = usize::try_from(target)
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start of the file"))?;
+        if target != self.position {
+            self.released_until = target;
+        }
         self.position = target;
         Ok(target as u64)
     }
