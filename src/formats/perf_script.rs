@@ -524,7 +524,7 @@ impl<'a> ScriptSample<'a> {
 
     /// The reader's number of the stack line at `index`, without resolving
     /// its text (a caller that knows the line by its number needs no more).
-    pub fn frame_id(&self, index: usize) -> Option<StackLineId> {
+    pub fn stack_line_id(&self, index: usize) -> Option<StackLineId> {
         self.stack.get(index).and_then(|parts| parts.id)
     }
 
@@ -752,7 +752,7 @@ impl<R: BufRead> PerfScriptReader<R> {
     }
 
     /// This reader, numbering stack lines on from `memo` (another reader's,
-    /// see [`Self::into_memo`]).
+    /// see [`Self::into_memo_and_text`]).
     pub fn with_memo(mut self, memo: StackLineMemo) -> PerfScriptReader<R> {
         self.memo = memo;
         self
@@ -764,11 +764,6 @@ impl<R: BufRead> PerfScriptReader<R> {
         self.block = text;
         self.position = 0;
         self
-    }
-
-    /// The stack lines this reader numbered.
-    pub fn into_memo(self) -> StackLineMemo {
-        self.memo
     }
 
     /// The stack lines this reader numbered, and its text buffer (to reuse).

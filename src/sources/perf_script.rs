@@ -62,11 +62,6 @@ impl<R: BufRead> PerfScriptSource<R> {
         }
     }
 
-    /// What this source interned, for [`PerfScriptSource::with_memory`].
-    pub fn into_memory(self) -> LineMemory {
-        LineMemory { memo: self.reader.into_memo(), frames: self.frames, last_thread: self.last_thread }
-    }
-
     /// Reads the next sample into `sample`, interning its texts in
     /// `interner` (always the same one for one source). Returns `false` at
     /// the end of the input. Only I/O errors are errors.
@@ -109,7 +104,7 @@ impl<R: BufRead> PerfScriptSource<R> {
         sample.input_position = record.line_number;
         let mut in_kernel_prefix = true;
         for index in 0..record.frame_count() {
-            let known = record.frame_id(index).and_then(|id| self.frames.get(id.index()).copied().flatten());
+            let known = record.stack_line_id(index).and_then(|id| self.frames.get(id.index()).copied().flatten());
             let mut frame = match known {
                 Some(frame) => frame,
                 None => match record.frame(index) {
@@ -165,31 +160,22 @@ impl PerfScriptSource<&'static [u8]> {
     /// A source over `text`, a whole chunk of `perf script` lines, parsed
     /// where it lies, starting with what another source interned.
     pub fn over_text(text: String, selection: EventSelection, memory: LineMemory) -> PerfScriptSource<&'static [u8]> {
-        PerfScriptSource {
-            reader: PerfScriptReader::new(&[][..])
-                .with_event_selection(selection)
-                .with_memo(memory.memo)
-                .with_text(text),
-            frames: memory.frames,
-            last_thread: memory.last_thread,
-        }
+        let source = PerfScriptSource::with_memory(&[][..], selection, memory);
+        PerfScriptSource { reader: source.reader.with_text(text), ..source }
     }
 
-    /// What this source interned, and the text's buffer to reuse.
+    /// What this source interned, for [`PerfScriptSource::with_memory`] and
+    /// [`PerfScriptSource::over_text`], and the text's buffer to reuse.
     pub fn into_memory_and_text(self) -> (LineMemory, String) {
         let (memo, text) = self.reader.into_memo_and_text();
         (LineMemory { memo, frames: self.frames, last_thread: self.last_thread }, text)
     }
 }
 
-/// The frame of one stack line, interned once per line the reader
-/// numbered.
+/// The frame of a stack line not interned before, kept in `frames` by the
+/// line's number when the reader numbered it (the source looks a numbered
+/// line up there first).
 fn intern_line(frames: &mut Vec<Option<Frame>>, line: &StackLine<'_>, interner: &mut SampleInterner) -> Frame {
-    if let Some(id) = line.id
-        && let Some(Some(known)) = frames.get(id.index())
-    {
-        return *known;
-    }
     let module: ModuleId = interner.module_at_path(line.module);
     let function = strip_symbol_offset(line.symbol);
     let symbol = (!line.symbol.is_empty()).then(|| interner.intern(function));
