@@ -15,6 +15,14 @@
 #                            the same without its script-source records, as
 #                            node --no-log-source-code writes it (243 MB)
 #   jit-13233.dump           its jitdump, shifted the same way (1.7 GB)
+#   tsc/                     the same three for a real TypeScript compiler
+#                            run (bench/record-tsc.sh, needs npm): its code
+#                            log 100 times (1.04 GB; 281 MB without
+#                            sources), its jitdump likewise (1.2 GB). This is
+#                            the shape of the logs users have: few builtins,
+#                            many JS code objects with their tables, ~350
+#                            bytes of log each (the node 20 program's log is
+#                            mostly builtins, ~120 bytes each).
 # Commands run alternately; each figure is the median over the runs of wall
 # time, CPU time (user + system) and peak RSS.
 set -euo pipefail
@@ -41,6 +49,13 @@ mkdir -p "$dir/nosources"
 [ -s "$dir/nosources/codspeed-v8-13233.log" ] ||
   "$scale" code-log-without-sources "$log_gz" "$dir/nosources/codspeed-v8-13233.log" 740
 [ -s "$dir/jit-13233.dump" ] || "$scale" jitdump "$jitdump_gz" "$dir/jit-13233.dump" 740
+if [ ! -s "$dir/tsc/jit.dump" ]; then
+  bench/record-tsc.sh "$dir/tsc-recording"
+  mkdir -p "$dir/tsc/nosources"
+  "$scale" code-log "$dir"/tsc-recording/codspeed-v8-*.log "$dir/tsc/code.log" 100
+  "$scale" code-log-without-sources "$dir"/tsc-recording/codspeed-v8-*.log "$dir/tsc/nosources/code.log" 100
+  "$scale" jitdump "$dir"/tsc-recording/jit-*.dump "$dir/tsc/jit.dump" 100
+fi
 
 # Sanity: without V8 data v8inline must write exactly what inferno writes;
 # the shifted copies must join (copy 739 of a TurboFan address expands).
@@ -52,6 +67,12 @@ fi
 for log in "$dir/codspeed-v8-13233.log" "$dir/nosources/codspeed-v8-13233.log"; do
   "$v8inline" lookup --log "$log" --jitdump "$dir/jit-13233.dump" 0x2e37f3a177ea696 2> /dev/null |
     grep -q 'square .*(inlined)' || { echo "$log and the shifted jitdump do not join" >&2; exit 1; }
+done
+# (copy 99 of the first TurboFan code object names it as the jitdump does)
+turbofan=$(grep -m1 '^code-creation,JS,.*,\*$' "$dir"/tsc-recording/codspeed-v8-*.log | cut -d, -f5)
+for log in "$dir/tsc/code.log" "$dir/tsc/nosources/code.log"; do
+  "$v8inline" lookup --log "$log" --jitdump "$dir/tsc/jit.dump" "$(printf '0x%x' $((turbofan + (99 << 48) + 1)))" 2> /dev/null |
+    grep -q ': JS:\*' || { echo "$log and the shifted tsc jitdump do not join" >&2; exit 1; }
 done
 
 # measure NAME COMMAND...: one run, appending "wall cpu rss_kb" to $dir/NAME.times.
@@ -82,6 +103,8 @@ report() {
 script_bytes=$([ "$only" = ingest ] && echo 0 || stat -c %s "$dir/perf.script")
 log_bytes=$(stat -c %s "$dir/codspeed-v8-13233.log")
 nosources_bytes=$(stat -c %s "$dir/nosources/codspeed-v8-13233.log")
+tsc_log_bytes=$(stat -c %s "$dir/tsc/code.log")
+tsc_nosources_bytes=$(stat -c %s "$dir/tsc/nosources/code.log")
 rm -f "$dir"/*.times
 for run in $(seq "$runs"); do
   echo "run $run of $runs" >&2
@@ -93,6 +116,9 @@ for run in $(seq "$runs"); do
     log="$dir/${variant:+$variant/}codspeed-v8-13233.log"
     measure "log-ingest${variant:+-$variant}" "$v8inline" lookup --log "$log" 0x1
     measure "log+jitdump-ingest${variant:+-$variant}" "$v8inline" lookup --log "$log" --jitdump "$dir/jit-13233.dump" 0x1
+    log="$dir/tsc/${variant:+$variant/}code.log"
+    measure "tsc-log-ingest${variant:+-$variant}" "$v8inline" lookup --log "$log" 0x1
+    measure "tsc-log+jitdump-ingest${variant:+-$variant}" "$v8inline" lookup --log "$log" --jitdump "$dir/tsc/jit.dump" 0x1
   done
 done
 
@@ -108,3 +134,8 @@ report log-ingest "$log_bytes"
 report log+jitdump-ingest "$log_bytes"
 report log-ingest-nosources "$nosources_bytes"
 report log+jitdump-ingest-nosources "$nosources_bytes"
+echo "tsc code log: $((tsc_log_bytes / 1000000)) MB, without sources $((tsc_nosources_bytes / 1000000)) MB"
+report tsc-log-ingest "$tsc_log_bytes"
+report tsc-log+jitdump-ingest "$tsc_log_bytes"
+report tsc-log-ingest-nosources "$tsc_nosources_bytes"
+report tsc-log+jitdump-ingest-nosources "$tsc_nosources_bytes"
