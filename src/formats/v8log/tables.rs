@@ -23,49 +23,67 @@ pub struct CheckedTables {
     pub consistent: bool,
 }
 
-/// The digits at the start of `text` as a number, and how many there were
-/// (0 = none); `None` for more than [`MAX_DIGITS`].
-fn leading_number(text: &[u8]) -> Option<(u32, usize)> {
-    let mut value: u32 = 0;
-    let mut count = 0;
-    while let Some(&byte) = text.get(count) {
-        let digit = byte.wrapping_sub(b'0');
-        if digit > 9 {
-            break;
-        }
-        if count == MAX_DIGITS {
-            return None;
-        }
-        value = value * 10 + u32::from(digit);
-        count += 1;
-    }
-    Some((value, count))
+/// A cursor over a table's text, for [`check_tables`]: one pass, no values
+/// computed but the ids that need a range check.
+struct TableCursor<'table> {
+    text: &'table [u8],
+    at: usize,
 }
 
-/// Walks `O<offset>[I<id>]` after an entry's opener at `at`; returns the
-/// position after it and the `I` id, or `None` unless it is plain.
-fn offset_and_id(table: &[u8], mut at: usize) -> Option<(usize, Option<u32>)> {
-    if table.get(at) != Some(&b'O') {
-        return None;
+impl TableCursor<'_> {
+    fn at_end(&self) -> bool {
+        self.at >= self.text.len()
     }
-    at += 1;
-    if table.get(at) == Some(&b'-') {
-        at += 1;
+
+    /// Steps over `byte` when it comes next.
+    fn take(&mut self, byte: u8) -> bool {
+        let taken = self.text.get(self.at) == Some(&byte);
+        self.at += usize::from(taken);
+        taken
     }
-    let (_, digits) = leading_number(&table[at.min(table.len())..])?;
-    if digits == 0 {
-        return None;
+
+    /// Steps over 1 to [`MAX_DIGITS`] digits; `None` for none or more.
+    fn skip_number(&mut self) -> Option<()> {
+        let start = self.at;
+        while self.text.get(self.at).is_some_and(u8::is_ascii_digit) {
+            self.at += 1;
+        }
+        (1..=MAX_DIGITS).contains(&(self.at - start)).then_some(())
     }
-    at += digits;
-    if table.get(at) != Some(&b'I') {
-        return Some((at, None));
+
+    /// Reads 0 to [`MAX_DIGITS`] digits (`Some(None)` for none); `None` for
+    /// more.
+    fn number(&mut self) -> Option<Option<u32>> {
+        let start = self.at;
+        let mut value: u32 = 0;
+        while let Some(&byte) = self.text.get(self.at) {
+            let digit = byte.wrapping_sub(b'0');
+            if digit > 9 {
+                break;
+            }
+            value = value.wrapping_mul(10).wrapping_add(u32::from(digit));
+            self.at += 1;
+        }
+        match self.at - start {
+            0 => Some(None),
+            1..=MAX_DIGITS => Some(Some(value)),
+            _ => None,
+        }
     }
-    at += 1;
-    let (id, digits) = leading_number(&table[at.min(table.len())..])?;
-    if digits == 0 {
-        return None;
+
+    /// Steps over `O<offset>[I<id>]`; returns the `I` id, or `None` unless
+    /// it is plain.
+    fn offset_and_id(&mut self) -> Option<Option<u32>> {
+        if !self.take(b'O') {
+            return None;
+        }
+        self.take(b'-');
+        self.skip_number()?;
+        if !self.take(b'I') {
+            return Some(None);
+        }
+        Some(Some(self.number()??))
     }
-    Some((at + digits, Some(id)))
 }
 
 /// Checks the positions (`C<n>O<n>[I<n>]...`) and inlining positions
@@ -76,37 +94,29 @@ pub fn check_tables(positions: &[u8], inlining: &[u8], inlined_function_count: u
     let mut consistent = true;
     // Inlining positions first: the positions' ids must be below their count.
     let mut inlining_count: u32 = 0;
-    let mut at = 0;
-    while at < inlining.len() {
-        if inlining[at] != b'F' {
+    let mut cursor = TableCursor { text: inlining, at: 0 };
+    while !cursor.at_end() {
+        if !cursor.take(b'F') {
             return None;
         }
-        let (function_index, digits) = leading_number(&inlining[at + 1..])?;
-        if digits > 0 && function_index as usize >= inlined_function_count {
+        if cursor.number()?.is_some_and(|function_index| function_index as usize >= inlined_function_count) {
             consistent = false;
         }
-        let (next, parent) = offset_and_id(inlining, at + 1 + digits)?;
         // V8 adds a caller before the functions it inlines.
-        if parent.is_some_and(|parent| parent >= inlining_count) {
+        if cursor.offset_and_id()?.is_some_and(|parent| parent >= inlining_count) {
             consistent = false;
         }
         inlining_count += 1;
-        at = next;
     }
-    let mut at = 0;
-    while at < positions.len() {
-        if positions[at] != b'C' {
+    let mut cursor = TableCursor { text: positions, at: 0 };
+    while !cursor.at_end() {
+        if !cursor.take(b'C') {
             return None;
         }
-        let (_, digits) = leading_number(&positions[at + 1..])?;
-        if digits == 0 {
-            return None;
-        }
-        let (next, id) = offset_and_id(positions, at + 1 + digits)?;
-        if id.is_some_and(|id| id >= inlining_count) {
+        cursor.skip_number()?;
+        if cursor.offset_and_id()?.is_some_and(|id| id >= inlining_count) {
             consistent = false;
         }
-        at = next;
     }
     Some(CheckedTables { consistent })
 }
