@@ -135,8 +135,9 @@ impl<R: Read> Chunker<R> {
                     break;
                 }
             }
-            // Room first, so that the read goes straight into the buffer.
-            bytes.reserve(self.chunk_bytes);
+            // Room first, so that the read goes straight into the buffer;
+            // exactly: a recycled buffer must not double for a longer carry.
+            bytes.reserve_exact(self.chunk_bytes);
             let read = (&mut self.input).take(self.chunk_bytes as u64).read_to_end(&mut bytes)?;
             self.at_end = read == 0;
         }

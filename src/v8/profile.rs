@@ -246,6 +246,9 @@ fn read_code_log(path: &Path) -> Result<(CodeLog, CutShort), Error> {
     if let Some(mapped) = MappedFile::open(path)? {
         let text = RetainedText::new(mapped.shared());
         let log = CodeLog::parse_retained(text, |offset| mapped.release_before(offset));
+        // Read through: later lookups map back only the pages they need
+        // (the tables of sampled code, the sources of their scripts).
+        mapped.release_before(mapped.bytes().len());
         return Ok((log, CutShort::default()));
     }
     let (input, cut_short) = open_file_allowing_cut(path)?;
