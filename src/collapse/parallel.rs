@@ -226,8 +226,15 @@ fn fold_in_chunks<Input: Read, Expander: FrameExpander + Send>(
     if event.is_some() {
         fold_on_workers(&mut chunker, &mut workers, &selection)?;
     }
+    drop(chunker);
     let mut summary = merged_summary(&mut workers);
     summary.event = event;
+    // The merge is the peak of memory: what only reading needed goes first.
+    for worker in &mut workers {
+        worker.memory = None;
+        worker.interner = SampleInterner::new();
+        worker.expanded = ExpandedSample::new();
+    }
     let mut workers = workers.into_iter();
     let first = workers.next().expect("one worker at least");
     let mut folder = first.folder;
