@@ -593,8 +593,15 @@ impl Folder {
     /// string keys merge them. Nothing is rendered: stacks compare by frame
     /// id until they differ, and by text from there.
     fn sorted_stacks(&self) -> Vec<(StackIndex, u64)> {
-        let mut stacks: Vec<(StackIndex, u64)> = self.stacks().collect();
         let name = |id: FrameId| self.frame_name(id);
+        if let Some(order) = self.stacks.in_text_order(name) {
+            // Prefixes that no sample ended at have no count.
+            return order
+                .into_iter()
+                .filter_map(|stack| self.stack_counts.get(&stack).map(|&count| (stack, count)))
+                .collect();
+        }
+        let mut stacks: Vec<(StackIndex, u64)> = self.stacks().collect();
         let mut buffers = [Vec::with_capacity(128), Vec::with_capacity(128)];
         stacks.sort_unstable_by(|left, right| self.stacks.compare_texts(left.0, right.0, &name, &mut buffers));
         stacks.dedup_by(|later, earlier| {

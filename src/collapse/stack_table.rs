@@ -144,6 +144,88 @@ impl StackTable {
         }
     }
 
+    /// Every node, in the byte order of the folded texts of the stacks they
+    /// end (`root;...;leaf`, as inferno sorts its lines), by one walk of the
+    /// tree: no text is rendered and no two stacks are compared. Exact when
+    /// no frame name contains `;` (then distinct stacks have distinct texts);
+    /// `None` otherwise, and the caller compares texts
+    /// ([`StackTable::compare_texts`]).
+    ///
+    /// Under a node, a child's own stack (`...;name`) and the stacks below
+    /// it (`...;name;...`) sort as the keys `name` + end and `name` + `;`:
+    /// where one sibling's name is a prefix of another's, the byte after
+    /// it decides, and bytes below `;` (space, digits, `/`, `:`) sort the
+    /// longer name between the shorter one's own stack and its subtree.
+    pub fn in_text_order<'name, F: Fn(FrameId) -> &'name str>(&self, name: F) -> Option<Vec<StackIndex>> {
+        if self.nodes.iter().any(|node| name(node.frame).contains(';')) {
+            return None;
+        }
+        // The children of each node, and the roots (as children of node
+        // `len`), as one array by parent.
+        let root_parent = self.nodes.len();
+        let parent_of = |node: &StackNode| if node.prefix == NO_PREFIX { root_parent } else { node.prefix as usize };
+        let mut child_starts = vec![0u32; self.nodes.len() + 2];
+        for node in &self.nodes {
+            child_starts[parent_of(node) + 1] += 1;
+        }
+        for parent in 1..child_starts.len() {
+            child_starts[parent] += child_starts[parent - 1];
+        }
+        // child_starts[parent]..child_starts[parent + 1] are its children.
+        let mut filled = child_starts.clone();
+        let mut children = vec![0u32; self.nodes.len()];
+        for (index, node) in self.nodes.iter().enumerate() {
+            let slot = &mut filled[parent_of(node)];
+            children[*slot as usize] = index as u32;
+            *slot += 1;
+        }
+        drop(filled);
+        /// A child's own stack (`ends`) or the stacks below it.
+        #[derive(Clone, Copy)]
+        struct Entry {
+            node: u32,
+            ends: bool,
+        }
+        let key_order = |left: &Entry, right: &Entry| {
+            let (left_name, right_name) =
+                (name(self.nodes[left.node as usize].frame), name(self.nodes[right.node as usize].frame));
+            let common = left_name.len().min(right_name.len());
+            let by_common = left_name.as_bytes()[..common].cmp(&right_name.as_bytes()[..common]);
+            // The byte after the common part; `None` (the end) first.
+            let next = |name: &str, ends: bool| match name.as_bytes().get(common) {
+                Some(&byte) => Some(byte),
+                None if ends => None,
+                None => Some(b';'),
+            };
+            by_common.then_with(|| next(left_name, left.ends).cmp(&next(right_name, right.ends)))
+        };
+        let mut order = Vec::with_capacity(self.nodes.len());
+        // Entries still to visit, the next one last.
+        let mut pending: Vec<Entry> = Vec::new();
+        let mut siblings: Vec<Entry> = Vec::new();
+        let mut push_children = |parent: usize, pending: &mut Vec<Entry>| {
+            let range = child_starts[parent] as usize..child_starts[parent + 1] as usize;
+            siblings.clear();
+            for &child in &children[range] {
+                siblings.push(Entry { node: child, ends: true });
+                siblings.push(Entry { node: child, ends: false });
+            }
+            if siblings.len() > 2 {
+                siblings.sort_unstable_by(key_order);
+            }
+            pending.extend(siblings.iter().rev());
+        };
+        push_children(root_parent, &mut pending);
+        while let Some(entry) = pending.pop() {
+            if entry.ends {
+                order.push(StackIndex(entry.node));
+            } else {
+                push_children(entry.node as usize, &mut pending);
+            }
+        }
+        Some(order)
+    }
+
     /// Compares the folded texts of two stacks (`root;...;leaf`, with the
     /// frame names `name` gives), using `buffers` for their frames.
     pub fn compare_texts<'name, F: Fn(FrameId) -> &'name str>(
@@ -205,6 +287,42 @@ mod tests {
         table.frames(c, &mut frames);
         assert_eq!(frames, ids(&[7]));
         assert_eq!(table.intern(&[]), None);
+    }
+
+    /// The walk gives the order of a sort by text, on names where one is a
+    /// prefix of another and the next byte lies below or above `;`.
+    #[test]
+    fn walks_in_text_order() {
+        let names = ["a", "ab", "a!", "x", "a b", "", "b", "a;b"];
+        let name = |id: FrameId| names[id.index()];
+        let mut table = StackTable::new();
+        let mut stacks = Vec::new();
+        // Every stack of up to three frames over the first six names.
+        for first in 0..6u32 {
+            stacks.push(table.intern(&ids(&[first])).unwrap());
+            for second in 0..6u32 {
+                stacks.push(table.intern(&ids(&[second, first])).unwrap());
+                for third in [0, 2, 4] {
+                    stacks.push(table.intern(&ids(&[third, second, first])).unwrap());
+                }
+            }
+        }
+        let text = |stack: StackIndex| {
+            let mut frames = Vec::new();
+            table.frames(stack, &mut frames);
+            frames.iter().rev().map(|&id| name(id)).collect::<Vec<_>>().join(";")
+        };
+        let mut by_text = stacks.clone();
+        by_text.sort_by_key(|&stack| text(stack));
+        let walked = table.in_text_order(name).unwrap();
+        assert_eq!(
+            walked.iter().map(|&stack| text(stack)).collect::<Vec<_>>(),
+            by_text.iter().map(|&stack| text(stack)).collect::<Vec<_>>()
+        );
+        assert_eq!(walked.len(), table.len());
+        // A name with the separator: no walk.
+        table.intern(&ids(&[7, 6]));
+        assert_eq!(table.in_text_order(name), None);
     }
 
     #[test]
