@@ -23,6 +23,32 @@ pub struct CheckedTables {
     pub consistent: bool,
 }
 
+/// How many ASCII digits `text` has from `at` on. Positions are most of a
+/// table's bytes: eight are looked at in one step where eight remain.
+#[inline(always)]
+fn digit_run(text: &[u8], at: usize) -> usize {
+    if let Some(bytes) = text.get(at..at + 8) {
+        let word = u64::from_le_bytes(bytes.try_into().expect("eight bytes"));
+        let non_digits = non_digit_bytes(word);
+        if non_digits != 0 {
+            return non_digits.trailing_zeros() as usize / 8;
+        }
+    }
+    text.get(at..).unwrap_or_default().iter().take_while(|byte| byte.is_ascii_digit()).count()
+}
+
+/// The high bit of each byte of `word` that is no ASCII digit (0x30-0x39);
+/// no carry crosses bytes.
+fn non_digit_bytes(word: u64) -> u64 {
+    const LOW_SEVEN: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let low = word & LOW_SEVEN;
+    let above_nine = low + ONES * (0x7f - b'9' as u64);
+    let from_zero = low + ONES * (0x80 - b'0' as u64);
+    (above_nine | !from_zero | word) & HIGH
+}
+
 /// A cursor over a table's text, for [`check_tables`]: one pass, no values
 /// computed but the ids that need a range check.
 struct TableCursor<'table> {
@@ -31,11 +57,13 @@ struct TableCursor<'table> {
 }
 
 impl TableCursor<'_> {
+    #[inline(always)]
     fn at_end(&self) -> bool {
         self.at >= self.text.len()
     }
 
     /// Steps over `byte` when it comes next.
+    #[inline(always)]
     fn take(&mut self, byte: u8) -> bool {
         let taken = self.text.get(self.at) == Some(&byte);
         self.at += usize::from(taken);
@@ -43,16 +71,16 @@ impl TableCursor<'_> {
     }
 
     /// Steps over 1 to [`MAX_DIGITS`] digits; `None` for none or more.
+    #[inline(always)]
     fn skip_number(&mut self) -> Option<()> {
-        let start = self.at;
-        while self.text.get(self.at).is_some_and(u8::is_ascii_digit) {
-            self.at += 1;
-        }
-        (1..=MAX_DIGITS).contains(&(self.at - start)).then_some(())
+        let digits = digit_run(self.text, self.at);
+        self.at += digits;
+        (1..=MAX_DIGITS).contains(&digits).then_some(())
     }
 
     /// Reads 0 to [`MAX_DIGITS`] digits (`Some(None)` for none); `None` for
     /// more.
+    #[inline(always)]
     fn number(&mut self) -> Option<Option<u32>> {
         let start = self.at;
         let mut value: u32 = 0;
@@ -73,6 +101,7 @@ impl TableCursor<'_> {
 
     /// Steps over `O<offset>[I<id>]`; returns the `I` id, or `None` unless
     /// it is plain.
+    #[inline(always)]
     fn offset_and_id(&mut self) -> Option<Option<u32>> {
         if !self.take(b'O') {
             return None;
@@ -188,6 +217,21 @@ mod tests {
                 assert!(parse_inlining_positions(inlining.as_bytes()).is_ok(), "{inlining}");
             }
         }
+    }
+
+    #[test]
+    fn digit_runs_of_every_length_and_byte() {
+        for byte in 0..=255u8 {
+            for run in 0..12 {
+                let mut text = vec![b'7'; run];
+                text.push(byte);
+                text.extend_from_slice(b"123456789");
+                let expected = run + if byte.is_ascii_digit() { 1 + 9 } else { 0 };
+                assert_eq!(digit_run(&text, 0), expected, "{run} digits then {byte}");
+                assert_eq!(digit_run(&text[..run], 0), run);
+            }
+        }
+        assert_eq!(digit_run(b"12", 5), 0);
     }
 
     #[test]
