@@ -590,8 +590,10 @@ impl Folder {
     /// The stacks in the order of their folded text (byte order, as inferno
     /// sorts its lines), with the stacks that render to the same text
     /// (possible only through a comm containing `;`) merged, as inferno's
-    /// string keys merge them. Nothing is rendered: stacks compare by frame
-    /// id until they differ, and by text from there.
+    /// string keys merge them. Nothing is rendered: the order comes from one
+    /// walk of the stack tree ([`StackTable::in_text_order`]); only when a
+    /// frame name holds `;` are stacks compared, by frame id until they
+    /// differ and by text from there.
     fn sorted_stacks(&self) -> Vec<(StackIndex, u64)> {
         let name = |id: FrameId| self.frame_name(id);
         if let Some(order) = self.stacks.in_text_order(name) {
