@@ -127,6 +127,20 @@ pub enum PerfDataError {
         /// The size found.
         size: u64,
     },
+    /// An event attribute declares a size that the attribute reader would
+    /// not read to its end (see [`attribute_is_read_whole`]): what follows
+    /// it would be read from the wrong place.
+    #[error(
+        "byte offset {offset}: an event attribute of {size} bytes (perf_event_attr is 64, 72, 80, 96, 104, 112, 120, 128 or more bytes, at most the header's {slot})"
+    )]
+    EventAttributeSize {
+        /// Where the attribute starts.
+        offset: u64,
+        /// The size it declares.
+        size: u64,
+        /// The room for it: the header's `attr_size`.
+        slot: u64,
+    },
     /// The event descriptions feature section (`HEADER_EVENT_DESC`) does not
     /// hold what its counts say.
     #[error("byte offset {offset}: event descriptions: {problem}")]
@@ -186,6 +200,28 @@ pub enum EventDescriptionProblem {
     /// A length runs past its end.
     #[error("a length past the end")]
     LengthPastEnd,
+    /// An event's attribute declares a size the attribute reader would not
+    /// read to its end ([`attribute_is_read_whole`]).
+    #[error("an event attribute of {size} bytes in a slot of {slot}")]
+    AttributeSize {
+        /// The size it declares.
+        size: u64,
+        /// The room for it (the section's `attr_size`).
+        slot: u64,
+    },
+}
+
+/// Whether `linux-perf-event-reader` reads an attribute that declares `size`
+/// bytes (its `size` field) to exactly that many, inside a slot of `slot`
+/// bytes. It reads the fields of each `perf_event_attr` version up to `size`
+/// and steps over the rest only past the last version (128 bytes), so an
+/// attribute of, say, 102 bytes is read as 96: `linux-perf-data` then takes
+/// the 6 bytes after it, and every count after them, from the wrong place
+/// (a fuzzed file had it allocate 40 PB for event ids). Versions:
+/// `PERF_ATTR_SIZE_VER0` to `VER7` of `include/uapi/linux/perf_event.h`.
+fn attribute_is_read_whole(size: u64, slot: u64) -> bool {
+    const VERSION_SIZES: [u64; 8] = [64, 72, 80, 96, 104, 112, 120, 128];
+    size <= slot && (VERSION_SIZES.contains(&size) || size > 128)
 }
 
 /// What reading a perf.data found besides its samples.
@@ -302,6 +338,8 @@ pub fn recording_directory(path: &Path) -> PathBuf {
 
 /// `HEADER_EVENT_DESC`, the feature bit of the event descriptions.
 const FEATURE_EVENT_DESC: usize = 12;
+/// `HEADER_SIMPLEPERF_META_INFO`: simpleperf's event names and types.
+const FEATURE_SIMPLEPERF_META_INFO: usize = 129;
 /// `struct perf_file_header`: magic, size, attr_size, three sections, the
 /// 256-bit feature bitmap.
 const FILE_HEADER_SIZE: u64 = 104;
@@ -389,12 +427,21 @@ fn check_header<R: Read + Seek>(input: &mut R) -> Result<Option<FileHeader>, Err
     for (name, field_offset) in [(Section::Attributes, 24), (Section::EventTypes, 56)] {
         section(&header, field_offset).check(name, file_length)?;
     }
+    let attribute_size_at = |entry: &[u8]| {
+        let value = [entry[4], entry[5], entry[6], entry[7]];
+        u64::from(if little_endian { u32::from_le_bytes(value) } else { u32::from_be_bytes(value) })
+    };
     let event_types = section(&header, 56);
     if event_types.size > 0 {
         // Entries of an attribute and the section of its event ids.
         let entries = read_at(input, event_types.offset, event_types.size, file_length)?;
         let entry_size = (attribute_size + SECTION_SIZE) as usize;
-        for entry in entries.chunks_exact(entry_size) {
+        for (index, entry) in entries.chunks_exact(entry_size).enumerate() {
+            let size = attribute_size_at(entry);
+            if !attribute_is_read_whole(size, attribute_size) {
+                let offset = event_types.offset + (index * entry_size) as u64;
+                return Err(PerfDataError::EventAttributeSize { offset, size, slot: attribute_size }.into());
+            }
             section(entry, entry_size - SECTION_SIZE as usize).check(Section::EventIds, file_length)?;
         }
     }
@@ -418,6 +465,25 @@ fn check_header<R: Read + Seek>(input: &mut R) -> Result<Option<FileHeader>, Err
             let contents = read_at(input, feature_section.offset, feature_section.size, file_length)?;
             check_event_descriptions(&contents, little_endian)
                 .map_err(|problem| PerfDataError::EventDescriptions { offset: feature_section.offset, problem })?;
+        }
+    }
+    // Simpleperf's files keep each attribute's event ids in the last 16
+    // bytes of its `attr_size` slot; `linux-perf-data` reads them so when
+    // neither event descriptions nor event types name the events.
+    if features.contains(&FEATURE_SIMPLEPERF_META_INFO)
+        && !features.contains(&FEATURE_EVENT_DESC)
+        && event_types.size == 0
+    {
+        let attributes = section(&header, 24);
+        let entries = read_at(input, attributes.offset, attributes.size, file_length)?;
+        let slot = attribute_size.saturating_sub(SECTION_SIZE);
+        for (index, entry) in entries.chunks_exact(attribute_size as usize).enumerate() {
+            let size = attribute_size_at(entry);
+            if !attribute_is_read_whole(size, slot) {
+                let offset = attributes.offset + index as u64 * attribute_size;
+                return Err(PerfDataError::EventAttributeSize { offset, size, slot }.into());
+            }
+            section(entry, slot as usize).check(Section::EventIds, file_length)?;
         }
     }
     input.seek(std::io::SeekFrom::Start(0))?;
@@ -463,6 +529,11 @@ fn check_event_descriptions(contents: &[u8], little_endian: bool) -> Result<(), 
         Ok(())
     };
     for _ in 0..count {
+        let mut size_field = position + 4;
+        let size = next_u32(&mut size_field)?;
+        if !attribute_is_read_whole(size, attribute_size) {
+            return Err(EventDescriptionProblem::AttributeSize { size, slot: attribute_size });
+        }
         skip(&mut position, attribute_size)?;
         let id_count = next_u32(&mut position)?;
         let string_length = next_u32(&mut position)?;
@@ -1374,6 +1445,65 @@ mod tests {
         let error = read(&[b'x'; 200]).expect_err("not perf's format");
         assert!(matches!(error.cause, ErrorCause::PerfData(PerfDataError::Format(_))), "{error:?}");
         assert!(error.to_string().starts_with("x.data: "), "{error}");
+    }
+
+    /// Found by the `perf_data` fuzz target (an abort: 40 PB asked for the
+    /// event ids): an event type whose attribute declares 102 bytes is read
+    /// as 96 by the attribute reader, and the ids section after it from 6
+    /// bytes too early. Now an error naming the attribute's offset.
+    #[test]
+    fn attributes_the_reader_would_not_read_whole_are_refused() {
+        struct Discard;
+        impl SampleSink for Discard {
+            fn add_sample(&mut self, _: &Sample, _: &SampleInterner) {}
+        }
+        let file = |declared_size: u32| {
+            let mut bytes = vec![0u8; 104];
+            bytes[..8].copy_from_slice(b"PERFILE2");
+            let mut word = |offset: usize, value: u64| bytes[offset..offset + 8].copy_from_slice(&value.to_le_bytes());
+            word(8, 104);
+            word(16, 144); // attr_size
+            word(40, 264); // data: offset, size 0
+            word(56, 104); // event types: offset, size of one entry
+            word(64, 160);
+            let mut entry = vec![0u8; 160];
+            entry[4..8].copy_from_slice(&declared_size.to_le_bytes());
+            entry[144..152].copy_from_slice(&0u64.to_le_bytes()); // its ids: offset 0, 8 bytes
+            entry[152..160].copy_from_slice(&8u64.to_le_bytes());
+            bytes.extend(entry);
+            bytes
+        };
+        let read = |bytes: &[u8]| PerfDataSource::new().read_bytes(bytes, Path::new("x.data"), None, &mut Discard);
+        let error = read(&file(102)).expect_err("an attribute of 102 bytes");
+        assert!(matches!(
+            error.cause,
+            ErrorCause::PerfData(PerfDataError::EventAttributeSize { offset: 104, size: 102, slot: 144 })
+        ));
+        assert!(error.to_string().starts_with("x.data: byte offset 104: an event attribute of 102 bytes"), "{error}");
+        // A size the reader reads whole (perf_event_attr's 136 today): an
+        // empty recording, read.
+        let summary = read(&file(136)).expect("an empty recording");
+        assert_eq!(summary.samples_read, 0);
+
+        let sizes: Vec<u64> = (0..=200).filter(|&size| attribute_is_read_whole(size, 144)).collect();
+        let mut expected = vec![64, 72, 80, 96, 104, 112, 120, 128];
+        expected.extend(129..=144);
+        assert_eq!(sizes, expected);
+
+        // The same in the event descriptions feature section.
+        let mut descriptions = Vec::new();
+        descriptions.extend(1u32.to_le_bytes()); // one event
+        descriptions.extend(144u32.to_le_bytes()); // attr_size
+        let mut attribute = vec![0u8; 144];
+        attribute[4..8].copy_from_slice(&100u32.to_le_bytes());
+        descriptions.extend(attribute);
+        descriptions.extend([0u8; 8]); // no ids, an empty name
+        assert!(matches!(
+            check_event_descriptions(&descriptions, true),
+            Err(EventDescriptionProblem::AttributeSize { size: 100, slot: 144 })
+        ));
+        descriptions[12..16].copy_from_slice(&128u32.to_le_bytes());
+        assert!(check_event_descriptions(&descriptions, true).is_ok());
     }
 
     #[test]
