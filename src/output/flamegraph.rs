@@ -17,7 +17,7 @@
 //!   details line and search keep the full name (`JS:*pp$8.parseStatement
 //!   /app/node_modules/acorn/dist/acorn.js:1416:31`). inferno has no option
 //!   for a label other than the name, so the SVG it writes is rewritten
-//!   ([`relabel`]): each frame's `<text>` gets the label and carries it in a
+//!   (`relabel`): each frame's `<text>` gets the label and carries it in a
 //!   `fg:label` attribute, and the embedded script, which sizes the labels
 //!   from the title when the page loads, zooms or resizes, reads that
 //!   attribute instead.

@@ -21,7 +21,7 @@
 //! The records of `perf record -z` (`PERF_RECORD_COMPRESSED`, zstd) are
 //! decompressed by the crate (its `zstd` feature) and read as any others,
 //! after a walk over the records measured what they expand to
-//! ([`super::perf_data_compressed`]: a decompression bomb ends the reading).
+//! (`perf_data_compressed`: a decompression bomb ends the reading).
 //!
 //! Differences from `perf script` output: perf also reads `/tmp/perf-PID.map`
 //! files and `~/.debug` copies of binaries, which this reader does not; a
@@ -128,7 +128,7 @@ pub enum PerfDataError {
         size: u64,
     },
     /// An event attribute declares a size that the attribute reader would
-    /// not read to its end (see [`attribute_is_read_whole`]): what follows
+    /// not read to its end (see `attribute_is_read_whole`): what follows
     /// it would be read from the wrong place.
     #[error(
         "byte offset {offset}: an event attribute of {size} bytes (perf_event_attr is 64, 72, 80, 96, 104, 112, 120, 128 or more bytes, at most the header's {slot})"
@@ -201,7 +201,7 @@ pub enum EventDescriptionProblem {
     #[error("a length past the end")]
     LengthPastEnd,
     /// An event's attribute declares a size the attribute reader would not
-    /// read to its end ([`attribute_is_read_whole`]).
+    /// read to its end (`attribute_is_read_whole`).
     #[error("an event attribute of {size} bytes in a slot of {slot}")]
     AttributeSize {
         /// The size it declares.
