@@ -427,23 +427,26 @@ fn check_header<R: Read + Seek>(input: &mut R) -> Result<Option<FileHeader>, Err
     for (name, field_offset) in [(Section::Attributes, 24), (Section::EventTypes, 56)] {
         section(&header, field_offset).check(name, file_length)?;
     }
-    let attribute_size_at = |entry: &[u8]| {
-        let value = [entry[4], entry[5], entry[6], entry[7]];
-        u64::from(if little_endian { u32::from_le_bytes(value) } else { u32::from_be_bytes(value) })
+    // Entries of an attribute (in a slot of `slot` bytes) and the section
+    // of its event ids, as linux-perf-data reads them.
+    let check_attribute_entries = |entries: FileSection, slot: u64, input: &mut R| -> Result<(), ErrorCause> {
+        let bytes = read_at(input, entries.offset, entries.size, file_length)?;
+        let entry_size = slot + SECTION_SIZE;
+        for (index, entry) in bytes.chunks_exact(entry_size as usize).enumerate() {
+            let size_field = [entry[4], entry[5], entry[6], entry[7]];
+            let size =
+                u64::from(if little_endian { u32::from_le_bytes(size_field) } else { u32::from_be_bytes(size_field) });
+            if !attribute_is_read_whole(size, slot) {
+                let offset = entries.offset + index as u64 * entry_size;
+                return Err(PerfDataError::EventAttributeSize { offset, size, slot }.into());
+            }
+            section(entry, slot as usize).check(Section::EventIds, file_length)?;
+        }
+        Ok(())
     };
     let event_types = section(&header, 56);
     if event_types.size > 0 {
-        // Entries of an attribute and the section of its event ids.
-        let entries = read_at(input, event_types.offset, event_types.size, file_length)?;
-        let entry_size = (attribute_size + SECTION_SIZE) as usize;
-        for (index, entry) in entries.chunks_exact(entry_size).enumerate() {
-            let size = attribute_size_at(entry);
-            if !attribute_is_read_whole(size, attribute_size) {
-                let offset = event_types.offset + (index * entry_size) as u64;
-                return Err(PerfDataError::EventAttributeSize { offset, size, slot: attribute_size }.into());
-            }
-            section(entry, entry_size - SECTION_SIZE as usize).check(Section::EventIds, file_length)?;
-        }
+        check_attribute_entries(event_types, attribute_size, input)?;
     }
     if file_header.is_cut() || file_header.is_unfinished() {
         input.seek(std::io::SeekFrom::Start(0))?;
@@ -474,17 +477,7 @@ fn check_header<R: Read + Seek>(input: &mut R) -> Result<Option<FileHeader>, Err
         && !features.contains(&FEATURE_EVENT_DESC)
         && event_types.size == 0
     {
-        let attributes = section(&header, 24);
-        let entries = read_at(input, attributes.offset, attributes.size, file_length)?;
-        let slot = attribute_size.saturating_sub(SECTION_SIZE);
-        for (index, entry) in entries.chunks_exact(attribute_size as usize).enumerate() {
-            let size = attribute_size_at(entry);
-            if !attribute_is_read_whole(size, slot) {
-                let offset = attributes.offset + index as u64 * attribute_size;
-                return Err(PerfDataError::EventAttributeSize { offset, size, slot }.into());
-            }
-            section(entry, slot as usize).check(Section::EventIds, file_length)?;
-        }
+        check_attribute_entries(section(&header, 24), attribute_size.saturating_sub(SECTION_SIZE), input)?;
     }
     input.seek(std::io::SeekFrom::Start(0))?;
     Ok(Some(file_header))
