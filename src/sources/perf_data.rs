@@ -641,6 +641,14 @@ fn walk_records<R: Read + Seek>(
             )
         };
         let size = u64::from(size);
+        if record_type == RECORD_AUXTRACE && size >= RECORD_HEADER_SIZE + 8 && offset + size > end {
+            // Past the end itself: linux-perf-data still reads it whole
+            // when the file goes on, and allocates the trace data it
+            // declares before reading that.
+            if let Some(trace_size) = read_trace_size(input, little_endian) {
+                return Ok(RecordsEnd { offset, auxtrace_overrun: Some(trace_size), finished_round_size: None });
+            }
+        }
         if size < RECORD_HEADER_SIZE || offset + size > end {
             break;
         }
@@ -650,9 +658,8 @@ fn walk_records<R: Read + Seek>(
         body.resize((size - RECORD_HEADER_SIZE) as usize, 0);
         input.read_exact(&mut body)?;
         let trace_size = match body.get(..8) {
-            Some(field) if record_type == RECORD_AUXTRACE => {
-                let field = [field[0], field[1], field[2], field[3], field[4], field[5], field[6], field[7]];
-                if little_endian { u64::from_le_bytes(field) } else { u64::from_be_bytes(field) }
+            Some(mut field) if record_type == RECORD_AUXTRACE => {
+                read_trace_size(&mut field, little_endian).unwrap_or(0)
             }
             _ => 0,
         };
@@ -669,6 +676,14 @@ fn walk_records<R: Read + Seek>(
         }
     }
     Ok(RecordsEnd { offset, auxtrace_overrun: None, finished_round_size: None })
+}
+
+/// The trace data size an AUXTRACE body starts with (`struct
+/// perf_record_auxtrace`'s `size`), read from `input`.
+fn read_trace_size(input: &mut impl Read, little_endian: bool) -> Option<u64> {
+    let mut field = [0; 8];
+    input.read_exact(&mut field).ok()?;
+    Some(if little_endian { u64::from_le_bytes(field) } else { u64::from_be_bytes(field) })
 }
 
 /// Where the records of the data section stop being whole before `end`:
