@@ -127,7 +127,7 @@ impl WarningKind {
                 "native file(s) whose build id differs from the one perf recorded: their frames are not symbolized"
             }
             WarningKind::OtherKernel => {
-                "recording(s) of another kernel (build id differs): kernel frames are not symbolized"
+                "recording(s) of another kernel (build id or release differs): kernel frames are not symbolized"
             }
             WarningKind::SourceMapUnusable => {
                 "source map(s) missing, unreadable or malformed: their scripts' frames keep their JavaScript positions"

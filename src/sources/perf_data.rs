@@ -9,7 +9,8 @@
 //!   table ([`crate::symbols`], perf's rules), looked up at the address itself
 //!   as perf does, also for return addresses;
 //! * a kernel address: the function from `/proc/kallsyms` of this machine
-//!   (perf reads the same file);
+//!   (perf reads the same file), moved by how far the kernel moved since the
+//!   recording (KASLR); none when the recording is of another kernel;
 //! * an address in anonymous executable memory, or in no mapping (V8 makes
 //!   its code pages executable with `mprotect`, which perf does not see):
 //!   a raw `[unknown]` frame, which [`crate::v8::expand::V8Expander`] resolves
@@ -849,6 +850,15 @@ impl KernelSymbols {
         Ok(KernelSymbols { symbols })
     }
 
+    /// What to add to an address of a recording, whose kernel had the
+    /// symbol `reference` at `recorded_address`, to look it up here: how far
+    /// the kernel moved since (KASLR), 0 where `reference` is unknown.
+    fn relocation(&self, reference: &str, recorded_address: u64) -> u64 {
+        let running_address =
+            self.symbols.iter().find(|(_, symbol)| **symbol == *reference).map(|(address, _)| *address);
+        running_address.map_or(0, |running_address| running_address.wrapping_sub(recorded_address))
+    }
+
     /// The function at `address` and the offset into it.
     fn lookup(&self, address: u64) -> Option<(&str, u64)> {
         let after = self.symbols.partition_point(|(start, _)| *start <= address);
@@ -862,6 +872,9 @@ const KERNEL_DSO: &str = "[kernel.kallsyms]";
 
 /// The running kernel's symbols.
 const KALLSYMS: &str = "/proc/kallsyms";
+
+/// The running kernel's release (`uname -r`).
+const KERNEL_RELEASE: &str = "/proc/sys/kernel/osrelease";
 
 /// The running kernel's notes, with its build id.
 const KERNEL_NOTES: &str = "/sys/kernel/notes";
@@ -913,6 +926,16 @@ struct PerfDataReader {
     thread_names: FxHashMap<i32, String>,
     /// Build ids perf recorded, by path.
     recorded_build_ids: FxHashMap<Box<str>, Vec<u8>>,
+    /// The kernel release perf recorded (`uname -r`, the OSRELEASE feature).
+    recorded_kernel_release: Option<String>,
+    /// Where the recorded kernel's text was: the symbol perf names in its
+    /// kernel mapping (`[kernel.kallsyms]_text`) and that symbol's address
+    /// (the mapping's page offset, perf's `ref_reloc_sym`).
+    recorded_kernel_reference: Option<(Box<str>, u64)>,
+    /// What to add to a recorded kernel address to find it in the running
+    /// kernel's symbols: nonzero when the kernel was placed elsewhere at
+    /// boot (KASLR) since the recording.
+    kernel_relocation: u64,
     /// Files whose build id on disk differs from the recorded one.
     mismatched_files: FxHashSet<Box<str>>,
     /// Files already checked against their recorded build id.
@@ -945,6 +968,9 @@ impl PerfDataReader {
             processes: FxHashMap::default(),
             thread_names: FxHashMap::default(),
             recorded_build_ids: FxHashMap::default(),
+            recorded_kernel_release: None,
+            recorded_kernel_reference: None,
+            kernel_relocation: 0,
             mismatched_files: FxHashSet::default(),
             checked_files: FxHashSet::default(),
             selected_event: event.map(str::to_owned),
@@ -1064,6 +1090,7 @@ impl PerfDataReader {
                 self.recorded_build_ids.insert(path, info.build_id);
             }
         }
+        self.recorded_kernel_release = perf_file.os_release().ok().flatten().map(str::to_string);
         let event_names: Vec<String> =
             perf_file.event_attributes().iter().map(|attribute| attribute.name().unwrap_or("").to_string()).collect();
         let mut bad_records = 0u64;
@@ -1169,6 +1196,14 @@ impl PerfDataReader {
 
     fn map(&mut self, pid: i32, address: u64, length: u64, page_offset: u64, path: &RawData<'_>) {
         let path: Box<str> = one_line(String::from_utf8_lossy(&path.as_slice()).into_owned()).into();
+        if pid == -1
+            && let Some(reference) = path.strip_prefix(KERNEL_DSO)
+            && !reference.is_empty()
+        {
+            // perf_event__synthesize_kernel_mmap: the kernel's text, with
+            // the address of its reference symbol as the page offset.
+            self.recorded_kernel_reference = Some((reference.into(), page_offset));
+        }
         let mapping =
             MappedFile { start: address, end: address.saturating_add(length), file_offset: page_offset, path };
         self.processes.entry(pid).or_default().insert(mapping);
@@ -1296,7 +1331,7 @@ impl PerfDataReader {
                 .kernel
                 .as_deref()
                 .and_then(|kernel| kernel.as_ref().ok())
-                .and_then(|kernel| kernel.lookup(address));
+                .and_then(|kernel| kernel.lookup(address.wrapping_add(self.kernel_relocation)));
             return match hit {
                 Some((name, offset)) => frame(module, name, Some(offset), &mut self.interner),
                 None => frame(module, "[unknown]", None, &mut self.interner),
@@ -1335,27 +1370,50 @@ impl PerfDataReader {
         })
     }
 
-    /// This machine's kernel symbols, unless perf recorded another kernel
-    /// (its build id differs from `/sys/kernel/notes`).
+    /// This machine's kernel symbols, unless perf recorded another kernel:
+    /// its build id differs from `/sys/kernel/notes`, or, where perf
+    /// recorded none, its release differs from the running one. Where the
+    /// kernel was placed elsewhere at boot since, its symbols are moved to
+    /// the recorded addresses, as perf does (`kallsyms__delta`).
     fn load_kernel_symbols(&mut self) -> Rc<Result<KernelSymbols, String>> {
         let recorded = self.recorded_build_ids.get(KERNEL_DSO);
         let running = std::fs::read(KERNEL_NOTES).ok().and_then(|notes| gnu_build_id(&notes));
-        if let (Some(recorded), Some(running)) = (recorded, running)
-            && !recorded.starts_with(&running)
+        if let (Some(recorded), Some(running)) = (recorded, &running)
+            && !recorded.starts_with(running)
         {
             self.diagnostics.warn(WarningKind::OtherKernel, || {
                 format!(
                     "{}: {KERNEL_DSO}: build id {} in the recording, {} running ({KERNEL_NOTES})",
                     self.path.display(),
                     hex(&recorded[..running.len().min(recorded.len())]),
-                    hex(&running)
+                    hex(running)
+                )
+            });
+            return Rc::new(Ok(KernelSymbols::default()));
+        }
+        let running_release = std::fs::read_to_string(KERNEL_RELEASE).ok();
+        if recorded.is_none()
+            && let (Some(recorded), Some(running)) = (&self.recorded_kernel_release, running_release)
+            && recorded.trim() != running.trim()
+        {
+            self.diagnostics.warn(WarningKind::OtherKernel, || {
+                format!(
+                    "{}: {KERNEL_DSO}: release {} in the recording, {} running ({KERNEL_RELEASE}), and no build id recorded",
+                    self.path.display(),
+                    recorded.trim(),
+                    running.trim()
                 )
             });
             return Rc::new(Ok(KernelSymbols::default()));
         }
         let running = self.running_kernel.get_or_insert_with(|| Rc::new(KernelSymbols::load())).clone();
-        if let Err(problem) = running.as_ref() {
-            self.diagnostics.warn(WarningKind::NoKernelSymbols, || format!("{KERNEL_DSO}: {problem}"));
+        match running.as_ref() {
+            Err(problem) => self.diagnostics.warn(WarningKind::NoKernelSymbols, || format!("{KERNEL_DSO}: {problem}")),
+            Ok(symbols) => {
+                if let Some((reference, recorded_address)) = &self.recorded_kernel_reference {
+                    self.kernel_relocation = symbols.relocation(reference, *recorded_address);
+                }
+            }
         }
         running
     }
@@ -1407,6 +1465,22 @@ mod tests {
 
     fn mapping(start: u64, end: u64, file_offset: u64, path: &str) -> MappedFile {
         MappedFile { start, end, file_offset, path: path.into() }
+    }
+
+    #[test]
+    fn kernel_addresses_of_a_recording_before_the_kernel_moved_are_looked_up_where_it_is_now() {
+        let symbols = |text_at: u64| KernelSymbols {
+            symbols: vec![(text_at, "_text".into()), (text_at + 0x100, "schedule".into())],
+        };
+        // Recorded with _text at 0xffffffff81000000; booted since at
+        // 0xffffffff9a200000.
+        let moved = symbols(0xffff_ffff_9a20_0000);
+        let relocation = moved.relocation("_text", 0xffff_ffff_8100_0000);
+        assert_eq!(moved.lookup(0xffff_ffff_8100_0105u64.wrapping_add(relocation)), Some(("schedule", 5)));
+        let unmoved = symbols(0xffff_ffff_8100_0000);
+        assert_eq!(unmoved.relocation("_text", 0xffff_ffff_8100_0000), 0);
+        assert_eq!(unmoved.relocation("_stext", 0xffff_ffff_8100_0000), 0, "a reference it does not have");
+        assert_eq!(unmoved.lookup(0xffff_ffff_8100_0105), Some(("schedule", 5)));
     }
 
     #[test]
