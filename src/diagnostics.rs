@@ -96,7 +96,7 @@ impl WarningKind {
             WarningKind::LogSourceInfoWithoutCode => "code-source-info record(s) skipped: no code-creation before them",
             WarningKind::LogCutShort => "code log(s) cut short: last line skipped",
             WarningKind::LogBadInliningTable => {
-                "code-source-info table(s) with ids out of range or parent chains that loop: inline stacks cut there"
+                "code-source-info table(s) of sampled code that do not parse (not used) or have ids out of range or parent chains that loop (inline stacks cut there)"
             }
             WarningKind::LogSharedByIsolates => {
                 "code log(s) written by several isolates at once: damaged lines skipped, every whole record used"
@@ -216,7 +216,12 @@ impl Diagnostics {
                 .map(|warning| format!("{}:{}: {}", log.path.display(), warning.line, warning.message));
             self.add(kind, count, examples);
         }
-        // Found while the log was read (the tables are decoded later).
+    }
+
+    /// The problems of the code-source-info tables of `log` decoded so far
+    /// ([`CodeLog::table_problems`]): after the samples were expanded, so
+    /// that every table a sample needed was.
+    pub fn add_table_problems(&mut self, log: &CodeLog) {
         for (object, problem) in log.table_problems() {
             self.warn(WarningKind::LogBadInliningTable, || {
                 format!(
@@ -428,8 +433,9 @@ mod tests {
             assert_eq!(log.warning_count, 0);
             let object = &log.code_objects[0];
             let problem = inlining_table_problem(&log.source_tables(object).unwrap());
-            // Found at ingest, before the tables are decoded.
-            assert_eq!(log.source_info(object).unwrap().problem.as_deref(), problem.as_deref(), "{tables}");
+            // The same found when the tables were decoded.
+            let found: Vec<&str> = log.table_problems().map(|(_, problem)| problem).collect();
+            assert_eq!(found, problem.as_slice(), "{tables}");
             problem
         };
         assert_eq!(problem("C0O1C4O2I1,F0O5FO6I0,S0x100"), None);

@@ -218,6 +218,7 @@ pub fn fold(input: &SampleInput, options: &FoldOptions) -> Result<FoldedProfile,
     let mut profile = fold_samples_of(input, options)?;
     warn_unexpanded(&profile.expansion, profile.expanders[0].profiles(), &mut profile.diagnostics);
     warn_source_maps(profile.expanders[0].profiles(), &mut profile.diagnostics);
+    profile.expanders[0].profiles().add_table_problems(&mut profile.diagnostics);
     Ok(profile)
 }
 

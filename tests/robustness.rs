@@ -601,6 +601,8 @@ fn fold_in_memory(log: &str, jitdump: &JitDumpWriter, script: &str) -> (String, 
         V8Expander::new(Profiles::from_maps(vec![(map.pid.unwrap_or(0), map)]), ExpandOptions::default());
     let mut folded = Vec::new();
     let summary = collapse(script.as_bytes(), &CollapseOptions::default(), &mut expander, &mut folded).unwrap();
+    // Tables are checked when a sample needs them.
+    expander.profiles().add_table_problems(&mut diagnostics);
     (String::from_utf8(folded).unwrap(), summary, diagnostics)
 }
 

@@ -822,6 +822,90 @@ fn a_cut_jitdump_is_used_up_to_the_cut_and_fails_strict() {
     );
 }
 
+/// The node 20 log with the position table of the `code-source-info` of the
+/// TurboFan code at `address` garbled; the line of its `code-creation`.
+fn garble_position_table(files: &Node20, address: &str) -> usize {
+    let log = std::fs::read_to_string(&files.log).unwrap();
+    let mut lines: Vec<String> = log.lines().map(str::to_string).collect();
+    let creation = lines.iter().position(|line| line.starts_with("code-creation,") && line.contains(address)).unwrap();
+    let info = lines.iter().position(|line| line.starts_with(&format!("code-source-info,{address},"))).unwrap();
+    let mut fields: Vec<&str> = lines[info].split(',').collect();
+    fields[5] = "C1C2O3";
+    lines[info] = fields.join(",");
+    std::fs::write(&files.log, lines.join("\n") + "\n").unwrap();
+    creation + 1
+}
+
+#[test]
+fn a_garbled_table_of_sampled_code_leaves_its_samples_unexpanded_and_fails_strict() {
+    let directory = temp_dir("strict", "code-log-table");
+    let files = node20_in(&directory);
+    let reference = files.reference();
+    // The first TurboFan code of `kernel`, where most samples are.
+    let address = "0x7f3a177ea5c0";
+    let creation_line = garble_position_table(&files, address);
+    let log_name = text(&files.log);
+    let folded = files.check(
+        &directory,
+        &format!(
+            "v8inline: warning: 1 input problem(s); the rest of the input was used:\n\
+             v8inline:   1 code-source-info table(s) of sampled code that do not parse (not used) or have ids out \
+             of range or parent chains that loop (inline stacks cut there)\n\
+             v8inline:     {log_name}:{creation_line}: the code-source-info of this code-creation: field 6 \
+             (positions): unexpected text at byte 2, expected C<n>O<n>[I<n>]\n"
+        ),
+    );
+    // Its samples keep the one frame of the code object, as without the log.
+    assert_eq!(total_count(&folded), total_count(&reference));
+    let leaf = |folded: &str| {
+        let kernel_leaf = ";JS:*kernel /tmp/v8inline-testdata/node20/deep.js:32:16 ";
+        folded
+            .lines()
+            .filter(|line| line.contains(kernel_leaf))
+            .map(|line| line.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+            .sum::<u64>()
+    };
+    assert!(leaf(&folded) > leaf(&reference) + 100, "{} {}", leaf(&folded), leaf(&reference));
+    // `lookup` of an address in it says so too, and refuses it with --strict.
+    let lookup = ["lookup", "--log", &log_name, "--jitdump", &text(&files.jitdump), "0x7f3a177ea696"];
+    let output = run(&lookup);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(stderr(&output).contains("field 6 (positions): unexpected text at byte 2"), "{}", stderr(&output));
+    let mut strict = lookup.to_vec();
+    strict.insert(1, "--strict");
+    let output = run(&strict);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+}
+
+#[test]
+fn a_garbled_table_of_code_no_sample_needs_is_not_read() {
+    // Tables are checked when first decoded: one of code that no sample ran
+    // in changes nothing (issue 14: the check was a quarter of reading a log
+    // without script sources).
+    let directory = temp_dir("strict", "code-log-unsampled-table");
+    let files = node20_in(&directory);
+    let reference = files.reference();
+    let script = std::fs::read_to_string(&files.script).unwrap();
+    let log = std::fs::read_to_string(&files.log).unwrap();
+    let unsampled = log
+        .lines()
+        .filter(|line| line.starts_with("code-creation,JS,") && line.ends_with(",*"))
+        .map(|line| line.split(',').nth(4).unwrap())
+        .find(|address| {
+            let start = u64::from_str_radix(&address[2..], 16).unwrap();
+            // No frame within its first 4 KB (its size is at most that here).
+            !script
+                .lines()
+                .filter_map(|line| line.trim_start().split(' ').next())
+                .any(|frame| u64::from_str_radix(frame, 16).is_ok_and(|pc| (start..start + 4096).contains(&pc)))
+        })
+        .unwrap()
+        .to_string();
+    garble_position_table(&files, &unsampled);
+    assert_eq!(files.reference(), reference);
+}
+
 #[test]
 fn a_garbled_code_log_line_is_skipped_and_fails_strict() {
     let directory = temp_dir("strict", "code-log");

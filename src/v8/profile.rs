@@ -150,6 +150,16 @@ impl Profiles {
         &self.maps
     }
 
+    /// Adds the problems of the code-log tables decoded so far (the tables
+    /// of the code that was looked up: [`CodeLog::table_problems`]).
+    pub fn add_table_problems(&self, diagnostics: &mut Diagnostics) {
+        for map in &self.maps {
+            for log in map.logs() {
+                diagnostics.add_table_problems(log);
+            }
+        }
+    }
+
     fn discover(&mut self, pid: u32) {
         let directory = self.options.jitdump_dir.clone().unwrap_or_else(|| PathBuf::from("."));
         let Some(jitdump_path) = existing(&directory, &format!("jit-{pid}.dump")) else { return };

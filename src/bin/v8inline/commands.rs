@@ -24,8 +24,8 @@ pub(crate) fn lookup(args: LookupArgs) -> Result<(), Failure> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(Failure::Usage)?;
     let profiles = load_profiles(&args.inputs)?;
-    report_warnings(&profiles.diagnostics, args.inputs.strict)?;
     let [map] = profiles.maps() else {
+        report_warnings(&profiles.diagnostics, args.inputs.strict)?;
         return Err(Failure::Usage(format!(
             "lookup takes one process, got {}: give one --log/--jitdump pair",
             profiles.maps().len()
@@ -35,6 +35,10 @@ pub(crate) fn lookup(args: LookupArgs) -> Result<(), Failure> {
     for query in queries {
         describe_address(map, query, &mut text);
     }
+    // With the problems of the tables the lookups decoded.
+    let mut diagnostics = profiles.diagnostics.clone();
+    profiles.add_table_problems(&mut diagnostics);
+    report_warnings(&diagnostics, args.inputs.strict)?;
     std::io::stdout().lock().write_all(text.as_bytes()).map_err(standard_output_failure)?;
     // Millions of code objects: the process's exit frees them at once,
     // faster than dropping them one by one.

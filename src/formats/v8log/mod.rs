@@ -109,9 +109,6 @@ pub struct SourceInfo {
     /// Its inlined functions in [`CodeLog::inlined_functions`]: start, count.
     functions_start: u32,
     functions_count: u32,
-    /// What is wrong with the tables, if anything (found when the log was
-    /// read; see [`crate::diagnostics::inlining_table_problem`]).
-    pub problem: Option<Box<str>>,
     /// The decoded tables, once a lookup needed them (boxed: most never
     /// are, and a log has hundreds of thousands of source infos).
     decoded: OnceLock<Box<DecodedTables>>,
@@ -122,6 +119,47 @@ pub struct SourceInfo {
 struct DecodedTables {
     positions: Box<[PositionEntry]>,
     inlining_positions: Box<[InliningPosition]>,
+    /// What is wrong with the tables, if anything: text that does not
+    /// parse (then the tables are not used), or ids out of range or parent
+    /// chains that loop ([`crate::diagnostics::inlining_table_problem`]).
+    problem: Option<Box<str>>,
+    /// Whether the text parsed, so the tables can be used.
+    parsed: bool,
+}
+
+impl DecodedTables {
+    /// Decodes a `code-source-info`'s table text with
+    /// `inlined_function_count` inlined functions.
+    fn decode(positions: &[u8], inlining: &[u8], inlined_function_count: usize) -> DecodedTables {
+        let parsed = record::parse_positions(positions)
+            .map_err(|what| format!("field 6 (positions): {what}"))
+            .and_then(|positions| {
+                let inlining = record::parse_inlining_positions(inlining)
+                    .map_err(|what| format!("field 7 (inlining positions): {what}"))?;
+                Ok((positions, inlining))
+            });
+        match parsed {
+            Ok((positions, inlining_positions)) => {
+                DecodedTables::checked(positions.into(), inlining_positions.into(), inlined_function_count)
+            }
+            Err(problem) => DecodedTables { problem: Some(problem.into()), ..DecodedTables::default() },
+        }
+    }
+
+    /// Tables that parsed, with what is inconsistent in them.
+    fn checked(
+        positions: Box<[PositionEntry]>,
+        inlining_positions: Box<[InliningPosition]>,
+        inlined_function_count: usize,
+    ) -> DecodedTables {
+        let functions = vec![SharedFunctionId(0); inlined_function_count];
+        let problem = crate::diagnostics::inlining_table_problem(&SourceTables {
+            positions: &positions,
+            inlining_positions: &inlining_positions,
+            inlined_functions: &functions,
+        });
+        DecodedTables { positions, inlining_positions, problem: problem.map(String::into_boxed_str), parsed: true }
+    }
 }
 
 /// A code object's source-position and inlining tables, decoded.
@@ -263,8 +301,6 @@ pub struct CodeLog {
     retained: Option<RetainedText>,
     /// The inlined functions of every [`SourceInfo`], one run each.
     inlined_functions: Vec<SharedFunctionId>,
-    /// How many source infos have a [`SourceInfo::problem`].
-    table_problem_count: u64,
     /// Functions (SFIs), indexed by [`SharedFunctionId`].
     pub functions: Vec<SharedFunction>,
     /// Scripts by V8 script id.
@@ -418,8 +454,10 @@ impl CodeLog {
         object.source_info.map(|id| &self.source_infos[id.index()])
     }
 
-    /// The position and inlining tables of a code object, decoded on the
-    /// first call for it (later calls return the same tables).
+    /// The position and inlining tables of a code object, decoded and
+    /// checked on the first call for it (later calls return the same
+    /// tables); `None` without them or when their text does not parse
+    /// ([`CodeLog::table_problems`] says why).
     pub fn source_tables(&self, object: &CodeObject) -> Option<SourceTables<'_>> {
         let info = self.source_info(object)?;
         let decoded = info.decoded.get_or_init(|| {
@@ -427,14 +465,15 @@ impl CodeLog {
             let positions_end = info.text_start + info.positions_length as usize;
             let inlining_start = positions_end + 1;
             let inlining_end = inlining_start + info.inlining_length as usize;
-            // Checked when the log was read: these parse.
-            Box::new(DecodedTables {
-                positions: record::parse_positions(&text[info.text_start..positions_end]).unwrap_or_default().into(),
-                inlining_positions: record::parse_inlining_positions(&text[inlining_start..inlining_end])
-                    .unwrap_or_default()
-                    .into(),
-            })
+            Box::new(DecodedTables::decode(
+                &text[info.text_start..positions_end],
+                &text[inlining_start..inlining_end],
+                info.functions_count as usize,
+            ))
         });
+        if !decoded.parsed {
+            return None;
+        }
         let functions_start = info.functions_start as usize;
         Some(SourceTables {
             positions: &decoded.positions,
@@ -452,12 +491,15 @@ impl CodeLog {
         }
     }
 
-    /// The code objects whose tables are inconsistent, with what is wrong,
-    /// in log order.
+    /// The code objects whose tables were decoded so far
+    /// ([`CodeLog::source_tables`]) and found unparsable or inconsistent,
+    /// with what is wrong, in log order. Tables are checked when decoded,
+    /// not when the log is read: a code object no sample or lookup needed
+    /// is never checked (most are not, and checking would be a quarter of
+    /// reading a log without script sources).
     pub fn table_problems(&self) -> impl Iterator<Item = (&CodeObject, &str)> {
-        let objects = if self.table_problem_count > 0 { &self.code_objects[..] } else { &[] };
-        objects.iter().filter_map(|object| {
-            let problem = self.source_info(object)?.problem.as_deref()?;
+        self.code_objects.iter().filter_map(|object| {
+            let problem = self.source_info(object)?.decoded.get()?.problem.as_deref()?;
             Some((object, problem))
         })
     }
@@ -855,51 +897,30 @@ impl LogBuilder {
         };
         let mut addresses = std::mem::take(&mut self.function_addresses);
         addresses.clear();
-        let plain = tables::inlined_function_addresses(field(6), &mut addresses)
-            .then(|| tables::check_tables(field(4), field(5), addresses.len()))
-            .flatten();
-        let Some(checked) = plain else {
+        if !tables::inlined_function_addresses(field(6), &mut addresses) {
             self.function_addresses = addresses;
             return false;
-        };
-        // The two tables and the comma between them.
+        }
+        // The two tables and the comma between them, kept as text: they are
+        // decoded and checked when first needed (`CodeLog::source_tables`).
         let tables_end = field_ends[5];
         let source =
             SourceText { positions: field(4), inlining: field(5), tables: &fields[field_ends[3] + 1..tables_end] };
-        let problem = if checked.consistent {
-            None
-        } else {
-            // Rare: decode them to say what is wrong.
-            let positions = record::parse_positions(source.positions).unwrap_or_default();
-            let inlining_positions = record::parse_inlining_positions(source.inlining).unwrap_or_default();
-            let functions = vec![SharedFunctionId(0); addresses.len()];
-            crate::diagnostics::inlining_table_problem(&SourceTables {
-                positions: &positions,
-                inlining_positions: &inlining_positions,
-                inlined_functions: &functions,
-            })
-        };
-        self.code_source_info(address, script_id, function_start, &addresses, TableSource::Text(source), problem);
+        self.code_source_info(address, script_id, function_start, &addresses, TableSource::Text(source));
         self.function_addresses = addresses;
         true
     }
 
     /// A `code-source-info` the full parser read (not in the plain form).
     fn parsed_code_source_info(&mut self, info: CodeSourceInfo) {
-        let problem = crate::diagnostics::inlining_table_problem(&SourceTables {
-            positions: &info.positions,
-            inlining_positions: &info.inlining_positions,
-            inlined_functions: &vec![SharedFunctionId(0); info.inlined_functions.len()],
-        });
         let decoded =
-            DecodedTables { positions: info.positions.into(), inlining_positions: info.inlining_positions.into() };
+            DecodedTables::checked(info.positions.into(), info.inlining_positions.into(), info.inlined_functions.len());
         self.code_source_info(
             info.address,
             info.script_id,
             info.function_start,
             &info.inlined_functions,
             TableSource::Decoded(decoded),
-            problem,
         );
     }
 
@@ -910,7 +931,6 @@ impl LogBuilder {
         function_start: i64,
         inlined_function_addresses: &[u64],
         tables: TableSource<'_>,
-        problem: Option<String>,
     ) {
         let Some(code_id) = self.code_addresses.at(address, &self.log) else {
             self.log.damaged_lines += 1;
@@ -962,7 +982,6 @@ impl LogBuilder {
             }
             TableSource::Decoded(decoded) => (0, 0, 0, OnceLock::from(Box::new(decoded))),
         };
-        self.log.table_problem_count += u64::from(problem.is_some());
         code.source_info = Some(SourceInfoId::new(self.log.source_infos.len() as u32));
         self.log.source_infos.push(SourceInfo {
             script_id,
@@ -972,7 +991,6 @@ impl LogBuilder {
             inlining_length,
             functions_start,
             functions_count: inlined_function_addresses.len() as u32,
-            problem: problem.map(String::into_boxed_str),
             decoded,
         });
     }
@@ -1000,6 +1018,43 @@ mod read_tests {
 
     /// Millions of code objects live as long as the run: their size is
     /// watched.
+    /// Tables are decoded and checked on first use: those that parse are
+    /// used, with a problem where ids are out of range or chains loop;
+    /// those that do not parse are not used, and the problem says why.
+    #[test]
+    fn tables_are_checked_when_decoded() {
+        // (positions, inlining positions, inlined functions, problem)
+        let cases: &[(&str, &str, usize, Option<&str>)] = &[
+            ("", "", 0, None),
+            ("C0O68C39O28I0C114O-1I1", "F0O81FO88I0", 1, None),
+            ("C0O5I2", "F0O100F1O200I0", 2, Some("position entry 0: expected an inlining id below 2, found 2")),
+            ("C0O5", "F2O100", 2, Some("inlining position 0: expected a function index below 2, found 2")),
+            ("C0O5", "F0O100I0", 1, Some("inlining position 0: expected a parent chain that ends, it loops")),
+            // A parent after its child (V8 writes callers first), but the chain ends.
+            ("C0O5", "F0O100I1F0O1", 1, None),
+            ("C1C2O3", "", 0, Some("field 6 (positions): unexpected text at byte 2, expected C<n>O<n>[I<n>]")),
+            (
+                "C1O1",
+                "F0",
+                1,
+                Some("field 7 (inlining positions): entry without O<offset> at the end, expected F[n]O<n>[I<n>]"),
+            ),
+        ];
+        for &(positions, inlining, functions, expected) in cases {
+            let decoded = DecodedTables::decode(positions.as_bytes(), inlining.as_bytes(), functions);
+            assert_eq!(decoded.problem.as_deref(), expected, "{positions} {inlining}");
+            assert_eq!(decoded.parsed, !expected.is_some_and(|problem| problem.starts_with("field")));
+        }
+        // Through the log: the problem is known once the tables were needed.
+        let log = CodeLog::parse(
+            b"code-creation,JS,10,1,0x6000,16,f /a.js:1:1,0x100,*\ncode-source-info,0x6000,1,0,9,C1C2O3,,\n",
+        );
+        assert_eq!((log.warning_count, log.table_problems().count()), (0, 0));
+        assert!(log.source_tables(&log.code_objects[0]).is_none());
+        let problems: Vec<&str> = log.table_problems().map(|(_, problem)| problem).collect();
+        assert_eq!(problems, ["field 6 (positions): unexpected text at byte 2, expected C<n>O<n>[I<n>]"]);
+    }
+
     #[test]
     fn code_objects_stay_small() {
         assert!(size_of::<CodeObject>() <= 56, "{} bytes", size_of::<CodeObject>());
@@ -1046,11 +1101,11 @@ mod read_tests {
             assert_eq!(left_tables.positions, right_tables.positions);
             assert_eq!(left_tables.inlining_positions, right_tables.inlining_positions);
             assert_eq!(left_tables.inlined_functions, right_tables.inlined_functions);
-            let problem = |log: &CodeLog, object| log.source_info(object).unwrap().problem.clone();
-            assert_eq!(problem(&copied, left), problem(&retained, right));
         }
+        let problems = |log: &CodeLog| log.table_problems().map(|(object, _)| object.address).collect::<Vec<_>>();
+        assert_eq!(problems(&copied), [0x7f3e9a7e6000]);
+        assert_eq!(problems(&copied), problems(&retained));
         assert_eq!(copied.source_tables(&copied.code_objects[0]).unwrap().positions.len(), 2);
-        assert!(copied.source_info(&copied.code_objects[1]).unwrap().problem.is_some());
         assert_eq!(copied.source_tables(&copied.code_objects[2]).unwrap().positions[0].script_offset, 1234567890);
         let script = |log: &CodeLog| log.script_source(&log.scripts[&81]).map(<[u8]>::to_vec);
         assert_eq!(script(&copied), Some(b"function b() {}\\x2C 1\\n\\n\\n".to_vec()));
