@@ -1058,7 +1058,7 @@ mod read_tests {
     #[test]
     fn code_objects_stay_small() {
         assert!(size_of::<CodeObject>() <= 56, "{} bytes", size_of::<CodeObject>());
-        assert!(size_of::<SourceInfo>() <= 72, "{} bytes", size_of::<SourceInfo>());
+        assert!(size_of::<SourceInfo>() <= 56, "{} bytes", size_of::<SourceInfo>());
     }
 
     /// Reading in blocks, however small, parses every line as a whole-text
