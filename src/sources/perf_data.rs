@@ -1163,7 +1163,7 @@ impl PerfDataReader {
                     if fork.pid != fork.ppid {
                         let parent = self.processes.get(&fork.ppid).cloned().unwrap_or_default();
                         self.processes.insert(fork.pid, parent);
-                        self.frames.clear();
+                        self.forget_frames(fork.pid, 0..u64::MAX);
                     }
                     if let Some(name) = self.thread_names.get(&fork.ptid).cloned() {
                         self.thread_names.entry(fork.tid).or_insert(name);
@@ -1206,8 +1206,17 @@ impl PerfDataReader {
         }
         let mapping =
             MappedFile { start: address, end: address.saturating_add(length), file_offset: page_offset, path };
+        let range = mapping.start..mapping.end;
         self.processes.entry(pid).or_default().insert(mapping);
-        self.frames.clear();
+        self.forget_frames(pid, range);
+    }
+
+    /// Forgets the frames named in `range` of `pid`'s address space (a
+    /// mapping there changed), not the others: a process mapping a file
+    /// would otherwise have every frame named again.
+    fn forget_frames(&mut self, pid: i32, range: std::ops::Range<u64>) {
+        self.frames
+            .retain(|key, _| key.mode == Mode::Kernel || key.pid != pid || !range.contains(&key.address));
     }
 
     fn comm(&mut self, comm: &CommOrExecRecord<'_>) {
@@ -1215,7 +1224,7 @@ impl PerfDataReader {
         if comm.is_execve && comm.pid == comm.tid {
             // A new program: the old address space is gone.
             self.processes.insert(comm.pid, AddressSpace::default());
-            self.frames.clear();
+            self.forget_frames(comm.pid, 0..u64::MAX);
         }
         self.thread_names.insert(comm.tid, name);
         self.thread_texts.retain(|&(_, tid), _| tid != comm.tid);
