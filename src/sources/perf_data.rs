@@ -1215,8 +1215,7 @@ impl PerfDataReader {
     /// mapping there changed), not the others: a process mapping a file
     /// would otherwise have every frame named again.
     fn forget_frames(&mut self, pid: i32, range: std::ops::Range<u64>) {
-        self.frames
-            .retain(|key, _| key.mode == Mode::Kernel || key.pid != pid || !range.contains(&key.address));
+        self.frames.retain(|key, _| key.mode == Mode::Kernel || key.pid != pid || !range.contains(&key.address));
     }
 
     fn comm(&mut self, comm: &CommOrExecRecord<'_>) {
