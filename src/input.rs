@@ -156,16 +156,31 @@ impl MappedFile {
     /// Hands back the whole pages from `start` (rounded up) to `end`
     /// (rounded down); returns where they end.
     fn release_range(&self, start: usize, end: usize) -> usize {
-        let page = 4096;
-        let start = start.div_ceil(page) * page;
-        let end = end.min(self.map.len()) / page * page;
-        if end > start {
-            // SAFETY: dropping the pages of a read-only file mapping loses
-            // nothing; they read the same when touched again.
-            let _ = unsafe { self.map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start) };
-        }
-        end
+        release_pages(&self.map, start..end)
     }
+
+    /// What hands back the pages of a range of the mapping (for a reader
+    /// that keeps [`MappedFile::shared`] and reads some parts once).
+    pub fn releaser(&self) -> Arc<dyn Fn(std::ops::Range<usize>) + Send + Sync> {
+        let map = self.map.clone();
+        Arc::new(move |range| {
+            release_pages(&map, range);
+        })
+    }
+}
+
+/// Hands back the whole pages of `map` from `range.start` (rounded up) to
+/// `range.end` (rounded down); returns where they end.
+fn release_pages(map: &memmap2::Mmap, range: std::ops::Range<usize>) -> usize {
+    let page = 4096;
+    let start = range.start.div_ceil(page) * page;
+    let end = range.end.min(map.len()) / page * page;
+    if end > start {
+        // SAFETY: dropping the pages of a read-only file mapping loses
+        // nothing; they read the same when touched again.
+        let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start) };
+    }
+    end
 }
 
 /// A [`MappedFile`] read as a stream (`Read` and `Seek`), in place: every

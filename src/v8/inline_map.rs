@@ -693,6 +693,8 @@ impl InlineMap {
                 }
                 None => None,
             };
+            // Searched whole once (the line table below releases it too).
+            self.log(log).release_script_source(script);
             let lines = self.line_table(log, script_id);
             load_script_map(&script.name, path, source.as_deref(), lines, &self.sources.source_maps)
         });
@@ -796,7 +798,10 @@ impl InlineMap {
         cell.get_or_init(|| {
             let script = self.log(log).scripts.get(&script_id)?;
             if let Some(source) = self.log(log).script_source(script) {
-                return Some(LineTable::from_escaped_source(source));
+                let table = LineTable::from_escaped_source(source);
+                // Read whole once: its pages need not stay.
+                self.log(log).release_script_source(script);
+                return Some(table);
             }
             if !self.sources.read_from_disk {
                 return None;

@@ -254,7 +254,7 @@ impl Profiles {
 /// [`CutShort`] says whether it was cut short).
 fn read_code_log(path: &Path) -> Result<(CodeLog, CutShort), Error> {
     if let Some(mapped) = MappedFile::open(path)? {
-        let text = RetainedText::new(mapped.shared());
+        let text = RetainedText::releasing(mapped.shared(), mapped.releaser());
         let log = CodeLog::parse_retained(text, |offset| mapped.release_before(offset));
         // Read through: later lookups map back only the pages they need
         // (the tables of sampled code, the sources of their scripts).

@@ -215,16 +215,31 @@ enum ScriptText {
 /// the position tables and script sources of a log read from it stay there,
 /// unread and uncopied, until a lookup needs them.
 #[derive(Clone)]
-pub struct RetainedText(Arc<dyn AsRef<[u8]> + Send + Sync>);
+pub struct RetainedText {
+    text: Arc<dyn AsRef<[u8]> + Send + Sync>,
+    /// Hands the memory of a range of `text` back, for text that is read
+    /// again from its file when touched (a mapping's pages).
+    release: Option<Arc<dyn Fn(std::ops::Range<usize>) + Send + Sync>>,
+}
 
 impl RetainedText {
     /// Text that lives as long as the log that refers to it.
     pub fn new(text: Arc<dyn AsRef<[u8]> + Send + Sync>) -> RetainedText {
-        RetainedText(text)
+        RetainedText { text, release: None }
+    }
+
+    /// [`RetainedText::new`] of a file's mapping, whose pages `release`
+    /// hands back: a script source is read whole once (for its line
+    /// starts), and would otherwise stay resident for the rest of the run.
+    pub fn releasing(
+        text: Arc<dyn AsRef<[u8]> + Send + Sync>,
+        release: Arc<dyn Fn(std::ops::Range<usize>) + Send + Sync>,
+    ) -> RetainedText {
+        RetainedText { text, release: Some(release) }
     }
 
     fn bytes(&self) -> &[u8] {
-        (*self.0).as_ref()
+        (*self.text).as_ref()
     }
 }
 
@@ -481,6 +496,16 @@ impl CodeLog {
             inlined_functions: &self.inlined_functions
                 [functions_start..functions_start + info.functions_count as usize],
         })
+    }
+
+    /// Hands back the memory of a script's source, once read: it stays
+    /// readable (read again from the file when touched).
+    pub fn release_script_source(&self, script: &Script) {
+        if let (Some(ScriptText::Retained(range)), Some(retained)) = (&script.source, &self.retained)
+            && let Some(release) = &retained.release
+        {
+            release(range.clone());
+        }
     }
 
     /// A script's escaped source text, when the log carries it.
