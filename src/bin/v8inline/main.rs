@@ -14,11 +14,26 @@ use clap::Parser;
 use args::{Cli, Command};
 use failure::Failure;
 
+/// Blocks of 128 KiB or more come from and go back to the system directly.
+/// glibc's default raises that threshold to the largest block freed so
+/// far, after which the buffers that grow and are freed while stacks are
+/// folded (chunks, line memos, stack tables being merged) stay in the heap
+/// once freed: 2 MB of a 24 MB peak on a 20 s recording of a real app.
+fn return_large_blocks_at_once() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets a malloc parameter; called before any
+    // other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+    }
+}
+
 /// Exit codes: 0 success, 1 input that made the job impossible, 2 usage.
 const EXIT_INPUT_ERROR: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 
 fn main() -> ExitCode {
+    return_large_blocks_at_once();
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Lookup(args)) => commands::lookup(args),
