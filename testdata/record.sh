@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Records the real profiles under testdata/node<VERSION>/ with real node runs.
 #
-#   testdata/record.sh [VERSION|native|prof:VERSION|perf-data|perf-data-z|interpreted...]
+#   testdata/record.sh [VERSION|native|prof:VERSION|perf-data|perf-data-z|perf-data-pipe|interpreted...]
 #   (default: 18 20 22 24 26 native, prof:18 ... prof:26, perf-data, perf-data-z, interpreted)
 #
 # Needs perf (`perf record -e cpu-clock` must work) and npm; node versions other
@@ -211,6 +211,20 @@ record_interpreted() {
   echo "interpreted: $(du -sh "$out" | cut -f1) in $out" >&2
 }
 
+# A perf.data written to a pipe (`perf record -o -`: a 16-byte header, the
+# attributes and features as records), of a short node run: --perf-data
+# refuses it with a message saying how to record instead (tests/perf_data.rs).
+record_perf_data_pipe() {
+  local node
+  node=$(node_binary 20)
+  local out=$here/perf-data-pipe
+  rm -rf "$out"
+  mkdir -p "$out"
+  perf record -q -e cpu-clock -F 99 -g -o - -- "$node" -e 'let s = 0; for (let i = 0; i < 1e7; i++) s += i' |
+    gzip -9 -n >"$out/perf.data.gz"
+  echo "perf-data-pipe: $(du -sh "$out" | cut -f1) in $out" >&2
+}
+
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=(18 20 22 24 26 native prof:18 prof:20 prof:22 prof:24 prof:26 perf-data interpreted)
 for version in "${versions[@]}"; do
@@ -219,6 +233,7 @@ for version in "${versions[@]}"; do
     prof:*) record_prof "${version#prof:}" ;;
     perf-data) record_perf_data ;;
     perf-data-z) record_perf_data_z ;;
+    perf-data-pipe) record_perf_data_pipe ;;
     interpreted) record_interpreted ;;
     *) record_version "$version" ;;
   esac

@@ -177,6 +177,26 @@ fn broken_perf_data_is_an_input_error() {
 }
 
 #[test]
+fn perf_data_written_to_a_pipe_is_refused_saying_how_to_record_instead() {
+    // A real `perf record -o -` (testdata/record.sh perf-data-pipe): its
+    // 16-byte header was read as a file's 104 and reported as an
+    // "implausible attribute size".
+    let pipe = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/perf-data-pipe/perf.data.gz");
+    let pipe = pipe.display().to_string();
+    let (success, output, errors) = v8inline(&["--perf-data", &pipe]);
+    assert!(!success);
+    assert_eq!(output, "");
+    assert_eq!(
+        errors,
+        format!(
+            "v8inline: {pipe}: a perf.data written to a pipe (perf record -o -; header of 16 bytes), which \
+             --perf-data does not read: record to a file (perf record -o perf.data), or pipe it through perf \
+             script (perf record -o - ... | perf script -i - | v8inline)\n"
+        )
+    );
+}
+
+#[test]
 fn cut_or_damaged_perf_data_never_panics() {
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(

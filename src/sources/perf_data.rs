@@ -121,6 +121,14 @@ pub enum PerfDataError {
         /// The operating system's error.
         error: std::io::Error,
     },
+    /// A perf.data written to a pipe (`perf record -o -`): its header is
+    /// 16 bytes and its attributes and features come as records.
+    #[error(
+        "a perf.data written to a pipe (perf record -o -; header of 16 bytes), which --perf-data does not read: \
+         record to a file (perf record -o perf.data), or pipe it through perf script (perf record -o - ... | \
+         perf script -i - | v8inline)"
+    )]
+    PipeMode,
     /// The header's `attr_size` (at byte offset 16) is not that of a
     /// `perf_event_attr`.
     #[error("byte offset 16: implausible attribute size {size}")]
@@ -344,6 +352,8 @@ const FEATURE_SIMPLEPERF_META_INFO: usize = 129;
 /// `struct perf_file_header`: magic, size, attr_size, three sections, the
 /// 256-bit feature bitmap.
 const FILE_HEADER_SIZE: u64 = 104;
+/// `struct perf_pipe_file_header` (`perf record -o -`): magic and size.
+const PIPE_HEADER_SIZE: u64 = 16;
 /// `struct perf_file_section`: offset and size.
 const SECTION_SIZE: u64 = 16;
 
@@ -405,8 +415,9 @@ impl FileHeader {
 /// after it are then not checked: they are lost). `None`: not perf's format.
 fn check_header<R: Read + Seek>(input: &mut R) -> Result<Option<FileHeader>, ErrorCause> {
     let file_length = input.seek(std::io::SeekFrom::End(0))?;
-    let header = read_at(input, 0, FILE_HEADER_SIZE, file_length)?;
-    let little_endian = match &header[..8] {
+    // `struct perf_pipe_file_header`, the start of either form: magic, size.
+    let start = read_at(input, 0, PIPE_HEADER_SIZE, file_length)?;
+    let little_endian = match &start[..8] {
         b"PERFILE2" => true,
         b"2ELIFREP" => false,
         _ => return Ok(None), // not perf's format: the reader says so
@@ -416,6 +427,10 @@ fn check_header<R: Read + Seek>(input: &mut R) -> Result<Option<FileHeader>, Err
         value.copy_from_slice(&bytes[offset..offset + 8]);
         if little_endian { u64::from_le_bytes(value) } else { u64::from_be_bytes(value) }
     };
+    if word(&start, 8) == PIPE_HEADER_SIZE {
+        return Err(PerfDataError::PipeMode.into());
+    }
+    let header = read_at(input, 0, FILE_HEADER_SIZE, file_length)?;
     let section =
         |bytes: &[u8], offset: usize| FileSection { offset: word(bytes, offset), size: word(bytes, offset + 8) };
     let attribute_size = word(&header, 16);
@@ -1520,12 +1535,23 @@ mod tests {
         let error = read(b"PERFILE2").expect_err("a header cut short");
         assert!(matches!(
             error.cause,
-            ErrorCause::PerfData(PerfDataError::SectionOutsideFile { section: Section::Header, size: 104, .. })
+            ErrorCause::PerfData(PerfDataError::SectionOutsideFile { section: Section::Header, size: 16, .. })
         ));
         assert_eq!(
             error.to_string(),
-            "x.data: the header section (104 bytes at byte offset 0) does not fit in the file (8 bytes)"
+            "x.data: the header section (16 bytes at byte offset 0) does not fit in the file (8 bytes)"
         );
+        let mut cut = vec![0u8; 50];
+        cut[..8].copy_from_slice(b"PERFILE2");
+        cut[8..16].copy_from_slice(&104u64.to_le_bytes());
+        assert_eq!(
+            read(&cut).expect_err("a file's header cut short").to_string(),
+            "x.data: the header section (104 bytes at byte offset 0) does not fit in the file (50 bytes)"
+        );
+        let mut pipe = cut.clone();
+        pipe[8..16].copy_from_slice(&16u64.to_le_bytes());
+        let error = read(&pipe).expect_err("a pipe's header");
+        assert!(matches!(error.cause, ErrorCause::PerfData(PerfDataError::PipeMode)), "{error:?}");
         let mut header = vec![0u8; 104];
         header[..8].copy_from_slice(b"PERFILE2");
         header[16..24].copy_from_slice(&8u64.to_le_bytes());
