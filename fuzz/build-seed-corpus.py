@@ -28,7 +28,8 @@ Seeds are kept small (a few KB: libFuzzer mutates small inputs much faster):
                (one frame over two PERF_RECORD_COMPRESSED records, and as
                PERF_RECORD_COMPRESSED2), and a decompression bomb (RLE
                blocks expanding 2 MiB from 70 bytes, which the reader
-               refuses).
+               refuses). And the first 8 KB of the pipe-mode perf.data
+               (testdata/perf-data-pipe), which the reader refuses.
 - ticks:       coherent pieces of the --prof logs (testdata/node*/prof): the
                shared-library lines (paths moved under /nonexistent, so no
                binary is read from disk), 4 consecutive ticks and the
@@ -519,6 +520,9 @@ def main():
             write_seed(corpus / "perf_data", b"\x00" + seed)
     for seed in compressed_seeds(perf_data_files[0]):
         write_seed(corpus / "perf_data", b"\x00" + seed)
+    # A pipe-mode perf.data (perf record -o -), its first 8 KB: refused by its header.
+    pipe = gzip.decompress((TESTDATA / "perf-data-pipe" / "perf.data.gz").read_bytes())
+    write_seed(corpus / "perf_data", b"\x00" + pipe[:8191])
     for directory in recordings():
         for path in sorted((directory / "prof").glob("prof-*.log.gz")):
             for seed in tick_seeds(path):
