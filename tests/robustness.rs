@@ -464,16 +464,19 @@ fn every_error_names_its_file_and_exits_1() {
         );
     }
 
-    // A perf.data whose header cannot be read: the byte offset.
+    // A perf.data whose header cannot be read: the byte offset. (Its first
+    // 16 bytes say a file's header of 104 bytes follows, not a pipe's.)
     let short_perf_data = directory.join("short.perf.data");
-    std::fs::write(&short_perf_data, b"PERFILE2").unwrap();
+    let mut short = b"PERFILE2".to_vec();
+    short.extend(104u64.to_le_bytes());
+    std::fs::write(&short_perf_data, short).unwrap();
     let short_perf_data = path_text(&short_perf_data);
     assert_fails(
         &["--perf-data", &short_perf_data],
         1,
         &format!(
             "v8inline: {short_perf_data}: the header section (104 bytes at byte offset 0) does not fit in the file \
-             (8 bytes)\n"
+             (16 bytes)\n"
         ),
     );
 
