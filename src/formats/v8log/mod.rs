@@ -131,14 +131,7 @@ impl DecodedTables {
     /// Decodes a `code-source-info`'s table text with
     /// `inlined_function_count` inlined functions.
     fn decode(positions: &[u8], inlining: &[u8], inlined_function_count: usize) -> DecodedTables {
-        let parsed = record::parse_positions(positions)
-            .map_err(|what| format!("field 6 (positions): {what}"))
-            .and_then(|positions| {
-                let inlining = record::parse_inlining_positions(inlining)
-                    .map_err(|what| format!("field 7 (inlining positions): {what}"))?;
-                Ok((positions, inlining))
-            });
-        match parsed {
+        match record::parse_position_tables(positions, inlining) {
             Ok((positions, inlining_positions)) => {
                 DecodedTables::checked(positions.into(), inlining_positions.into(), inlined_function_count)
             }

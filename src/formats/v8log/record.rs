@@ -450,18 +450,36 @@ fn parse_code_source_info(fields: &Fields<'_>) -> Result<CodeSourceInfo, ParseEr
     if fields.len() != 8 {
         return Err(ParseError(format!("expected 8 fields, found {}", fields.len())));
     }
+    // Field by field, so that an error names the first bad one.
+    let address = fields.address(1, "a code address")?;
+    let script_id = fields.decimal(2, "a script id")?;
+    let function_start = fields.decimal(3, "a start offset")?;
+    let function_end = fields.decimal(4, "an end offset")?;
+    let (positions, inlining_positions) =
+        parse_position_tables(fields.raw(5, "positions")?, fields.raw(6, "inlining positions")?).map_err(ParseError)?;
+    let inlined_functions = parse_inlined_functions(fields.raw(7, "inlined functions")?)
+        .map_err(|what| ParseError(format!("field 8 (inlined functions): {what}")))?;
     Ok(CodeSourceInfo {
-        address: fields.address(1, "a code address")?,
-        script_id: fields.decimal(2, "a script id")?,
-        function_start: fields.decimal(3, "a start offset")?,
-        function_end: fields.decimal(4, "an end offset")?,
-        positions: parse_positions(fields.raw(5, "positions")?)
-            .map_err(|what| ParseError(format!("field 6 (positions): {what}")))?,
-        inlining_positions: parse_inlining_positions(fields.raw(6, "inlining positions")?)
-            .map_err(|what| ParseError(format!("field 7 (inlining positions): {what}")))?,
-        inlined_functions: parse_inlined_functions(fields.raw(7, "inlined functions")?)
-            .map_err(|what| ParseError(format!("field 8 (inlined functions): {what}")))?,
+        address,
+        script_id,
+        function_start,
+        function_end,
+        positions,
+        inlining_positions,
+        inlined_functions,
     })
+}
+
+/// Parses a `code-source-info`'s position table (its 6th field) and
+/// inlining table (its 7th); the error names the field.
+pub fn parse_position_tables(
+    positions: &[u8],
+    inlining: &[u8],
+) -> Result<(Vec<PositionEntry>, Vec<InliningPosition>), String> {
+    let positions = parse_positions(positions).map_err(|what| format!("field 6 (positions): {what}"))?;
+    let inlining =
+        parse_inlining_positions(inlining).map_err(|what| format!("field 7 (inlining positions): {what}"))?;
+    Ok((positions, inlining))
 }
 
 fn table_number(value: i64, what: &str) -> Result<u32, String> {
