@@ -17,6 +17,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use flate2::read::MultiGzDecoder;
 
 use v8inline::collapse::{CollapseOptions, collapse};
+use v8inline::pipeline::relay::read_with_sink_on_thread;
 use v8inline::pipeline::{ExpandingSinks, FoldOptions};
 use v8inline::sample::{Sample, SampleInterner, SampleSink};
 use v8inline::sources::perf_data::PerfDataSource;
@@ -92,6 +93,16 @@ fn pipeline(criterion: &mut Criterion) {
         bencher.iter(|| {
             let mut sink = ExpandingSinks::new(profiles.clone(), &options);
             source.read(&perf_data, None, &mut sink).expect("realapp perf.data");
+            sink.folder().distinct_stacks()
+        })
+    });
+    // As `--perf-data` runs on two cores or more: read on this thread,
+    // expanded and folded on another.
+    group.bench_function("perf_data_expanded_and_folded_on_two_threads", |bencher| {
+        bencher.iter(|| {
+            let mut sink = ExpandingSinks::new(profiles.clone(), &options);
+            read_with_sink_on_thread(&mut sink, |relay| source.read(&perf_data, None, relay))
+                .expect("realapp perf.data");
             sink.folder().distinct_stacks()
         })
     });

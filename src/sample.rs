@@ -305,6 +305,38 @@ impl Sample {
     pub fn weight(&self) -> u64 {
         self.period.unwrap_or(1)
     }
+
+    /// Makes this sample a copy of `other`, keeping the frames' memory.
+    pub fn copy_from(&mut self, other: &Sample) {
+        // Every field named: a new one cannot be forgotten here.
+        let Sample {
+            pid,
+            tid,
+            comm,
+            pid_text,
+            tid_text,
+            cpu,
+            time,
+            clock_nanoseconds,
+            period,
+            event,
+            frames,
+            input_position,
+        } = other;
+        self.pid = *pid;
+        self.tid = *tid;
+        self.comm = *comm;
+        self.pid_text = *pid_text;
+        self.tid_text = *tid_text;
+        self.cpu = *cpu;
+        self.time = *time;
+        self.clock_nanoseconds = *clock_nanoseconds;
+        self.period = *period;
+        self.event = *event;
+        self.frames.clear();
+        self.frames.extend_from_slice(frames);
+        self.input_position = *input_position;
+    }
 }
 
 /// What a source hands each of its samples to, in input order.
@@ -319,6 +351,36 @@ pub trait SampleSink {
 pub struct SampleInterner {
     strings: IndexSet<Box<str>, FxBuildHasher>,
     modules: IndexSet<Module, FxBuildHasher>,
+}
+
+/// How far a [`SampleInterner`] has grown: ids are handed out in order and
+/// never taken back, so its sizes say which ones exist.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InternerMark {
+    strings: usize,
+    modules: usize,
+}
+
+/// The strings and modules an interner gained after an [`InternerMark`], in
+/// the order it gave them ids: applied to a copy that stood at the mark, they
+/// get the same ids there ([`SampleInterner::apply`]).
+#[derive(Debug, Clone, Default)]
+pub struct InternerGrowth {
+    strings: Vec<Box<str>>,
+    modules: Vec<Module>,
+}
+
+impl InternerGrowth {
+    /// Whether it holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.strings.is_empty() && self.modules.is_empty()
+    }
+
+    /// Forgets what it holds, keeping its memory.
+    pub fn clear(&mut self) {
+        self.strings.clear();
+        self.modules.clear();
+    }
 }
 
 impl SampleInterner {
@@ -377,6 +439,33 @@ impl SampleInterner {
     /// The kind of a module.
     pub fn module_kind(&self, id: ModuleId) -> ModuleKind {
         self.module_info(id).kind
+    }
+
+    /// How far it has grown.
+    pub fn mark(&self) -> InternerMark {
+        InternerMark { strings: self.strings.len(), modules: self.modules.len() }
+    }
+
+    /// Adds to `growth` what was interned after `mark` (a mark of this
+    /// interner) and returns the mark it stands at now.
+    pub fn growth_since(&self, mark: InternerMark, growth: &mut InternerGrowth) -> InternerMark {
+        let strings = self.strings.get_range(mark.strings..).into_iter().flatten();
+        growth.strings.extend(strings.cloned());
+        growth.modules.extend(self.modules.get_range(mark.modules..).into_iter().flatten().copied());
+        self.mark()
+    }
+
+    /// Interns `growth`, taken from an interner that stood where this one
+    /// stands: its strings and modules get the ids they have there.
+    pub fn apply(&mut self, growth: &InternerGrowth) {
+        for text in &growth.strings {
+            let (_, new) = self.strings.insert_full(text.clone());
+            debug_assert!(new, "an interner's growth applied to a copy that did not stand at its mark");
+        }
+        for &module in &growth.modules {
+            let (_, new) = self.modules.insert_full(module);
+            debug_assert!(new, "an interner's growth applied to a copy that did not stand at its mark");
+        }
     }
 }
 

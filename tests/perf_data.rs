@@ -66,8 +66,9 @@ fn javascript_only(folded: &str) -> std::collections::BTreeMap<String, u64> {
     stacks
 }
 
-/// Folds the recording in `directory` from its perf.data and from its perf
-/// script with each option set, and compares: byte for byte where the
+/// Folds the recording in `directory` from its perf.data (on two threads and
+/// on one) and from its perf script with each option set, and compares: byte
+/// for byte where the
 /// recording was made, the JavaScript frames elsewhere. `inlined` is a frame
 /// an expanded stack must hold.
 fn assert_perf_data_folds_as_perf_script(directory: &Path, inlined: &str) {
@@ -75,6 +76,12 @@ fn assert_perf_data_folds_as_perf_script(directory: &Path, inlined: &str) {
     let perf_script = file_in(directory, "perf.script");
     for extra in [&[][..], &["--all"], &["--tid", "--addrs"]] {
         let (from_data, notes) = fold_in(directory, &["--perf-data", &perf_data], extra);
+        // Read on one thread and folded on another, or all on one: the same.
+        let one_thread = [extra, &["--threads", "1"][..]].concat();
+        let (from_data_on_one_thread, notes_on_one_thread) =
+            fold_in(directory, &["--perf-data", &perf_data], &one_thread);
+        assert!(from_data == from_data_on_one_thread, "{extra:?}: perf.data folds differently on one thread");
+        assert_eq!(notes, notes_on_one_thread, "{extra:?}");
         let (from_script, _) = fold_in(directory, &[&perf_script], extra);
         // perf script prints only thread ids by default, so inferno names the
         // root `node-?/TID`; perf.data has the pid.

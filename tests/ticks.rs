@@ -140,6 +140,8 @@ fn golden_tick_stacks() {
         // Native frames are named from the binaries on this machine; the
         // JavaScript part is machine-independent.
         let folded = fold_ticks(version, &[]);
+        // Read on one thread and folded on another, or all on one: the same.
+        assert!(fold_ticks(version, &["--threads", "1"]) == folded, "node {version}: differs on one thread");
         let by_js_frames = tally(&parse_folded(&folded), |stack| {
             stack.split(';').filter(|frame| is_js_frame(frame)).map(str::to_string).collect()
         });

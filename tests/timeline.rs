@@ -292,12 +292,21 @@ fn assert_same_counts<Key: Ord + std::fmt::Debug>(
 #[test]
 fn cpuprofile_self_counts_round_trip_to_the_folded_output() {
     for recording in all_recordings() {
+        let one_thread = run(&recording, &["--threads", "1"]);
         let run = run(&recording, &[]);
         let tid = noted_tid(&run.errors);
         let folded = folded_self_samples(&run.folded, tid);
         let cpuprofile = cpuprofile_self_samples(&run.cpuprofile);
         assert!(folded.values().sum::<u64>() > 100, "{}: {folded:?}", recording.name);
         assert_same_counts(&cpuprofile, &folded, &format!("{}: self samples per function", recording.name));
+        // Read on one thread and expanded on another (the default here), or
+        // all on one: the same outputs.
+        assert!(one_thread.folded == run.folded, "{}: folded differently on one thread", recording.name);
+        assert!(
+            one_thread.cpuprofile_text == run.cpuprofile_text,
+            "{}: another .cpuprofile on one thread",
+            recording.name
+        );
     }
 }
 

@@ -15,8 +15,12 @@
 //! aggregated stacks, the expanders (which describe expanded frames), what
 //! happened on the way ([`CollapseSummary`], [`ExpansionStats`]) and every
 //! warning of every reader in one [`Diagnostics`], and the [`Timeline`] when
-//! asked for. It decides the threads: a perf script is folded on several
-//! when nothing needs a single folder or every sample in time order.
+//! asked for. It decides the threads: a perf script is folded in chunks on
+//! several when nothing needs a single folder or every sample in time order;
+//! otherwise, and for every other source, the source reads on the calling
+//! thread and the expansion and sinks run on another ([`relay`]).
+
+pub mod relay;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -35,6 +39,7 @@ use crate::sources::ticks::{NativeFrameStats, TickLog};
 use crate::v8::diagnosis::warn_unexpanded;
 use crate::v8::expand::{ExpandOptions, ExpansionStats, V8Expander};
 use crate::v8::profile::{ProfileOptions, Profiles};
+use relay::read_with_sink_on_thread;
 
 /// Where the samples come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,8 +82,18 @@ pub struct FoldOptions {
     /// [`FoldedProfile::timeline`] (`.cpuprofile`, Firefox Profiler). Folds
     /// on one thread.
     pub timeline: bool,
-    /// Threads to fold a perf script on; `None`: one per core.
+    /// Threads to use; `None`: one per core. A perf script is folded in
+    /// chunks on as many; other sources, and a perf script whose outputs
+    /// need one folder, are read on one thread and expanded and folded on
+    /// another when there are two or more.
     pub threads: Option<usize>,
+}
+
+impl FoldOptions {
+    /// The threads to use: as asked, or one per core.
+    pub fn thread_count(&self) -> usize {
+        self.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)).max(1)
+    }
 }
 
 /// The result of [`fold`].
@@ -247,7 +262,11 @@ fn fold_samples_of(input: &SampleInput, options: &FoldOptions) -> Result<FoldedP
             let profiles = Profiles::load(profile_options)?;
             let mut sink = ExpandingSinks::new(profiles, options);
             let event = options.collapse.event_filter.as_deref();
-            let read = read_perf_data(path, event, &mut sink)?;
+            let read = if options.thread_count() > 1 {
+                read_with_sink_on_thread(&mut sink, |sink| read_perf_data(path, event, sink))?
+            } else {
+                read_perf_data(path, event, &mut sink)?
+            };
             let summary = CollapseSummary {
                 samples_read: read.samples_read,
                 samples_filtered_out: read.samples_filtered_out,
@@ -259,7 +278,11 @@ fn fold_samples_of(input: &SampleInput, options: &FoldOptions) -> Result<FoldedP
         SampleInput::Ticks(path) => {
             let mut log = TickLog::read(path, options.profiles.sources.clone())?;
             let mut sink = ExpandingSinks::new(log.profiles().clone(), options);
-            let native = log.read_samples(&mut sink);
+            let native = if options.thread_count() > 1 {
+                read_with_sink_on_thread(&mut sink, |sink| log.read_samples(sink))
+            } else {
+                log.read_samples(&mut sink)
+            };
             let summary = CollapseSummary { samples_read: log.tick_count() as u64, ..CollapseSummary::default() };
             let diagnostics = std::mem::take(&mut log.diagnostics);
             Ok(sink.finish(summary, diagnostics, input, Some(native)))
@@ -302,7 +325,7 @@ fn fold_perf_script(path: &Path, input: &SampleInput, options: &FoldOptions) -> 
     let profiles = Profiles::load(options.profiles.clone())?;
     let (stream, cut_short) = open_stream_allowing_cut(path)?;
     let read_error = Error::at::<io::Error>(path);
-    let threads = options.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    let threads = options.thread_count();
     // Detailed outputs read one folder and its expander, a timeline every
     // sample in time order; a process discovered on the way would be seen by
     // one thread only.
@@ -332,7 +355,12 @@ fn fold_perf_script(path: &Path, input: &SampleInput, options: &FoldOptions) -> 
     } else {
         let mut sink = ExpandingSinks::new(profiles, options);
         let mut reader = PerfScriptSource::new(stream, options.collapse.event_selection());
-        reader.send_samples(&mut sink).map_err(read_error)?;
+        if threads > 1 {
+            read_with_sink_on_thread(&mut sink, |sink| reader.send_samples(sink))
+        } else {
+            reader.send_samples(&mut sink)
+        }
+        .map_err(read_error)?;
         let summary = reader_summary(&reader);
         let warnings = summary.warnings.clone();
         (sink.finish(summary, Diagnostics::new(), input, None), warnings)
