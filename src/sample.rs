@@ -306,8 +306,9 @@ impl Sample {
         self.period.unwrap_or(1)
     }
 
-    /// Makes this sample a copy of `other`, keeping the frames' memory.
-    pub fn copy_from(&mut self, other: &Sample) {
+    /// Makes this sample a copy of `other` but for the frames, which stay
+    /// as they are.
+    pub fn copy_all_but_frames(&mut self, other: &Sample) {
         // Every field named: a new one cannot be forgotten here.
         let Sample {
             pid,
@@ -320,7 +321,7 @@ impl Sample {
             clock_nanoseconds,
             period,
             event,
-            frames,
+            frames: _,
             input_position,
         } = other;
         self.pid = *pid;
@@ -333,8 +334,6 @@ impl Sample {
         self.clock_nanoseconds = *clock_nanoseconds;
         self.period = *period;
         self.event = *event;
-        self.frames.clear();
-        self.frames.extend_from_slice(frames);
         self.input_position = *input_position;
     }
 }
