@@ -519,7 +519,7 @@ fn read_own_vdso() -> Result<ElfSymbols, Error> {
 
 /// A file mapped into a process's address space.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MappedFile {
+pub struct FileMapping {
     /// First mapped address.
     pub start: u64,
     /// End of the mapping (exclusive).
@@ -530,7 +530,7 @@ pub struct MappedFile {
     pub path: Box<str>,
 }
 
-impl MappedFile {
+impl FileMapping {
     /// Whether `address` lies in the mapping.
     pub fn contains(&self, address: u64) -> bool {
         self.start <= address && address < self.end
@@ -546,7 +546,7 @@ impl MappedFile {
 impl SymbolCache {
     /// The function at `address` of `mapping`: the address is turned into a
     /// file offset, then into the ELF virtual address of that byte.
-    pub fn symbolize(&mut self, mapping: &MappedFile, address: u64) -> Option<SymbolHit<'_>> {
+    pub fn symbolize(&mut self, mapping: &FileMapping, address: u64) -> Option<SymbolHit<'_>> {
         if !mapping.has_symbols() {
             return None;
         }

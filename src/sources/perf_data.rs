@@ -58,7 +58,7 @@ use crate::sample::{
     SampleTime, StringId,
 };
 use crate::sources::perf_data_compressed::ExpansionCheck;
-use crate::symbols::{MappedFile, SymbolCache};
+use crate::symbols::{FileMapping, SymbolCache};
 
 /// `PROT_EXEC` of `mmap(2)`.
 const PROT_EXEC: u32 = 4;
@@ -792,13 +792,13 @@ fn hex(bytes: &[u8]) -> String {
 /// The memory mappings of one process, by start address, not overlapping.
 #[derive(Debug, Clone, Default)]
 struct AddressSpace {
-    mappings: BTreeMap<u64, MappedFile>,
+    mappings: BTreeMap<u64, FileMapping>,
 }
 
 impl AddressSpace {
     /// Adds a mapping; older mappings it overlaps are cut away, as the
     /// kernel replaces them (perf's `maps__fixup_overlappings`).
-    fn insert(&mut self, mapping: MappedFile) {
+    fn insert(&mut self, mapping: FileMapping) {
         if mapping.end <= mapping.start {
             return;
         }
@@ -812,11 +812,11 @@ impl AddressSpace {
         for start in overlapping {
             let Some(existing) = self.mappings.remove(&start) else { continue };
             if existing.start < mapping.start {
-                let before = MappedFile { end: mapping.start, ..existing.clone() };
+                let before = FileMapping { end: mapping.start, ..existing.clone() };
                 self.mappings.insert(before.start, before);
             }
             if existing.end > mapping.end {
-                let after = MappedFile {
+                let after = FileMapping {
                     start: mapping.end,
                     file_offset: existing.file_offset.wrapping_add(mapping.end - existing.start),
                     ..existing
@@ -828,7 +828,7 @@ impl AddressSpace {
     }
 
     /// The mapping containing `address`.
-    fn find(&self, address: u64) -> Option<&MappedFile> {
+    fn find(&self, address: u64) -> Option<&FileMapping> {
         let (_, mapping) = self.mappings.range(..=address).next_back()?;
         mapping.contains(address).then_some(mapping)
     }
@@ -1220,7 +1220,7 @@ impl PerfDataReader {
             self.recorded_kernel_reference = Some((reference.into(), page_offset));
         }
         let mapping =
-            MappedFile { start: address, end: address.saturating_add(length), file_offset: page_offset, path };
+            FileMapping { start: address, end: address.saturating_add(length), file_offset: page_offset, path };
         let range = mapping.start..mapping.end;
         self.processes.entry(pid).or_default().insert(mapping);
         self.forget_frames(pid, range);
@@ -1486,8 +1486,8 @@ impl PerfDataReader {
 mod tests {
     use super::*;
 
-    fn mapping(start: u64, end: u64, file_offset: u64, path: &str) -> MappedFile {
-        MappedFile { start, end, file_offset, path: path.into() }
+    fn mapping(start: u64, end: u64, file_offset: u64, path: &str) -> FileMapping {
+        FileMapping { start, end, file_offset, path: path.into() }
     }
 
     #[test]

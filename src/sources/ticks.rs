@@ -39,7 +39,7 @@ use crate::error::{Error, ErrorCause};
 use crate::formats::v8log::{CodeLog, CodeObjectId, Tick};
 use crate::input::read_file_allowing_cut;
 use crate::sample::{AddressKind, Frame, ModuleKind, Sample, SampleInterner, SampleSink, SampleTime};
-use crate::symbols::{MappedFile, SymbolCache};
+use crate::symbols::{FileMapping, SymbolCache};
 use crate::v8::inline_map::{CodeDescription, InlineMap, JitCodes, LogId, LogObject, SourceOptions};
 use crate::v8::profile::{Profiles, pid_in_file_name};
 
@@ -52,7 +52,7 @@ pub struct TickLog {
     /// The log's ticks, in log order.
     ticks: Vec<Tick>,
     /// Its `shared-library` records.
-    libraries: Vec<MappedFile>,
+    libraries: Vec<FileMapping>,
     /// The process id (from the file name; 0 when it has none).
     pid: u32,
     /// Its code objects, for the expander and for telling live code.
@@ -162,14 +162,14 @@ impl TickLog {
 /// path (an escaped `\n` in the log) become spaces, as in the paths of a
 /// perf.data: the library names a module of a folded line, which must stay
 /// one line.
-fn library_mappings(log: &CodeLog) -> Vec<MappedFile> {
-    let mut mappings: Vec<MappedFile> = Vec::new();
+fn library_mappings(log: &CodeLog) -> Vec<FileMapping> {
+    let mut mappings: Vec<FileMapping> = Vec::new();
     for library in &log.shared_libraries {
         let start = library.start.wrapping_add_signed(library.aslr_slide);
         let end = library.end.wrapping_add_signed(library.aslr_slide);
         let path = one_line(&library.path);
         mappings.retain(|mapping| !(mapping.start == start && mapping.path == path));
-        mappings.push(MappedFile { start, end, file_offset: 0, path });
+        mappings.push(FileMapping { start, end, file_offset: 0, path });
     }
     mappings
 }
@@ -226,7 +226,7 @@ fn add_code(codes: &mut JitCodes, log: &CodeLog, id: CodeObjectId, address: u64,
 /// What naming the frames of a tick needs besides the tick.
 struct TickContext<'context> {
     /// The log's libraries.
-    libraries: &'context [MappedFile],
+    libraries: &'context [FileMapping],
     /// Their symbols.
     symbols: &'context mut SymbolCache,
     /// The code objects.
