@@ -21,6 +21,10 @@
 //!  diagnostics: every reader's warnings, one channel (--strict)                    commands: record, lookup
 //! ```
 //!
+//! On two cores or more, a perf script is folded in chunks on each
+//! ([`collapse::parallel`]); any other run reads on one thread and expands
+//! and aggregates on another ([`pipeline::relay`]).
+//!
 //! An input that cannot be used at all is one [`Error`]: the file and a typed
 //! [`ErrorCause`]. Damage that still leaves something to read is a warning in
 //! [`diagnostics`] instead.
