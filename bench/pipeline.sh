@@ -25,7 +25,8 @@
 #    repetition. Its perf script folded by v8inline (default threads and one
 #    thread) and by inferno: wall, CPU, peak RSS against the folded output's
 #    size. Then `cargo bench --bench pipeline` on it: samples per second of
-#    --perf-data past the one-time symbol load (criterion, benches/pipeline.rs).
+#    --perf-data past the one-time symbol load, on one thread and on two as
+#    the binary runs it (criterion, benches/pipeline.rs).
 #
 # Sample counts come from `v8inline --stats`. Needs inferno-collapse-perf
 # (`cargo install inferno`) and GNU time (/usr/bin/time, Debian package
