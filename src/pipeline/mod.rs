@@ -76,11 +76,11 @@ pub struct FoldOptions {
     /// How JIT frames are expanded.
     pub expand: ExpandOptions,
     /// Keep each stack's code locations for [`FoldedProfile::stack_profile`]
-    /// (pprof, reports). Folds on one thread.
+    /// (pprof, reports). Folds into one folder (see [`FoldOptions::threads`]).
     pub record_details: bool,
     /// Also record every sample in time order for
     /// [`FoldedProfile::timeline`] (`.cpuprofile`, Firefox Profiler). Folds
-    /// on one thread.
+    /// into one folder, samples in input order.
     pub timeline: bool,
     /// Threads to use; `None`: one per core. A perf script is folded in
     /// chunks on as many; other sources, and a perf script whose outputs
