@@ -19,7 +19,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use fxhash::FxHashMap;
+use fxhash::{FxHashMap, FxHashSet};
 use object::{Object, ObjectSegment, ObjectSymbol, SymbolFlags};
 
 use object::elf::{STB_GLOBAL, STB_WEAK, STT_FUNC, STT_GNU_IFUNC};
@@ -447,6 +447,8 @@ impl<'data, R: object::ReadCacheOps> object::ReadRef<'data> for &'data PartlyLoa
 #[derive(Debug, Default)]
 pub struct SymbolCache {
     files: FxHashMap<PathBuf, Option<ElfSymbols>>,
+    /// Files being read on another thread ([`SymbolCache::read_ahead`]).
+    ahead: Option<ReadAhead>,
     /// Whether files are read at all (see [`SymbolCache::reading_no_files`]).
     reads_no_files: bool,
     /// Files that could not be read ([`WarningKind::NoSymbols`], once per
@@ -468,17 +470,51 @@ impl SymbolCache {
         SymbolCache { reads_no_files: true, ..SymbolCache::default() }
     }
 
+    /// Starts reading the symbols of `paths` on other threads, in order,
+    /// for [`SymbolCache::get`] to take when it is first asked for them: a
+    /// recording lists the files its samples hit (perf.data's build ids),
+    /// and node's symbols (20 ms) are then read while this thread waits
+    /// for the kernel's. Files read or being read already are left out.
+    pub fn read_ahead(&mut self, paths: impl IntoIterator<Item = PathBuf>) {
+        if self.reads_no_files {
+            return;
+        }
+        let paths: Vec<PathBuf> = paths.into_iter().filter(|path| !self.files.contains_key(path)).collect();
+        if paths.is_empty() {
+            return;
+        }
+        let (sender, results) = std::sync::mpsc::channel();
+        let queue = std::sync::Arc::new(std::sync::Mutex::new(std::collections::VecDeque::from(paths.clone())));
+        for _ in 0..READ_AHEAD_THREADS {
+            let (queue, sender) = (queue.clone(), sender.clone());
+            // A thread that cannot be started leaves its share to the others,
+            // or to `get`.
+            let _ = std::thread::Builder::new().name("symbols".to_string()).spawn(move || {
+                while let Some(path) = queue.lock().ok().and_then(|mut queue| queue.pop_front()) {
+                    let read = read_file_symbols(&path);
+                    // The reads are only a head start: once the cache is
+                    // gone, nobody waits for them.
+                    if sender.send((path, read)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        // An earlier read-ahead's files not taken yet are read again.
+        self.ahead = Some(ReadAhead { results, waiting: paths.into_iter().collect(), arrived: FxHashMap::default() });
+    }
+
     /// The symbols of `path`, read on first use; `None` (warned about once)
     /// when the file cannot be read or is not ELF.
     pub fn get(&mut self, path: &Path) -> Option<&ElfSymbols> {
         if !self.files.contains_key(path) {
-            let read = if self.reads_no_files {
+            let read = if let Some(read) = self.ahead.as_mut().and_then(|ahead| ahead.take(path)) {
+                read
+            } else if self.reads_no_files {
                 let off = std::io::Error::new(std::io::ErrorKind::Unsupported, "not read (reading files is off)");
                 Err(Error::new(path, off))
-            } else if path == Path::new(VDSO) {
-                read_own_vdso()
             } else {
-                ElfSymbols::read(path)
+                read_file_symbols(path)
             };
             let symbols = match read {
                 Ok(symbols) => Some(symbols),
@@ -491,6 +527,42 @@ impl SymbolCache {
         }
         self.files.get(path).and_then(Option::as_ref)
     }
+}
+
+/// The threads [`SymbolCache::read_ahead`] reads files on: two, so that a
+/// small file asked for first does not wait behind node's 100 MB binary.
+const READ_AHEAD_THREADS: usize = 2;
+
+/// Symbols read on another thread ([`SymbolCache::read_ahead`]).
+#[derive(Debug)]
+struct ReadAhead {
+    /// Each file's symbols as they are read, in the order asked for.
+    results: std::sync::mpsc::Receiver<(PathBuf, Result<ElfSymbols, Error>)>,
+    /// The files not taken yet.
+    waiting: FxHashSet<PathBuf>,
+    /// Files read but not asked for yet.
+    arrived: FxHashMap<PathBuf, Result<ElfSymbols, Error>>,
+}
+
+impl ReadAhead {
+    /// The symbols of `path` if it is being read ahead, once they are read;
+    /// `None` when it is not (or the reading thread is gone).
+    fn take(&mut self, path: &Path) -> Option<Result<ElfSymbols, Error>> {
+        if !self.waiting.remove(path) {
+            return None;
+        }
+        while !self.arrived.contains_key(path) {
+            let (read_path, read) = self.results.recv().ok()?;
+            self.arrived.insert(read_path, read);
+        }
+        self.arrived.remove(path)
+    }
+}
+
+/// The symbols of the file at `path`, or of this process's vDSO for
+/// [`VDSO`].
+fn read_file_symbols(path: &Path) -> Result<ElfSymbols, Error> {
+    if path == Path::new(VDSO) { read_own_vdso() } else { ElfSymbols::read(path) }
 }
 
 /// The name of the kernel's virtual shared object in mappings.
@@ -616,6 +688,55 @@ mod tests {
         assert_eq!(elf.lookup(0x307), Some(SymbolHit { name: "last", offset: 7 }));
         assert_eq!(elf.lookup(0x308), None);
         assert_eq!(elf.lookup(0xff), None);
+    }
+
+    /// What a cache says of `paths`, in that order: each file's symbol
+    /// count, segments, build id and first symbol's name, and the warnings.
+    fn cache_answers(cache: &mut SymbolCache, paths: &[PathBuf]) -> (Vec<String>, Diagnostics) {
+        let answers = paths
+            .iter()
+            .map(|path| match cache.get(path) {
+                Some(symbols) => format!(
+                    "{} symbols, {:?}, {:?}, {:?}",
+                    symbols.len(),
+                    symbols.segments(),
+                    symbols.build_id,
+                    symbols.symbols.first().map(|symbol| &symbol.raw_name)
+                ),
+                None => "none".to_string(),
+            })
+            .collect();
+        (answers, cache.diagnostics.clone())
+    }
+
+    #[test]
+    fn files_read_ahead_give_what_files_read_when_asked_give() {
+        let paths: Vec<PathBuf> = [
+            std::env::current_exe().unwrap(),
+            PathBuf::from("/bin/true"),
+            PathBuf::from("/nonexistent/library.so"),
+            PathBuf::from(VDSO),
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"),
+        ]
+        .into();
+        let (expected, expected_warnings) = cache_answers(&mut SymbolCache::new(), &paths);
+        assert!(expected[0].contains("symbols") && expected[2] == "none" && expected[4] == "none", "{expected:?}");
+        assert_eq!(expected_warnings.total(), 2, "{expected_warnings:?}");
+        // All read ahead and asked for in another order; some read ahead,
+        // and one asked for twice; none read ahead but asked for.
+        let mut all_ahead = SymbolCache::new();
+        all_ahead.read_ahead(paths.iter().rev().cloned());
+        assert_eq!(cache_answers(&mut all_ahead, &paths), (expected.clone(), expected_warnings.clone()));
+        let mut some_ahead = SymbolCache::new();
+        some_ahead.read_ahead([paths[2].clone(), paths[0].clone()]);
+        some_ahead.read_ahead([paths[0].clone(), paths[4].clone()]);
+        assert_eq!(cache_answers(&mut some_ahead, &paths), (expected.clone(), expected_warnings.clone()));
+        assert_eq!(cache_answers(&mut some_ahead, &paths), (expected, expected_warnings));
+        // A cache that reads no file reads none ahead either.
+        let mut reading_none = SymbolCache::reading_no_files();
+        reading_none.read_ahead(paths.clone());
+        assert!(reading_none.ahead.is_none());
+        assert!(cache_answers(&mut reading_none, &paths).0.iter().all(|answer| answer == "none"));
     }
 
     #[test]

@@ -47,7 +47,9 @@ use std::rc::Rc;
 
 use fxhash::{FxHashMap, FxHashSet};
 use linux_perf_data::linux_perf_event_reader::constants::{PERF_CONTEXT_KERNEL, PERF_CONTEXT_MAX, PERF_CONTEXT_USER};
-use linux_perf_data::linux_perf_event_reader::{CommOrExecRecord, EventRecord, RawData, RecordType, SampleRecord};
+use linux_perf_data::linux_perf_event_reader::{
+    AttrFlags, CommOrExecRecord, EventRecord, RawData, RecordType, SampleRecord,
+};
 use linux_perf_data::{PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
 
 use crate::diagnostics::{Diagnostics, EXAMPLES_PER_KIND, WarningKind};
@@ -58,7 +60,7 @@ use crate::sample::{
     SampleTime, StringId,
 };
 use crate::sources::perf_data_compressed::ExpansionCheck;
-use crate::symbols::{FileMapping, SymbolCache};
+use crate::symbols::{FileMapping, SymbolCache, VDSO};
 
 /// `PROT_EXEC` of `mmap(2)`.
 const PROT_EXEC: u32 = 4;
@@ -935,6 +937,11 @@ struct PerfDataReader {
     kernel: Option<Rc<Result<KernelSymbols, String>>>,
     /// The running kernel's symbols, once loaded.
     running_kernel: Option<Rc<Result<KernelSymbols, String>>>,
+    /// The running kernel's symbols being read on another thread, from
+    /// when the recording's events turn out to allow kernel frames: the
+    /// kernel formats `/proc/kallsyms` slowly (30 ms), and the files the
+    /// samples hit are read meanwhile ([`SymbolCache::read_ahead`]).
+    kernel_read_ahead: Option<std::thread::JoinHandle<Result<KernelSymbols, String>>>,
     /// Address spaces by pid.
     processes: FxHashMap<i32, AddressSpace>,
     /// Thread names by tid.
@@ -980,6 +987,7 @@ impl PerfDataReader {
             symbols,
             kernel: None,
             running_kernel,
+            kernel_read_ahead: None,
             processes: FxHashMap::default(),
             thread_names: FxHashMap::default(),
             recorded_build_ids: FxHashMap::default(),
@@ -1106,6 +1114,7 @@ impl PerfDataReader {
             }
         }
         self.recorded_kernel_release = perf_file.os_release().ok().flatten().map(str::to_string);
+        self.read_symbols_ahead(&perf_file);
         let event_names: Vec<String> =
             perf_file.event_attributes().iter().map(|attribute| attribute.name().unwrap_or("").to_string()).collect();
         let mut bad_records = 0u64;
@@ -1393,43 +1402,79 @@ impl PerfDataReader {
         })
     }
 
-    /// This machine's kernel symbols, unless perf recorded another kernel:
-    /// its build id differs from `/sys/kernel/notes`, or, where perf
-    /// recorded none, its release differs from the running one. Where the
-    /// kernel was placed elsewhere at boot since, its symbols are moved to
-    /// the recorded addresses, as perf does (`kallsyms__delta`).
-    fn load_kernel_symbols(&mut self) -> Rc<Result<KernelSymbols, String>> {
+    /// Why the recording is of another kernel than the running one, when
+    /// it is: its build id differs from `/sys/kernel/notes`, or, where perf
+    /// recorded none, its release differs from the running one.
+    fn other_kernel(&self) -> Option<String> {
         let recorded = self.recorded_build_ids.get(KERNEL_DSO);
         let running = std::fs::read(KERNEL_NOTES).ok().and_then(|notes| gnu_build_id(&notes));
         if let (Some(recorded), Some(running)) = (recorded, &running)
             && !recorded.starts_with(running)
         {
-            self.diagnostics.warn(WarningKind::OtherKernel, || {
-                format!(
-                    "{}: {KERNEL_DSO}: build id {} in the recording, {} running ({KERNEL_NOTES})",
-                    self.path.display(),
-                    hex(&recorded[..running.len().min(recorded.len())]),
-                    hex(running)
-                )
-            });
-            return Rc::new(Ok(KernelSymbols::default()));
+            return Some(format!(
+                "{KERNEL_DSO}: build id {} in the recording, {} running ({KERNEL_NOTES})",
+                hex(&recorded[..running.len().min(recorded.len())]),
+                hex(running)
+            ));
         }
         let running_release = std::fs::read_to_string(KERNEL_RELEASE).ok();
         if recorded.is_none()
             && let (Some(recorded), Some(running)) = (&self.recorded_kernel_release, running_release)
             && recorded.trim() != running.trim()
         {
-            self.diagnostics.warn(WarningKind::OtherKernel, || {
-                format!(
-                    "{}: {KERNEL_DSO}: release {} in the recording, {} running ({KERNEL_RELEASE}), and no build id recorded",
-                    self.path.display(),
-                    recorded.trim(),
-                    running.trim()
-                )
-            });
+            return Some(format!(
+                "{KERNEL_DSO}: release {} in the recording, {} running ({KERNEL_RELEASE}), and no build id recorded",
+                recorded.trim(),
+                running.trim()
+            ));
+        }
+        None
+    }
+
+    /// Starts reading, on other threads, the symbols the samples will need:
+    /// the files perf lists as hit by samples (its build ids), largest
+    /// first, and the running kernel's when the events allow kernel frames
+    /// and the recording is of this kernel.
+    fn read_symbols_ahead(&mut self, perf_file: &PerfFile) {
+        let size = |path: &PathBuf| std::fs::metadata(path).map_or(0, |metadata| metadata.len());
+        let mut files: Vec<PathBuf> = self
+            .recorded_build_ids
+            .keys()
+            .filter(|path| path.starts_with('/') || &***path == VDSO)
+            .map(|path| PathBuf::from(&**path))
+            .collect();
+        files.sort_by_cached_key(|path| (std::cmp::Reverse(size(path)), path.clone()));
+        self.symbols.read_ahead(files);
+        let kernel_frames_possible =
+            perf_file.event_attributes().iter().any(|event| !event.attr.flags.contains(AttrFlags::EXCLUDE_KERNEL));
+        if kernel_frames_possible
+            && self.running_kernel.is_none()
+            && self.kernel_read_ahead.is_none()
+            && self.other_kernel().is_none()
+        {
+            self.kernel_read_ahead =
+                std::thread::Builder::new().name("kallsyms".to_string()).spawn(KernelSymbols::load).ok();
+        }
+    }
+
+    /// This machine's kernel symbols, unless perf recorded another kernel:
+    /// its build id differs from `/sys/kernel/notes`, or, where perf
+    /// recorded none, its release differs from the running one. Where the
+    /// kernel was placed elsewhere at boot since, its symbols are moved to
+    /// the recorded addresses, as perf does (`kallsyms__delta`).
+    fn load_kernel_symbols(&mut self) -> Rc<Result<KernelSymbols, String>> {
+        if let Some(other_kernel) = self.other_kernel() {
+            self.diagnostics.warn(WarningKind::OtherKernel, || format!("{}: {other_kernel}", self.path.display()));
             return Rc::new(Ok(KernelSymbols::default()));
         }
-        let running = self.running_kernel.get_or_insert_with(|| Rc::new(KernelSymbols::load())).clone();
+        let read_ahead = self.kernel_read_ahead.take();
+        let running = self
+            .running_kernel
+            .get_or_insert_with(|| {
+                let read = read_ahead.and_then(|thread| thread.join().ok());
+                Rc::new(read.unwrap_or_else(KernelSymbols::load))
+            })
+            .clone();
         match running.as_ref() {
             Err(problem) => self.diagnostics.warn(WarningKind::NoKernelSymbols, || format!("{KERNEL_DSO}: {problem}")),
             Ok(symbols) => {
