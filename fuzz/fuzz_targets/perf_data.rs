@@ -23,7 +23,7 @@ const NAME: &str = "fuzz.perf.data";
 thread_local! {
     /// Kernel and ELF symbols, loaded once for all inputs (as the
     /// benchmarks read one file many times).
-    static SOURCE: RefCell<PerfDataSource> = RefCell::new(PerfDataSource::new());
+    static SOURCE: RefCell<PerfDataSource> = RefCell::new(PerfDataSource::new().on_one_thread());
 }
 
 fuzz_target!(|bytes: &[u8]| {

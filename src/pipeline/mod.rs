@@ -33,7 +33,7 @@ use crate::input::open_stream_allowing_cut;
 use crate::output::stack_profile::StackProfile;
 use crate::output::timeline::{Timeline, TimelineRecorder};
 use crate::sample::{Sample, SampleInterner, SampleSink};
-use crate::sources::perf_data::{read_perf_data, recording_directory};
+use crate::sources::perf_data::{PerfDataSource, read_perf_data, recording_directory};
 use crate::sources::perf_script::PerfScriptSource;
 use crate::sources::ticks::{NativeFrameStats, TickLog};
 use crate::v8::diagnosis::warn_unexpanded;
@@ -85,7 +85,8 @@ pub struct FoldOptions {
     /// Threads to use; `None`: one per core. A perf script is folded in
     /// chunks on as many; other sources, and a perf script whose outputs
     /// need one folder, are read on one thread and expanded and folded on
-    /// another when there are two or more.
+    /// another when there are two or more, and a perf.data's symbols are
+    /// then read ahead on others. One: everything on the calling thread.
     pub threads: Option<usize>,
 }
 
@@ -265,7 +266,7 @@ fn fold_samples_of(input: &SampleInput, options: &FoldOptions) -> Result<FoldedP
             let read = if options.thread_count() > 1 {
                 read_with_sink_on_thread(&mut sink, |sink| read_perf_data(path, event, sink))?
             } else {
-                read_perf_data(path, event, &mut sink)?
+                PerfDataSource::new().on_one_thread().read(path, event, &mut sink)?
             };
             let summary = CollapseSummary {
                 samples_read: read.samples_read,

@@ -268,12 +268,23 @@ pub struct PerfDataSource {
     symbols: SymbolCache,
     /// The running kernel's symbols, once loaded (or why they cannot be).
     running_kernel: Option<Rc<Result<KernelSymbols, String>>>,
+    /// Whether symbols are read only on this thread, when first needed
+    /// (see [`PerfDataSource::on_one_thread`]).
+    one_thread: bool,
 }
 
 impl PerfDataSource {
     /// A source that has loaded nothing yet.
     pub fn new() -> PerfDataSource {
         PerfDataSource::default()
+    }
+
+    /// The same source reading symbols only when first needed, on the
+    /// calling thread, rather than from the start on other threads (for
+    /// `--threads 1`, and for fuzzing, where each input would start threads
+    /// reading whatever files its build ids name).
+    pub fn on_one_thread(self) -> PerfDataSource {
+        PerfDataSource { one_thread: true, ..self }
     }
 
     /// [`read_perf_data`], with the symbols loaded before.
@@ -284,6 +295,7 @@ impl PerfDataSource {
         sink: &mut dyn SampleSink,
     ) -> Result<PerfDataSummary, Error> {
         let mut reader = PerfDataReader::new(event, std::mem::take(&mut self.symbols), self.running_kernel.clone());
+        reader.reads_ahead = !self.one_thread;
         let result = if path.extension().is_some_and(|extension| extension == "gz") {
             match read_file_allowing_cut(path) {
                 Ok((bytes, cut_short)) => {
@@ -319,6 +331,7 @@ impl PerfDataSource {
         sink: &mut dyn SampleSink,
     ) -> Result<PerfDataSummary, Error> {
         let mut reader = PerfDataReader::new(event, std::mem::take(&mut self.symbols), self.running_kernel.clone());
+        reader.reads_ahead = !self.one_thread;
         let result = reader.read(std::io::Cursor::new(bytes), path, sink);
         self.finish(reader, result, path)
     }
@@ -942,6 +955,8 @@ struct PerfDataReader {
     /// kernel formats `/proc/kallsyms` slowly (30 ms), and the files the
     /// samples hit are read meanwhile ([`SymbolCache::read_ahead`]).
     kernel_read_ahead: Option<std::thread::JoinHandle<Result<KernelSymbols, String>>>,
+    /// Whether symbols are read ahead at all.
+    reads_ahead: bool,
     /// Address spaces by pid.
     processes: FxHashMap<i32, AddressSpace>,
     /// Thread names by tid.
@@ -988,6 +1003,7 @@ impl PerfDataReader {
             kernel: None,
             running_kernel,
             kernel_read_ahead: None,
+            reads_ahead: true,
             processes: FxHashMap::default(),
             thread_names: FxHashMap::default(),
             recorded_build_ids: FxHashMap::default(),
@@ -1436,6 +1452,9 @@ impl PerfDataReader {
     /// first, and the running kernel's when the events allow kernel frames
     /// and the recording is of this kernel.
     fn read_symbols_ahead(&mut self, perf_file: &PerfFile) {
+        if !self.reads_ahead {
+            return;
+        }
         let size = |path: &PathBuf| std::fs::metadata(path).map_or(0, |metadata| metadata.len());
         let mut files: Vec<PathBuf> = self
             .recorded_build_ids
