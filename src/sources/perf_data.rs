@@ -1459,7 +1459,11 @@ impl PerfDataReader {
         let mut files: Vec<PathBuf> = self
             .recorded_build_ids
             .keys()
-            .filter(|path| path.starts_with('/') || &***path == VDSO)
+            // Not the kernel's modules (kallsyms names their code), nor the
+            // images `perf inject --jit` writes, one per code object.
+            .filter(|path| {
+                (path.starts_with('/') && ModuleKind::of_path(path) == ModuleKind::File) || &***path == VDSO
+            })
             .map(|path| PathBuf::from(&**path))
             .collect();
         files.sort_by_cached_key(|path| (std::cmp::Reverse(size(path)), path.clone()));
