@@ -111,7 +111,7 @@ struct FolderCounters {
 }
 
 /// Folds samples into counted stacks: names each frame (inferno's rules, or
-/// a [`FrameExpander`](super::FrameExpander)'s frames), interns the names and counts each distinct
+/// a [`FrameExpander`]'s frames), interns the names and counts each distinct
 /// stack of name ids. Memory grows with distinct names and stacks only.
 pub struct Folder {
     /// Name roots `comm-PID`.

@@ -723,7 +723,7 @@ fn whole_records_end<R: Read + Seek>(input: &mut R, header: &FileHeader, end: u6
     Ok(walk_records(input, header.data.offset, end, header.little_endian, |_, _, _| true)?.offset)
 }
 
-/// The perf.data as `linux-perf-data` reads it: shared with [`Folding::read`],
+/// The perf.data as `linux-perf-data` reads it: shared with [`PerfDataReader::read`],
 /// which locates the records the crate could not parse afterwards, and with
 /// the first bytes replaced (the header of a cut file, see
 /// [`FileHeader::cut_at`]).
