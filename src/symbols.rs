@@ -91,6 +91,11 @@ impl ElfSymbols {
     /// Reads the symbols of an ELF file, reading only the parts needed (a
     /// binary with debug info is mostly other sections: node's is 99 MB).
     fn read_sections(path: &Path) -> Result<ElfSymbols, ErrorCause> {
+        // A recording may name any path: opening a FIFO would wait for a
+        // writer forever, a device would be read as long as it gives bytes.
+        if !std::fs::metadata(path)?.is_file() {
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file").into());
+        }
         let file = std::fs::File::open(path)?;
         let cache = object::ReadCache::new(file);
         // Symbol and string tables are read whole, one read each: through
@@ -737,6 +742,27 @@ mod tests {
         reading_none.read_ahead(paths.clone());
         assert!(reading_none.ahead.is_none());
         assert!(cache_answers(&mut reading_none, &paths).0.iter().all(|answer| answer == "none"));
+    }
+
+    #[test]
+    fn only_regular_files_are_read() {
+        let directory = std::env::temp_dir().join(format!("v8inline-symbols-{}", std::process::id()));
+        std::fs::create_dir_all(&directory).unwrap();
+        let fifo = directory.join("fifo");
+        let _ = std::fs::remove_file(&fifo);
+        let fifo_name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo_name.as_ptr(), 0o600) }, 0);
+        for path in [fifo.clone(), directory.clone(), PathBuf::from("/dev/zero")] {
+            let error = ElfSymbols::read(&path).err().unwrap_or_else(|| panic!("{} read", path.display()));
+            assert_eq!(error.to_string(), format!("{}: not a regular file", path.display()));
+        }
+        // Read ahead, likewise: no thread waits for a writer.
+        let mut cache = SymbolCache::new();
+        cache.read_ahead([fifo.clone()]);
+        assert!(cache.get(&fifo).is_none());
+        assert_eq!(cache.diagnostics.total(), 1);
+        std::fs::remove_dir_all(&directory).unwrap();
     }
 
     #[test]

@@ -1461,9 +1461,7 @@ impl PerfDataReader {
             .keys()
             // Not the kernel's modules (kallsyms names their code), nor the
             // images `perf inject --jit` writes, one per code object.
-            .filter(|path| {
-                (path.starts_with('/') && ModuleKind::of_path(path) == ModuleKind::File) || &***path == VDSO
-            })
+            .filter(|path| (path.starts_with('/') && ModuleKind::of_path(path) == ModuleKind::File) || &***path == VDSO)
             .map(|path| PathBuf::from(&**path))
             .collect();
         files.sort_by_cached_key(|path| (std::cmp::Reverse(size(path)), path.clone()));
