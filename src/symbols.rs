@@ -475,11 +475,12 @@ impl SymbolCache {
         SymbolCache { reads_no_files: true, ..SymbolCache::default() }
     }
 
-    /// Starts reading the symbols of `paths` on other threads, in order,
-    /// for [`SymbolCache::get`] to take when it is first asked for them: a
-    /// recording lists the files its samples hit (perf.data's build ids),
-    /// and node's symbols (20 ms) are then read while this thread waits
-    /// for the kernel's. Files read or being read already are left out.
+    /// Starts reading the symbols of `paths` on other threads, taken in the
+    /// order given, for [`SymbolCache::get`] to take when it is first asked
+    /// for them: a recording lists the files its samples hit (perf.data's
+    /// build ids), and node's symbols (20 ms) are then read while this
+    /// thread waits for the kernel's. Files already read are left out; the
+    /// files of an earlier read-ahead not taken yet are read again.
     pub fn read_ahead(&mut self, paths: impl IntoIterator<Item = PathBuf>) {
         if self.reads_no_files {
             return;
@@ -505,7 +506,6 @@ impl SymbolCache {
                 }
             });
         }
-        // An earlier read-ahead's files not taken yet are read again.
         self.ahead = Some(ReadAhead { results, waiting: paths.into_iter().collect(), arrived: FxHashMap::default() });
     }
 
@@ -541,7 +541,7 @@ const READ_AHEAD_THREADS: usize = 2;
 /// Symbols read on another thread ([`SymbolCache::read_ahead`]).
 #[derive(Debug)]
 struct ReadAhead {
-    /// Each file's symbols as they are read, in the order asked for.
+    /// Each file's symbols, as soon as one of the threads has read them.
     results: std::sync::mpsc::Receiver<(PathBuf, Result<ElfSymbols, Error>)>,
     /// The files not taken yet.
     waiting: FxHashSet<PathBuf>,
