@@ -4,7 +4,7 @@
 //! ```text
 //! SampleInput ─► source ─► Sample ─► V8Expander ─► ExpandedSample ─┬─► Folder (stacks)
 //!   perf script  PerfScriptSource                                   │     ├─► folded text, SVG
-//!   perf.data    read_perf_data                                     │     └─► StackProfile: pprof,
+//!   perf.data    PerfDataSource                                     │     └─► StackProfile: pprof,
 //!   V8 ticks     TickLog                                            │         report, annotations
 //!                                                                   └─► TimelineRecorder (asked for)
 //!                                                                         └─► Timeline: .cpuprofile,
@@ -33,13 +33,13 @@ use crate::input::open_stream_allowing_cut;
 use crate::output::stack_profile::StackProfile;
 use crate::output::timeline::{Timeline, TimelineRecorder};
 use crate::sample::{Sample, SampleInterner, SampleSink};
-use crate::sources::perf_data::{PerfDataSource, read_perf_data, recording_directory};
+use crate::sources::perf_data::{PerfDataSource, recording_directory};
 use crate::sources::perf_script::PerfScriptSource;
 use crate::sources::ticks::{NativeFrameStats, TickLog};
 use crate::v8::diagnosis::warn_unexpanded;
 use crate::v8::expand::{ExpandOptions, ExpansionStats, V8Expander};
 use crate::v8::profile::{ProfileOptions, Profiles};
-use relay::read_with_sink_on_thread;
+use relay::read_with_sink;
 
 /// Where the samples come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -263,11 +263,10 @@ fn fold_samples_of(input: &SampleInput, options: &FoldOptions) -> Result<FoldedP
             let profiles = Profiles::load(profile_options)?;
             let mut sink = ExpandingSinks::new(profiles, options);
             let event = options.collapse.event_filter.as_deref();
-            let read = if options.thread_count() > 1 {
-                read_with_sink_on_thread(&mut sink, |sink| read_perf_data(path, event, sink))?
-            } else {
-                PerfDataSource::new().on_one_thread().read(path, event, &mut sink)?
-            };
+            let threads = options.thread_count();
+            // On one thread, the symbols too are read there, when needed.
+            let mut source = if threads > 1 { PerfDataSource::new() } else { PerfDataSource::new().on_one_thread() };
+            let read = read_with_sink(&mut sink, threads, |sink| source.read(path, event, sink))?;
             let summary = CollapseSummary {
                 samples_read: read.samples_read,
                 samples_filtered_out: read.samples_filtered_out,
@@ -279,11 +278,7 @@ fn fold_samples_of(input: &SampleInput, options: &FoldOptions) -> Result<FoldedP
         SampleInput::Ticks(path) => {
             let mut log = TickLog::read(path, options.profiles.sources.clone())?;
             let mut sink = ExpandingSinks::new(log.profiles().clone(), options);
-            let native = if options.thread_count() > 1 {
-                read_with_sink_on_thread(&mut sink, |sink| log.read_samples(sink))
-            } else {
-                log.read_samples(&mut sink)
-            };
+            let native = read_with_sink(&mut sink, options.thread_count(), |sink| log.read_samples(sink));
             let summary = CollapseSummary { samples_read: log.tick_count() as u64, ..CollapseSummary::default() };
             let diagnostics = std::mem::take(&mut log.diagnostics);
             Ok(sink.finish(summary, diagnostics, input, Some(native)))
@@ -356,12 +351,7 @@ fn fold_perf_script(path: &Path, input: &SampleInput, options: &FoldOptions) -> 
     } else {
         let mut sink = ExpandingSinks::new(profiles, options);
         let mut reader = PerfScriptSource::new(stream, options.collapse.event_selection());
-        if threads > 1 {
-            read_with_sink_on_thread(&mut sink, |sink| reader.send_samples(sink))
-        } else {
-            reader.send_samples(&mut sink)
-        }
-        .map_err(read_error)?;
+        read_with_sink(&mut sink, threads, |sink| reader.send_samples(sink)).map_err(read_error)?;
         let summary = reader_summary(&reader);
         let warnings = summary.warnings.clone();
         (sink.finish(summary, Diagnostics::new(), input, None), warnings)

@@ -92,6 +92,16 @@ impl Relay {
     }
 }
 
+/// Runs `read` with `sink`: through [`read_with_sink_on_thread`] when
+/// `threads` allows a second one, directly otherwise.
+pub fn read_with_sink<Sink: SampleSink + Send, Output>(
+    sink: &mut Sink,
+    threads: usize,
+    read: impl FnOnce(&mut dyn SampleSink) -> Output,
+) -> Output {
+    if threads > 1 { read_with_sink_on_thread(sink, read) } else { read(sink) }
+}
+
 /// Runs `read` on this thread with a sink that hands each sample on to
 /// `sink` on another thread, in the same order, and returns what `read`
 /// returned once `sink` has taken every sample. `read` must use one
