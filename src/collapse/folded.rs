@@ -161,6 +161,33 @@ pub struct Folder {
     counters: FolderCounters,
     /// Detailed stacks, when recorded (see [`Folder::record_details`]).
     details: Option<DetailRecorder>,
+    /// The stacks named but not counted yet, when another folder counts
+    /// them (see [`Folder::hand_stacks_over`]).
+    handed_over: Option<HandedOverStacks>,
+}
+
+/// Stacks a folder named for another folder to count: the frames of each,
+/// leaf first, one stack after another.
+#[derive(Default)]
+struct HandedOverStacks {
+    frames: Vec<FrameId>,
+    stacks: Vec<HandedOverStack>,
+}
+
+/// One stack of [`HandedOverStacks`].
+struct HandedOverStack {
+    /// Where its frames end in `HandedOverStacks::frames`.
+    frames_end: usize,
+    /// The sample's weight.
+    weight: u64,
+}
+
+/// A folder's frame ids as another folder's: what [`Folder::count_handed_over`]
+/// keeps from call to call for each folder that hands stacks over.
+#[derive(Debug, Default)]
+pub struct FrameIdTranslation {
+    /// The other folder's id of each of this folder's frame names so far.
+    ids: Vec<FrameId>,
 }
 
 /// At most this many frames are kept named by line address (about 40 MB
@@ -245,7 +272,41 @@ impl Folder {
             last_root: None,
             counters: FolderCounters::default(),
             details: None,
+            handed_over: None,
         }
+    }
+
+    /// Keeps the stacks this folder names for another folder to count
+    /// ([`Folder::count_handed_over`]) instead of counting them: threads
+    /// that fold parts of one input then share one stack table, not one
+    /// each, merged at the end.
+    pub fn hand_stacks_over(&mut self) {
+        self.handed_over.get_or_insert_with(HandedOverStacks::default);
+    }
+
+    /// Counts the stacks `other` (a folder with the same options that hands
+    /// its stacks over) named since the last call as this folder's own
+    /// stacks, and forgets them there. `translation` holds `other`'s frame
+    /// ids as this folder's: one per folder handing over, kept between
+    /// calls. Counters are not added (see [`Folder::add_counters`]).
+    pub fn count_handed_over(&mut self, other: &mut Folder, translation: &mut FrameIdTranslation) {
+        let Some(handed_over) = &mut other.handed_over else { return };
+        for index in translation.ids.len()..other.frame_names.len() {
+            translation.ids.push(intern(&mut self.frame_names, &other.frame_names[index]));
+        }
+        let mut frames_start = 0;
+        for stack in &handed_over.stacks {
+            self.stack.clear();
+            let frames = &handed_over.frames[frames_start..stack.frames_end];
+            self.stack.extend(frames.iter().map(|frame| translation.ids[frame.index()]));
+            frames_start = stack.frames_end;
+            if let Some(index) = self.stacks.intern(&self.stack) {
+                let count = self.stack_counts.entry(index).or_default();
+                *count = count.wrapping_add(stack.weight);
+            }
+        }
+        handed_over.frames.clear();
+        handed_over.stacks.clear();
     }
 
     /// Also keeps each distinct stack with the code location of every
@@ -365,7 +426,10 @@ impl Folder {
             entry.samples += 1;
             entry.count = entry.count.wrapping_add(weight);
         }
-        if let Some(stack) = self.stacks.intern(&self.stack) {
+        if let Some(handed_over) = &mut self.handed_over {
+            handed_over.frames.extend_from_slice(&self.stack);
+            handed_over.stacks.push(HandedOverStack { frames_end: handed_over.frames.len(), weight });
+        } else if let Some(stack) = self.stacks.intern(&self.stack) {
             let count = self.stack_counts.entry(stack).or_default();
             *count = count.wrapping_add(weight);
         }
@@ -661,6 +725,12 @@ impl Folder {
                 *total = total.wrapping_add(count);
             }
         }
+        self.add_counters(other);
+    }
+
+    /// Adds the counters of `other` (samples kept, lines expanded, ...) to
+    /// this folder's, as when its stacks were counted here.
+    pub fn add_counters(&mut self, other: &Folder) {
         let counters = &mut self.counters;
         let others = &other.counters;
         counters.samples_kept += others.samples_kept;

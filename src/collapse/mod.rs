@@ -23,7 +23,7 @@ use crate::formats::perf_script::{EventSelection, ReaderWarnings};
 use crate::sample::{Frame, ModuleKind, Sample, SampleInterner, SampleSink};
 use crate::sources::perf_script::PerfScriptSource;
 
-pub use folded::{DetailedFrame, DetailedStack, Folder, FrameId, FrameOrigin, PassedThroughKind};
+pub use folded::{DetailedFrame, DetailedStack, Folder, FrameId, FrameIdTranslation, FrameOrigin, PassedThroughKind};
 pub use stack_table::{StackIndex, StackTable};
 
 /// Options of the collapser, with inferno's meanings and defaults.

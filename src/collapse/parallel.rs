@@ -8,8 +8,11 @@
 //! state that crosses samples is the event type kept when no filter is given,
 //! the first one seen: chunks are folded on the calling thread until it is
 //! known, then handed to worker threads filtered by it. Each worker has its own
-//! [`Folder`] and expander (and so its own expansion cache); at the end the
-//! stacks are merged by their text, as inferno merges them, and sorted.
+//! [`Folder`] and expander (and so its own expansion cache and names); after
+//! each chunk it counts the stacks it named in the one shared folder, under a
+//! lock, its frame names translated by text. So there is one table of
+//! distinct stacks, not one per worker merged at the end (on deep stacks that
+//! second table and the merge were a fifth of the peak memory).
 //! Memory stays bounded: one chunk per worker waits, one per worker is folded
 //! and one is read.
 
@@ -17,7 +20,7 @@ use std::io::{self, Read, Write};
 use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, Sender, channel, sync_channel};
 
-use super::{CollapseOptions, CollapseSummary, ExpandedSample, Folder, FrameExpander};
+use super::{CollapseOptions, CollapseSummary, ExpandedSample, Folder, FrameExpander, FrameIdTranslation};
 use crate::formats::perf_script::{EventSelection, ReaderStatistics, ReaderWarnings, WarningTally};
 use crate::sample::{Sample, SampleInterner};
 use crate::sources::perf_script::{LineMemory, PerfScriptSource};
@@ -57,7 +60,10 @@ struct ChunkReport {
 
 /// A worker's state: a folder, an expander, and what its chunks reported.
 struct Worker<Expander> {
+    /// Names the worker's stacks, which the shared folder counts.
     folder: Folder,
+    /// The folder's frame ids as the shared folder's.
+    translation: FrameIdTranslation,
     /// The texts of the worker's samples (its folder's ids refer to them).
     interner: SampleInterner,
     /// The lines interned there, carried from chunk to chunk.
@@ -73,7 +79,12 @@ struct Worker<Expander> {
 impl<Expander: FrameExpander> Worker<Expander> {
     /// Folds `chunk`; returns the event type it selected and the chunk's
     /// buffer, to reuse.
-    fn fold(&mut self, chunk: Chunk, selection: &EventSelection) -> io::Result<(Option<String>, Vec<u8>)> {
+    fn fold(
+        &mut self,
+        chunk: Chunk,
+        selection: &EventSelection,
+        shared: &Mutex<Folder>,
+    ) -> io::Result<(Option<String>, Vec<u8>)> {
         let memory = self.memory.take().unwrap_or_default();
         // Parsed where it lies (a chunk is whole lines); not UTF-8, it is
         // read as the block reader reads such lines.
@@ -84,6 +95,10 @@ impl<Expander: FrameExpander> Worker<Expander> {
             self.expanded.expand(&self.sample, &self.interner, &mut self.expander);
             self.folder.add_sample(&self.sample, &self.interner, &self.expanded, &self.expander);
         }
+        // A poisoned lock means another worker panicked: it reports that.
+        let mut shared = shared.lock().map_err(|_| io::Error::other("a folding thread panicked"))?;
+        shared.count_handed_over(&mut self.folder, &mut self.translation);
+        drop(shared);
         self.reports.push(ChunkReport {
             index: chunk.index,
             statistics: reader.statistics(),
@@ -196,7 +211,12 @@ fn fold_in_chunks<Input: Read, Expander: FrameExpander + Send>(
     let mut workers: Vec<Worker<Expander>> = expanders
         .into_iter()
         .map(|expander| Worker {
-            folder: Folder::new(options),
+            folder: {
+                let mut folder = Folder::new(options);
+                folder.hand_stacks_over();
+                folder
+            },
+            translation: FrameIdTranslation::default(),
             interner: SampleInterner::new(),
             memory: None,
             sample: Sample::default(),
@@ -208,12 +228,13 @@ fn fold_in_chunks<Input: Read, Expander: FrameExpander + Send>(
     let Some(first_worker) = workers.first_mut() else {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "collapse_parallel needs at least one expander"));
     };
+    let shared = Mutex::new(Folder::new(options));
     let mut chunker = Chunker::new(input, chunk_bytes);
     let mut selection = options.event_selection();
     // Fold on this thread until the event type to keep is known.
     while selection == EventSelection::FirstSeen {
         let Some(chunk) = chunker.next_chunk()? else { break };
-        let (event, buffer) = first_worker.fold(chunk, &selection)?;
+        let (event, buffer) = first_worker.fold(chunk, &selection, &shared)?;
         let _ = chunker.returner.send(buffer);
         if let Some(event) = event {
             selection = EventSelection::Only(event);
@@ -224,25 +245,19 @@ fn fold_in_chunks<Input: Read, Expander: FrameExpander + Send>(
         EventSelection::FirstSeen | EventSelection::All => None,
     };
     if event.is_some() {
-        fold_on_workers(&mut chunker, &mut workers, &selection)?;
+        fold_on_workers(&mut chunker, &mut workers, &selection, &shared)?;
     }
     drop(chunker);
     let mut summary = merged_summary(&mut workers);
     summary.event = event;
-    // The merge is the peak of memory: what only reading needed goes first.
-    for worker in &mut workers {
-        worker.memory = None;
-        worker.interner = SampleInterner::new();
-        worker.expanded = ExpandedSample::new();
-    }
-    let mut workers = workers.into_iter();
-    let first = workers.next().expect("one worker at least");
-    let mut folder = first.folder;
-    let mut expanders = vec![first.expander];
-    for worker in workers {
-        folder.merge(&worker.folder);
-        expanders.push(worker.expander);
-    }
+    let mut folder = shared.into_inner().map_err(|_| io::Error::other("a folding thread panicked"))?;
+    let expanders = workers
+        .into_iter()
+        .map(|worker| {
+            folder.add_counters(&worker.folder);
+            worker.expander
+        })
+        .collect();
     summary.distinct_stacks = folder.distinct_stacks() as u64;
     Ok(ParallelOutcome { summary, expanders, folder })
 }
@@ -252,6 +267,7 @@ fn fold_on_workers<Input: Read, Expander: FrameExpander + Send>(
     chunker: &mut Chunker<Input>,
     workers: &mut [Worker<Expander>],
     selection: &EventSelection,
+    shared: &Mutex<Folder>,
 ) -> io::Result<()> {
     let (sender, receiver) = sync_channel::<Chunk>(workers.len());
     let receiver = Mutex::new(receiver);
@@ -263,7 +279,7 @@ fn fold_on_workers<Input: Read, Expander: FrameExpander + Send>(
                 let returner = chunker.returner.clone();
                 scope.spawn(move || -> io::Result<()> {
                     while let Some(chunk) = next_from(receiver) {
-                        let (_, buffer) = worker.fold(chunk, selection)?;
+                        let (_, buffer) = worker.fold(chunk, selection, shared)?;
                         // The reader may be gone (an error): then the buffer is freed.
                         let _ = returner.send(buffer);
                     }
