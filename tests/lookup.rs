@@ -351,3 +351,66 @@ fn plain_files_read_in_place_give_the_golden_outputs() {
         std::fs::remove_dir_all(&directory).unwrap();
     }
 }
+
+/// `lookup` with its arguments, on `threads` threads: exit code, standard
+/// output and standard error.
+fn lookup_on_threads(threads: usize, args: &[String]) -> (Option<i32>, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_v8inline"))
+        .args(["lookup", "--threads", &threads.to_string()])
+        .args(args)
+        .output()
+        .unwrap();
+    (output.status.code(), String::from_utf8(output.stdout).unwrap(), String::from_utf8(output.stderr).unwrap())
+}
+
+/// With two threads the jitdump is read while the code logs are: the
+/// answers, warnings (in their order) and errors are those of reading one
+/// after the other, for logs given or found next to the jitdump, a jitdump
+/// cut short, a garbled log and files that cannot be read.
+#[test]
+fn reading_side_by_side_gives_what_reading_one_after_the_other_gives() {
+    let directory = temp_dir("side-by-side");
+    let cut_jitdump = directory.join(jitdump_path(20).file_name().unwrap());
+    let whole = std::fs::read(jitdump_path(20)).unwrap();
+    std::fs::write(&cut_jitdump, &whole[..whole.len() / 2]).unwrap();
+    let garbled_log = directory.join("codspeed-v8-13233.log");
+    let log = common::gunzip(&log_path(20));
+    let mut garbled = b"code-creation,JS,not-a-number,1,0x10,20,f /a.js:1:1,0x30,*\n".to_vec();
+    garbled.extend_from_slice(&log);
+    std::fs::write(&garbled_log, garbled).unwrap();
+    let text = |path: &std::path::Path| path.display().to_string();
+    let mut cases: Vec<Vec<String>> = Vec::new();
+    for version in NODE_VERSIONS {
+        let queries = golden_queries(version);
+        let mut given =
+            vec!["--log".into(), text(&log_path(version)), "--jitdump".into(), text(&jitdump_path(version))];
+        given.extend(queries.iter().cloned());
+        cases.push(given);
+        // The log found next to the jitdump, as V8 and CodSpeed leave them.
+        let mut found = vec!["--jitdump".into(), text(&jitdump_path(version))];
+        found.extend(queries);
+        cases.push(found);
+    }
+    let queries = golden_queries(20);
+    let with = |log: String, jitdump: String| {
+        let mut args = vec!["--log".into(), log, "--jitdump".into(), jitdump];
+        args.extend(queries.iter().cloned());
+        args
+    };
+    cases.push(with(text(&log_path(20)), text(&cut_jitdump)));
+    cases.push(with(text(&garbled_log), text(&jitdump_path(20))));
+    cases.push(with(text(&garbled_log), text(&cut_jitdump)));
+    cases.push(with("/nonexistent/codspeed-v8-13233.log".into(), text(&jitdump_path(20))));
+    cases.push(with(text(&log_path(20)), "/nonexistent/jit-13233.dump".into()));
+    cases.push(with("/nonexistent/a.log".into(), "/nonexistent/jit-13233.dump".into()));
+    let mut outcomes = std::collections::BTreeSet::new();
+    for args in &cases {
+        let one_after_the_other = lookup_on_threads(1, args);
+        assert_eq!(lookup_on_threads(2, args), one_after_the_other, "lookup {}", args.join(" "));
+        outcomes.insert((one_after_the_other.0, one_after_the_other.2.contains("warning")));
+    }
+    // The cases answer, warn and fail.
+    assert!(outcomes.contains(&(Some(0), false)) && outcomes.contains(&(Some(0), true)), "{outcomes:?}");
+    assert!(outcomes.iter().any(|outcome| outcome.0 == Some(1)), "{outcomes:?}");
+    std::fs::remove_dir_all(&directory).unwrap();
+}

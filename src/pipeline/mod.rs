@@ -95,6 +95,11 @@ impl FoldOptions {
     pub fn thread_count(&self) -> usize {
         self.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)).max(1)
     }
+
+    /// Where to find the code logs and jitdumps, read on as many threads.
+    fn profile_options(&self) -> ProfileOptions {
+        ProfileOptions { read_threads: self.thread_count(), ..self.profiles.clone() }
+    }
 }
 
 /// The result of [`fold`].
@@ -258,7 +263,7 @@ fn fold_samples_of(input: &SampleInput, options: &FoldOptions) -> Result<FoldedP
     match input {
         SampleInput::PerfScript(path) => fold_perf_script(path, input, options),
         SampleInput::PerfData(path) => {
-            let mut profile_options = options.profiles.clone();
+            let mut profile_options = options.profile_options();
             profile_options.jitdump_dir.get_or_insert_with(|| recording_directory(path));
             let profiles = Profiles::load(profile_options)?;
             let mut sink = ExpandingSinks::new(profiles, options);
@@ -318,7 +323,7 @@ pub fn fold_all(inputs: &[SampleInput], options: &FoldOptions) -> Result<FoldedP
 
 /// Folds a perf script, on several threads when nothing needs one folder.
 fn fold_perf_script(path: &Path, input: &SampleInput, options: &FoldOptions) -> Result<FoldedProfile, Error> {
-    let profiles = Profiles::load(options.profiles.clone())?;
+    let profiles = Profiles::load(options.profile_options())?;
     let (stream, cut_short) = open_stream_allowing_cut(path)?;
     let read_error = Error::at::<io::Error>(path);
     let threads = options.thread_count();

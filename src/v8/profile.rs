@@ -13,6 +13,7 @@
 //! lazily, when a sample of that pid first shows up.
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -40,6 +41,10 @@ pub struct ProfileOptions {
     pub codspeed_log_dir: Option<PathBuf>,
     /// How to find script sources.
     pub sources: SourceOptions,
+    /// Threads that read the files: with 2 or more, the jitdumps are read
+    /// on another thread while the code logs are read (0 and 1: one after
+    /// the other, on the calling thread).
+    pub read_threads: usize,
 }
 
 /// The inline maps of the profiled processes, by pid.
@@ -68,40 +73,90 @@ impl Profiles {
             options,
             diagnostics: Diagnostics::new(),
         };
-        let mut jitdumps: Vec<(LoadedJitDump, PathBuf)> = Vec::new();
-        for path in profiles.options.jitdumps.clone() {
-            jitdumps.push((read_jitdump(&path, &mut profiles.diagnostics)?, path));
+        let jitdump_paths = profiles.options.jitdumps.clone();
+        // Which logs go with a jitdump depends on its pid alone, in its
+        // header: with the pids peeked first, the logs and the jitdumps can be
+        // read side by side (on a large app each takes a good part of a second).
+        let peeked_pids: Option<Vec<u32>> = jitdump_paths.iter().map(|path| peek_jitdump_pid(path)).collect();
+        if let Some(pids) = peeked_pids.filter(|_| profiles.options.read_threads > 1) {
+            let pairing = profiles.pair_up(&pids, &jitdump_paths);
+            let (jitdumps, mut logs) = std::thread::scope(|scope| {
+                let jitdump_reader = scope.spawn(|| {
+                    jitdump_paths
+                        .iter()
+                        .map(|path| {
+                            let mut diagnostics = Diagnostics::new();
+                            read_jitdump(path, &mut diagnostics).map(|jitdump| (jitdump, diagnostics))
+                        })
+                        .collect::<Vec<_>>()
+                });
+                let logs = pairing.log_paths().map(|path| read_code_log(path)).collect::<Vec<_>>().into_iter();
+                let jitdumps = jitdump_reader.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (jitdumps, logs)
+            });
+            let mut loaded = Vec::with_capacity(jitdumps.len());
+            for jitdump in jitdumps {
+                let (jitdump, diagnostics) = jitdump?;
+                profiles.diagnostics.merge(&diagnostics);
+                loaded.push(jitdump);
+            }
+            for ((jitdump, path), log_paths) in loaded.into_iter().zip(&jitdump_paths).zip(&pairing.of_jitdumps) {
+                let pid = jitdump.dump.header.pid;
+                let read: Vec<_> = log_paths.iter().map(|_| logs.next().expect("a read per path")).collect();
+                profiles.add(pid, log_paths, read, Some((jitdump, path)))?;
+            }
+            for (pid, log_paths) in pairing.without_jitdump {
+                let read: Vec<_> = log_paths.iter().map(|_| logs.next().expect("a read per path")).collect();
+                profiles.add(pid.unwrap_or(0), &log_paths, read, None)?;
+            }
+            return Ok(profiles);
         }
+        let mut jitdumps: Vec<LoadedJitDump> = Vec::new();
+        for path in &jitdump_paths {
+            jitdumps.push(read_jitdump(path, &mut profiles.diagnostics)?);
+        }
+        let pids: Vec<u32> = jitdumps.iter().map(|jitdump| jitdump.dump.header.pid).collect();
+        let pairing = profiles.pair_up(&pids, &jitdump_paths);
+        for ((jitdump, path), log_paths) in jitdumps.into_iter().zip(&jitdump_paths).zip(&pairing.of_jitdumps) {
+            let pid = jitdump.dump.header.pid;
+            profiles.add_reading(pid, log_paths, Some((jitdump, path)))?;
+        }
+        for (pid, log_paths) in pairing.without_jitdump {
+            // Logs without a jitdump: their own addresses, no times.
+            profiles.add_reading(pid.unwrap_or(0), &log_paths, None)?;
+        }
+        Ok(profiles)
+    }
+
+    /// Pairs the given logs with the jitdumps of `pids` (one per path of
+    /// `jitdump_paths`) by the pid in their names; a jitdump no log names
+    /// takes the logs found for its pid ([`Profiles::find_logs`]).
+    fn pair_up(&self, pids: &[u32], jitdump_paths: &[PathBuf]) -> Pairing {
         // The logs of each pid (`None`: no pid in the name), in the order given.
         let mut logs_by_pid: BTreeMap<Option<u32>, Vec<PathBuf>> = BTreeMap::new();
-        for path in &profiles.options.logs {
+        for path in &self.options.logs {
             logs_by_pid.entry(pid_in_file_name(path)).or_default().push(path.clone());
         }
         // A lone jitdump takes the logs whose name has no pid, and a lone
         // log whatever its name.
-        if let [(jitdump, _)] = jitdumps.as_slice() {
-            let pid = jitdump.dump.header.pid;
-            let lone_log = profiles.options.logs.len() == 1;
+        if let [pid] = pids {
+            let lone_log = self.options.logs.len() == 1;
             let adopted: Vec<Option<u32>> =
                 logs_by_pid.keys().copied().filter(|&key| key.is_none() || lone_log).collect();
             for key in adopted {
                 let paths = logs_by_pid.remove(&key).unwrap_or_default();
-                logs_by_pid.entry(Some(pid)).or_default().extend(paths);
+                logs_by_pid.entry(Some(*pid)).or_default().extend(paths);
             }
         }
-        for (jitdump, jitdump_path) in jitdumps {
-            let pid = jitdump.dump.header.pid;
-            let log_paths = match logs_by_pid.remove(&Some(pid)) {
+        let of_jitdumps = pids
+            .iter()
+            .zip(jitdump_paths)
+            .map(|(&pid, path)| match logs_by_pid.remove(&Some(pid)) {
                 Some(paths) => paths,
-                None => profiles.find_logs(pid, Some(&jitdump_path)),
-            };
-            profiles.add(pid, &log_paths, Some((jitdump, &jitdump_path)))?;
-        }
-        for (pid, log_paths) in logs_by_pid {
-            // Logs without a jitdump: their own addresses, no times.
-            profiles.add(pid.unwrap_or(0), &log_paths, None)?;
-        }
-        Ok(profiles)
+                None => self.find_logs(pid, Some(path)),
+            })
+            .collect();
+        Pairing { of_jitdumps, without_jitdump: logs_by_pid }
     }
 
     /// Profiles made of inline maps built by the caller (e.g. from a `--prof`
@@ -171,7 +226,7 @@ impl Profiles {
             }
         };
         let log_paths = self.find_logs(pid, Some(&jitdump_path));
-        if let Err(error) = self.add(pid, &log_paths, Some((jitdump, &jitdump_path))) {
+        if let Err(error) = self.add_reading(pid, &log_paths, Some((jitdump, &jitdump_path))) {
             self.diagnostics.warn(WarningKind::UnreadableDiscoveredJitDump, || error.to_string());
         }
     }
@@ -211,10 +266,34 @@ impl Profiles {
         found.into_values().collect()
     }
 
-    fn add(&mut self, pid: u32, log_paths: &[PathBuf], jitdump: Option<(LoadedJitDump, &Path)>) -> Result<(), Error> {
-        let mut logs = Vec::with_capacity(log_paths.len());
+    /// [`Profiles::add`], reading the logs of `log_paths` first.
+    fn add_reading(
+        &mut self,
+        pid: u32,
+        log_paths: &[PathBuf],
+        jitdump: Option<(LoadedJitDump, &Path)>,
+    ) -> Result<(), Error> {
+        let mut read = Vec::with_capacity(log_paths.len());
         for path in log_paths {
-            let (mut log, cut_short) = read_code_log(path)?;
+            // The first that fails ends the reading.
+            read.push(Ok(read_code_log(path)?));
+        }
+        self.add(pid, log_paths, read, jitdump)
+    }
+
+    /// Adds the process `pid`: its code logs, read from `log_paths` (`read`,
+    /// in the same order; the first error is returned), joined to its
+    /// jitdump when it has one.
+    fn add(
+        &mut self,
+        pid: u32,
+        log_paths: &[PathBuf],
+        read: Vec<Result<(CodeLog, CutShort), Error>>,
+        jitdump: Option<(LoadedJitDump, &Path)>,
+    ) -> Result<(), Error> {
+        let mut logs = Vec::with_capacity(log_paths.len());
+        for (path, read) in log_paths.iter().zip(read) {
+            let (mut log, cut_short) = read?;
             log.path = path.to_owned();
             if cut_short.is_set() {
                 self.diagnostics.add_compressed_cut(path, &format!("{} lines", log.line_count));
@@ -249,6 +328,33 @@ impl Profiles {
         Ok(())
     }
 }
+
+/// The logs [`Profiles::pair_up`] gave each jitdump and the rest.
+struct Pairing {
+    /// The logs of each jitdump, in the order of the jitdumps.
+    of_jitdumps: Vec<Vec<PathBuf>>,
+    /// Logs of no jitdump, by the pid in their names.
+    without_jitdump: BTreeMap<Option<u32>, Vec<PathBuf>>,
+}
+
+impl Pairing {
+    /// Every log path, in the order [`Profiles::load`] adds them.
+    fn log_paths(&self) -> impl Iterator<Item = &PathBuf> {
+        self.of_jitdumps.iter().flatten().chain(self.without_jitdump.values().flatten())
+    }
+}
+
+/// The pid in the header of the jitdump at `path`; `None` when it cannot be
+/// read (reading the whole file then says why).
+fn peek_jitdump_pid(path: &Path) -> Option<u32> {
+    let (input, _) = open_file_allowing_cut(path).ok()?;
+    let mut start = Vec::with_capacity(PEEKED_JITDUMP_BYTES);
+    input.take(PEEKED_JITDUMP_BYTES as u64).read_to_end(&mut start).ok()?;
+    jitdump::Header::parse(&start).ok().map(|header| header.pid)
+}
+
+/// What [`peek_jitdump_pid`] reads: V8 writes a header of 40 bytes.
+const PEEKED_JITDUMP_BYTES: usize = 4096;
 
 /// Reads a code log: a plain file memory-mapped, a `.gz` streamed (then
 /// [`CutShort`] says whether it was cut short).

@@ -314,6 +314,10 @@ pub(crate) struct LookupArgs {
     /// Addresses in hexadecimal, optionally `ADDRESS@NS`.
     #[arg(required = true, value_name = "ADDRESS")]
     pub(crate) addresses: Vec<String>,
+    /// Read on this many threads (default: one per core): with 2 or more
+    /// the jitdump is read while the code logs are.
+    #[arg(long, value_name = "N")]
+    pub(crate) threads: Option<usize>,
 }
 
 pub(crate) fn parse_substitution(text: &str) -> Result<(String, String), String> {
@@ -341,6 +345,8 @@ impl InputArgs {
                         .collect(),
                 },
             },
+            // The main job sets it from --threads.
+            read_threads: 1,
         }
     }
 }

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::args::{CompareArgs, CompareFormat, LookupArgs, RecordArgs};
-use crate::failure::{Failure, load_profiles, report_warnings, standard_output_failure, write_file, write_output};
+use crate::failure::{Failure, report_warnings, standard_output_failure, write_file, write_output};
 use v8inline::commands::lookup::{AddressQuery, describe_address};
 use v8inline::commands::record::RecordOptions;
 use v8inline::input::read_file;
@@ -12,6 +12,7 @@ use v8inline::output::annotations::SourceRoot;
 use v8inline::output::compare::{
     Shares, github_annotations as compare_annotations, markdown_table, text_table, write_differential_svg,
 };
+use v8inline::v8::profile::{ProfileOptions, Profiles};
 
 pub(crate) fn lookup(args: LookupArgs) -> Result<(), Failure> {
     if args.inputs.logs.is_empty() && args.inputs.jitdumps.is_empty() {
@@ -23,7 +24,8 @@ pub(crate) fn lookup(args: LookupArgs) -> Result<(), Failure> {
         .map(|text| AddressQuery::parse(text, args.time))
         .collect::<Result<Vec<_>, _>>()
         .map_err(Failure::Usage)?;
-    let profiles = load_profiles(&args.inputs)?;
+    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    let profiles = Profiles::load(ProfileOptions { read_threads: threads, ..args.inputs.profile_options() })?;
     let [map] = profiles.maps() else {
         report_warnings(&profiles.diagnostics, args.inputs.strict)?;
         return Err(Failure::Usage(format!(

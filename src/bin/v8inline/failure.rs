@@ -3,9 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::args::InputArgs;
 use v8inline::diagnostics::{Diagnostics, strict_failure};
-use v8inline::v8::profile::Profiles;
 
 /// Why a run failed.
 pub(crate) enum Failure {
@@ -40,10 +38,6 @@ pub(crate) fn standard_output_failure(error: std::io::Error) -> Failure {
         Failure::Input(message) => Failure::Input(format!("standard output: {message}")),
         other => other,
     }
-}
-
-pub(crate) fn load_profiles(inputs: &InputArgs) -> Result<Profiles, Failure> {
-    Ok(Profiles::load(inputs.profile_options())?)
 }
 
 /// Prints the warning summary; with `--strict`, any warning fails the run.
