@@ -1,9 +1,12 @@
 //! The perf-script reader and collapser on arbitrary bytes, with every
-//! option on or off (chosen by the first byte): never panics, and the counts
-//! written add up to the summary's total.
+//! option on or off (chosen by the first byte): never panics, the counts
+//! written add up to the summary's total, and folding on two threads in
+//! small chunks (8 to 71 bytes, by the input's length) writes the same bytes
+//! and summary.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use v8inline::collapse::parallel::collapse_parallel_in_chunks;
 use v8inline::collapse::{CollapseOptions, NoExpansion, collapse};
 
 fuzz_target!(|bytes: &[u8]| {
@@ -20,6 +23,12 @@ fuzz_target!(|bytes: &[u8]| {
     };
     let mut folded = Vec::new();
     let summary = collapse(script, &options, &mut NoExpansion, &mut folded).expect("reading memory cannot fail");
+    let mut folded_in_chunks = Vec::new();
+    let chunk_bytes = 8 + script.len() % 64;
+    let outcome = collapse_parallel_in_chunks(script, &options, vec![NoExpansion; 2], &mut folded_in_chunks, chunk_bytes)
+        .expect("reading memory cannot fail");
+    assert!(folded_in_chunks == folded, "two threads in chunks of {chunk_bytes} bytes fold differently");
+    assert_eq!(outcome.summary, summary);
     let text = String::from_utf8(folded).expect("folded output is UTF-8");
     let mut total: u64 = 0;
     for line in text.lines() {

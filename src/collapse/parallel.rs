@@ -175,7 +175,7 @@ pub fn collapse_parallel<Input: Read, Output: Write, Expander: FrameExpander + S
     expanders: Vec<Expander>,
     output: Output,
 ) -> io::Result<ParallelOutcome<Expander>> {
-    collapse_in_chunks(input, options, expanders, output, CHUNK_BYTES)
+    collapse_parallel_in_chunks(input, options, expanders, output, CHUNK_BYTES)
 }
 
 /// [`collapse_parallel`] without the writing: the stacks of every thread
@@ -188,8 +188,9 @@ pub fn fold_parallel<Input: Read, Expander: FrameExpander + Send>(
     fold_in_chunks(input, options, expanders, CHUNK_BYTES)
 }
 
-/// [`collapse_parallel`] with chunks of about `chunk_bytes`.
-fn collapse_in_chunks<Input: Read, Output: Write, Expander: FrameExpander + Send>(
+/// [`collapse_parallel`] with chunks of about `chunk_bytes` (tests and the
+/// fuzz target cut small inputs into many chunks with it).
+pub fn collapse_parallel_in_chunks<Input: Read, Output: Write, Expander: FrameExpander + Send>(
     input: Input,
     options: &CollapseOptions,
     expanders: Vec<Expander>,
@@ -394,7 +395,7 @@ mod tests {
             assert!(expected_summary.warnings.total() > 0 && expected_summary.samples_kept > 0);
             for (threads, chunk_bytes) in [(1, 1 << 20), (2, 64), (2, 4096), (3, 100_000)] {
                 let mut output = Vec::new();
-                let outcome = collapse_in_chunks(
+                let outcome = collapse_parallel_in_chunks(
                     input.as_slice(),
                     &options,
                     vec![NoExpansion; threads],
@@ -436,7 +437,7 @@ mod tests {
         assert!(expected_summary.expanded_frames > expected_summary.stack_lines_expanded);
         let expanders = (0..2).map(|_| V8Expander::new(profiles.clone(), ExpandOptions::default())).collect();
         let mut output = Vec::new();
-        let outcome = collapse_in_chunks(input.as_slice(), &options, expanders, &mut output, 10_000).unwrap();
+        let outcome = collapse_parallel_in_chunks(input.as_slice(), &options, expanders, &mut output, 10_000).unwrap();
         assert!(output == expected, "expanded output differs");
         assert_eq!(outcome.summary, expected_summary);
         let mut stats = crate::v8::expand::ExpansionStats::default();
