@@ -21,9 +21,11 @@
 //!  diagnostics: every reader's warnings, one channel (--strict)                    commands: record, lookup
 //! ```
 //!
-//! On two cores or more, a perf script is folded in chunks on each
-//! ([`collapse::parallel`]); any other run reads on one thread and expands
-//! and aggregates on another ([`pipeline::relay`]).
+//! On two cores or more, a perf script is folded in chunks on each, the
+//! stacks counted in one shared folder ([`collapse::parallel`]); any other
+//! run reads on one thread and expands and aggregates on another
+//! ([`pipeline::relay`]). The jitdumps are read while the code logs are
+//! ([`v8::profile::ProfileOptions::read_threads`]).
 //!
 //! An input that cannot be used at all is one [`Error`]: the file and a typed
 //! [`ErrorCause`]. Damage that still leaves something to read is a warning in

@@ -384,6 +384,9 @@ fn missing_logs_unreadable_discovered_jitdumps_and_shared_logs_are_warned_about(
          v8inline:     {}: byte offset 0: expected a 40-byte jitdump header, the file has only 36 bytes\n",
         path_text(&recording.jitdump)
     )));
+    // Its log read beside it (two threads) or after it (one): the same.
+    let one_thread = run(&["--threads", "1", "--jitdump-dir", &path_text(&directory), &path_text(&recording.script)]);
+    assert_eq!((stderr(&one_thread), one_thread.stdout), (stderr(&output), output.stdout));
 
     // Two isolates in one log.
     let recording = node20_in(&directory);

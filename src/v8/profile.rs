@@ -80,20 +80,9 @@ impl Profiles {
         let peeked_pids: Option<Vec<u32>> = jitdump_paths.iter().map(|path| peek_jitdump_pid(path)).collect();
         if let Some(pids) = peeked_pids.filter(|_| profiles.options.read_threads > 1) {
             let pairing = profiles.pair_up(&pids, &jitdump_paths);
-            let (jitdumps, mut logs) = std::thread::scope(|scope| {
-                let jitdump_reader = scope.spawn(|| {
-                    jitdump_paths
-                        .iter()
-                        .map(|path| {
-                            let mut diagnostics = Diagnostics::new();
-                            read_jitdump(path, &mut diagnostics).map(|jitdump| (jitdump, diagnostics))
-                        })
-                        .collect::<Vec<_>>()
-                });
-                let logs = pairing.log_paths().map(|path| read_code_log(path)).collect::<Vec<_>>().into_iter();
-                let jitdumps = jitdump_reader.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                (jitdumps, logs)
-            });
+            let log_paths: Vec<&PathBuf> = pairing.log_paths().collect();
+            let FilesRead { jitdumps, logs } = read_side_by_side(&jitdump_paths, &log_paths);
+            let mut logs = logs.into_iter();
             let mut loaded = Vec::with_capacity(jitdumps.len());
             for jitdump in jitdumps {
                 let (jitdump, diagnostics) = jitdump?;
@@ -218,15 +207,18 @@ impl Profiles {
     fn discover(&mut self, pid: u32) {
         let directory = self.options.jitdump_dir.clone().unwrap_or_else(|| PathBuf::from("."));
         let Some(jitdump_path) = existing(&directory, &format!("jit-{pid}.dump")) else { return };
-        let jitdump = match read_jitdump(&jitdump_path, &mut self.diagnostics) {
-            Ok(jitdump) => jitdump,
-            Err(error) => {
-                self.diagnostics.warn(WarningKind::UnreadableDiscoveredJitDump, || error.to_string());
-                return;
-            }
-        };
         let log_paths = self.find_logs(pid, Some(&jitdump_path));
-        if let Err(error) = self.add_reading(pid, &log_paths, Some((jitdump, &jitdump_path))) {
+        let added = if self.options.read_threads > 1 {
+            let FilesRead { mut jitdumps, logs } = read_side_by_side(std::slice::from_ref(&jitdump_path), &log_paths);
+            jitdumps.pop().expect("one jitdump read").and_then(|(jitdump, diagnostics)| {
+                self.diagnostics.merge(&diagnostics);
+                self.add(pid, &log_paths, logs, Some((jitdump, &jitdump_path)))
+            })
+        } else {
+            read_jitdump(&jitdump_path, &mut self.diagnostics)
+                .and_then(|jitdump| self.add_reading(pid, &log_paths, Some((jitdump, &jitdump_path))))
+        };
+        if let Err(error) = added {
             self.diagnostics.warn(WarningKind::UnreadableDiscoveredJitDump, || error.to_string());
         }
     }
@@ -288,7 +280,7 @@ impl Profiles {
         &mut self,
         pid: u32,
         log_paths: &[PathBuf],
-        read: Vec<Result<(CodeLog, CutShort), Error>>,
+        read: Vec<Result<LogRead, Error>>,
         jitdump: Option<(LoadedJitDump, &Path)>,
     ) -> Result<(), Error> {
         let mut logs = Vec::with_capacity(log_paths.len());
@@ -344,6 +336,37 @@ impl Pairing {
     }
 }
 
+/// A jitdump read, with the diagnostics of its reading.
+type JitDumpRead = (LoadedJitDump, Diagnostics);
+
+/// A code log read, and whether its `.gz` was cut short.
+type LogRead = (CodeLog, CutShort);
+
+/// What [`read_side_by_side`] read, each in the order given.
+struct FilesRead {
+    jitdumps: Vec<Result<JitDumpRead, Error>>,
+    logs: Vec<Result<LogRead, Error>>,
+}
+
+/// Reads the jitdumps on another thread while the code logs are read on
+/// this one.
+fn read_side_by_side<LogPath: AsRef<Path> + Sync>(jitdump_paths: &[PathBuf], log_paths: &[LogPath]) -> FilesRead {
+    std::thread::scope(|scope| {
+        let jitdump_reader = scope.spawn(|| {
+            jitdump_paths
+                .iter()
+                .map(|path| {
+                    let mut diagnostics = Diagnostics::new();
+                    read_jitdump(path, &mut diagnostics).map(|jitdump| (jitdump, diagnostics))
+                })
+                .collect::<Vec<_>>()
+        });
+        let logs = log_paths.iter().map(|path| read_code_log(path.as_ref())).collect();
+        let jitdumps = jitdump_reader.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        FilesRead { jitdumps, logs }
+    })
+}
+
 /// The pid in the header of the jitdump at `path`; `None` when it cannot be
 /// read (reading the whole file then says why).
 fn peek_jitdump_pid(path: &Path) -> Option<u32> {
@@ -358,7 +381,7 @@ const PEEKED_JITDUMP_BYTES: usize = 4096;
 
 /// Reads a code log: a plain file memory-mapped, a `.gz` streamed (then
 /// [`CutShort`] says whether it was cut short).
-fn read_code_log(path: &Path) -> Result<(CodeLog, CutShort), Error> {
+fn read_code_log(path: &Path) -> Result<LogRead, Error> {
     if let Some(mapped) = MappedFile::open(path)? {
         let text = RetainedText::releasing(mapped.shared(), mapped.releaser());
         let log = CodeLog::parse_retained(text, |offset| mapped.release_before(offset));
