@@ -76,43 +76,47 @@ impl Profiles {
         let jitdump_paths = profiles.options.jitdumps.clone();
         // Which logs go with a jitdump depends on its pid alone, in its
         // header: with the pids peeked first, the logs and the jitdumps can be
-        // read side by side (on a large app each takes a good part of a second).
-        let peeked_pids: Option<Vec<u32>> = jitdump_paths.iter().map(|path| peek_jitdump_pid(path)).collect();
-        if let Some(pids) = peeked_pids.filter(|_| profiles.options.read_threads > 1) {
-            let pairing = profiles.pair_up(&pids, &jitdump_paths);
-            let log_paths: Vec<&PathBuf> = pairing.log_paths().collect();
-            let FilesRead { jitdumps, logs } = read_side_by_side(&jitdump_paths, &log_paths);
-            let mut logs = logs.into_iter();
-            let mut loaded = Vec::with_capacity(jitdumps.len());
-            for jitdump in jitdumps {
-                let (jitdump, diagnostics) = jitdump?;
-                profiles.diagnostics.merge(&diagnostics);
-                loaded.push(jitdump);
+        // read side by side (on 100 TypeScript-compiler runs, 0.4 s for the
+        // 1 GB log, 0.1 s for the 1.2 GB jitdump).
+        let peeked_pids: Option<Vec<u32>> = (profiles.options.read_threads > 1)
+            .then(|| jitdump_paths.iter().map(|path| peek_jitdump_pid(path)).collect())
+            .flatten();
+        let (jitdumps, pairing, mut logs_read_beside) = match peeked_pids {
+            Some(pids) => {
+                let pairing = profiles.pair_up(&pids, &jitdump_paths);
+                let log_paths: Vec<&PathBuf> = pairing.log_paths().collect();
+                let FilesRead { jitdumps, logs } = read_side_by_side(&jitdump_paths, &log_paths);
+                let mut loaded = Vec::with_capacity(jitdumps.len());
+                for jitdump in jitdumps {
+                    let (jitdump, diagnostics) = jitdump?;
+                    profiles.diagnostics.merge(&diagnostics);
+                    loaded.push(jitdump);
+                }
+                (loaded, pairing, Some(logs.into_iter()))
             }
-            for ((jitdump, path), log_paths) in loaded.into_iter().zip(&jitdump_paths).zip(&pairing.of_jitdumps) {
-                let pid = jitdump.dump.header.pid;
-                let read: Vec<_> = log_paths.iter().map(|_| logs.next().expect("a read per path")).collect();
-                profiles.add(pid, log_paths, read, Some((jitdump, path)))?;
+            None => {
+                let mut loaded = Vec::with_capacity(jitdump_paths.len());
+                for path in &jitdump_paths {
+                    loaded.push(read_jitdump(path, &mut profiles.diagnostics)?);
+                }
+                let pids: Vec<u32> = loaded.iter().map(|jitdump| jitdump.dump.header.pid).collect();
+                (loaded, profiles.pair_up(&pids, &jitdump_paths), None)
             }
-            for (pid, log_paths) in pairing.without_jitdump {
-                let read: Vec<_> = log_paths.iter().map(|_| logs.next().expect("a read per path")).collect();
-                profiles.add(pid.unwrap_or(0), &log_paths, read, None)?;
+        };
+        // The logs of some paths: read beside the jitdumps, in this order, or now.
+        let mut logs_of = |paths: &[PathBuf]| -> Vec<Result<LogRead, Error>> {
+            match &mut logs_read_beside {
+                Some(read) => paths.iter().map(|_| read.next().expect("a log read per path")).collect(),
+                None => paths.iter().map(|path| read_code_log(path)).collect(),
             }
-            return Ok(profiles);
-        }
-        let mut jitdumps: Vec<LoadedJitDump> = Vec::new();
-        for path in &jitdump_paths {
-            jitdumps.push(read_jitdump(path, &mut profiles.diagnostics)?);
-        }
-        let pids: Vec<u32> = jitdumps.iter().map(|jitdump| jitdump.dump.header.pid).collect();
-        let pairing = profiles.pair_up(&pids, &jitdump_paths);
+        };
         for ((jitdump, path), log_paths) in jitdumps.into_iter().zip(&jitdump_paths).zip(&pairing.of_jitdumps) {
             let pid = jitdump.dump.header.pid;
-            profiles.add_reading(pid, log_paths, Some((jitdump, path)))?;
+            profiles.add(pid, log_paths, logs_of(log_paths), Some((jitdump, path)))?;
         }
-        for (pid, log_paths) in pairing.without_jitdump {
+        for (pid, log_paths) in &pairing.without_jitdump {
             // Logs without a jitdump: their own addresses, no times.
-            profiles.add_reading(pid.unwrap_or(0), &log_paths, None)?;
+            profiles.add(pid.unwrap_or(0), log_paths, logs_of(log_paths), None)?;
         }
         Ok(profiles)
     }
@@ -215,8 +219,10 @@ impl Profiles {
                 self.add(pid, &log_paths, logs, Some((jitdump, &jitdump_path)))
             })
         } else {
-            read_jitdump(&jitdump_path, &mut self.diagnostics)
-                .and_then(|jitdump| self.add_reading(pid, &log_paths, Some((jitdump, &jitdump_path))))
+            read_jitdump(&jitdump_path, &mut self.diagnostics).and_then(|jitdump| {
+                let logs = log_paths.iter().map(|path| read_code_log(path)).collect();
+                self.add(pid, &log_paths, logs, Some((jitdump, &jitdump_path)))
+            })
         };
         if let Err(error) = added {
             self.diagnostics.warn(WarningKind::UnreadableDiscoveredJitDump, || error.to_string());
@@ -256,21 +262,6 @@ impl Profiles {
             }
         }
         found.into_values().collect()
-    }
-
-    /// [`Profiles::add`], reading the logs of `log_paths` first.
-    fn add_reading(
-        &mut self,
-        pid: u32,
-        log_paths: &[PathBuf],
-        jitdump: Option<(LoadedJitDump, &Path)>,
-    ) -> Result<(), Error> {
-        let mut read = Vec::with_capacity(log_paths.len());
-        for path in log_paths {
-            // The first that fails ends the reading.
-            read.push(Ok(read_code_log(path)?));
-        }
-        self.add(pid, log_paths, read, jitdump)
     }
 
     /// Adds the process `pid`: its code logs, read from `log_paths` (`read`,
