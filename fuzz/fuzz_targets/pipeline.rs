@@ -6,8 +6,10 @@
 //! `u32` log length, a `u32` jitdump length, one byte of flags (exact PC,
 //! pid in the root, JIT and inline annotations; 0x10 and 0x20 together build
 //! the pprof profile and JSON report too; 0x40 splits the log after its
-//! middle line into two isolates' logs of the process), then the log, the
-//! jitdump and the perf script. Lengths past the end are clamped.
+//! middle line into two isolates' logs of the process; 0x80 folds the script
+//! on two threads in chunks of 8 to 71 bytes too, which must give the same
+//! stacks), then the log, the jitdump and the perf script. Lengths past the
+//! end are clamped.
 //!
 //! The pprof profile is encoded and decoded again, which must give it back;
 //! it is not gzipped as `write_pprof` does (that is flate2's code, and
@@ -15,6 +17,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use v8inline::collapse::parallel::collapse_parallel_in_chunks;
 use v8inline::collapse::{CollapseOptions, Folder, fold_samples};
 use v8inline::v8::expand::{ExpandOptions, V8Expander};
 use v8inline::v8::inline_map::{InlineMap, SourceOptions};
@@ -63,7 +66,8 @@ fuzz_target!(|bytes: &[u8]| {
 
     let map = InlineMap::new(logs, jitdump.as_ref(), SourceOptions::default());
     let profiles = Profiles::from_maps(vec![(map.pid.unwrap_or(0), map)]);
-    let mut expander = V8Expander::new(profiles, ExpandOptions { exact_pc: flags & 1 != 0 });
+    let expand_options = ExpandOptions { exact_pc: flags & 1 != 0 };
+    let mut expander = V8Expander::new(profiles.clone(), expand_options);
     let options = CollapseOptions {
         include_pid: flags & 2 != 0,
         annotate_jit: flags & 4 != 0,
@@ -87,6 +91,18 @@ fuzz_target!(|bytes: &[u8]| {
         assert_eq!(decoded, pprof);
         let report = Report::new(&profile, WeightUnit::Samples);
         JsonReport::new(&report).write(&mut Vec::new()).expect("writing to memory cannot fail");
+    }
+    if flags & 0x80 != 0 {
+        // Two threads, each with its own expander, in chunks of 8 to 71
+        // bytes: the same stacks.
+        let expanders = vec![V8Expander::new(profiles.clone(), expand_options), V8Expander::new(profiles, expand_options)];
+        let chunk_bytes = 8 + script.len() % 64;
+        let mut folded_in_chunks = Vec::new();
+        let outcome = collapse_parallel_in_chunks(script, &options, expanders, &mut folded_in_chunks, chunk_bytes)
+            .expect("reading memory cannot fail");
+        assert!(folded_in_chunks == folded, "two threads in chunks of {chunk_bytes} bytes fold differently");
+        assert_eq!(outcome.summary.total_count, summary.total_count);
+        assert_eq!(outcome.summary.samples_kept, summary.samples_kept);
     }
     let text = String::from_utf8(folded).expect("folded output is UTF-8");
     let mut total: u64 = 0;
