@@ -365,8 +365,8 @@ fn lookup_on_threads(threads: usize, args: &[String]) -> (Option<i32>, String, S
 
 /// With two threads the jitdump is read while the code logs are: the
 /// answers, warnings (in their order) and errors are those of reading one
-/// after the other, for logs given or found next to the jitdump, a jitdump
-/// cut short, a garbled log and files that cannot be read.
+/// after the other, for logs given, found next to the jitdump or alone, a
+/// jitdump cut short, a garbled log and files that cannot be read.
 #[test]
 fn reading_side_by_side_gives_what_reading_one_after_the_other_gives() {
     let directory = temp_dir("side-by-side");
@@ -388,8 +388,12 @@ fn reading_side_by_side_gives_what_reading_one_after_the_other_gives() {
         cases.push(given);
         // The log found next to the jitdump, as V8 and CodSpeed leave them.
         let mut found = vec!["--jitdump".into(), text(&jitdump_path(version))];
-        found.extend(queries);
+        found.extend(queries.iter().cloned());
         cases.push(found);
+        // A log alone: nothing to read beside it.
+        let mut alone = vec!["--log".into(), text(&log_path(version))];
+        alone.extend(queries);
+        cases.push(alone);
     }
     let queries = golden_queries(20);
     let with = |log: String, jitdump: String| {

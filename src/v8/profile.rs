@@ -342,6 +342,10 @@ struct FilesRead {
 /// Reads the jitdumps on another thread while the code logs are read on
 /// this one.
 fn read_side_by_side<LogPath: AsRef<Path> + Sync>(jitdump_paths: &[PathBuf], log_paths: &[LogPath]) -> FilesRead {
+    if jitdump_paths.is_empty() {
+        let logs = log_paths.iter().map(|path| read_code_log(path.as_ref())).collect();
+        return FilesRead { jitdumps: Vec::new(), logs };
+    }
     std::thread::scope(|scope| {
         let jitdump_reader = scope.spawn(|| {
             jitdump_paths
