@@ -296,6 +296,7 @@ impl Folder {
         }
         let mut frames_start = 0;
         for stack in &handed_over.stacks {
+            // `stack` is the buffer `add_sample` builds a stack in; free here.
             self.stack.clear();
             let frames = &handed_over.frames[frames_start..stack.frames_end];
             self.stack.extend(frames.iter().map(|frame| translation.ids[frame.index()]));

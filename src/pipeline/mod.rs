@@ -90,10 +90,15 @@ pub struct FoldOptions {
     pub threads: Option<usize>,
 }
 
+/// The threads to use: `asked`, or one per core; at least one.
+pub fn thread_count(asked: Option<usize>) -> usize {
+    asked.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)).max(1)
+}
+
 impl FoldOptions {
     /// The threads to use: as asked, or one per core.
     pub fn thread_count(&self) -> usize {
-        self.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)).max(1)
+        thread_count(self.threads)
     }
 
     /// Where to find the code logs and jitdumps, read on as many threads.

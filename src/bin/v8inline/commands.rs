@@ -12,6 +12,7 @@ use v8inline::output::annotations::SourceRoot;
 use v8inline::output::compare::{
     Shares, github_annotations as compare_annotations, markdown_table, text_table, write_differential_svg,
 };
+use v8inline::pipeline::thread_count;
 use v8inline::v8::profile::{ProfileOptions, Profiles};
 
 pub(crate) fn lookup(args: LookupArgs) -> Result<(), Failure> {
@@ -24,8 +25,8 @@ pub(crate) fn lookup(args: LookupArgs) -> Result<(), Failure> {
         .map(|text| AddressQuery::parse(text, args.time))
         .collect::<Result<Vec<_>, _>>()
         .map_err(Failure::Usage)?;
-    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
-    let profiles = Profiles::load(ProfileOptions { read_threads: threads, ..args.inputs.profile_options() })?;
+    let read_threads = thread_count(args.threads);
+    let profiles = Profiles::load(ProfileOptions { read_threads, ..args.inputs.profile_options() })?;
     let [map] = profiles.maps() else {
         report_warnings(&profiles.diagnostics, args.inputs.strict)?;
         return Err(Failure::Usage(format!(
