@@ -687,15 +687,12 @@ impl Folder {
     pub fn write_folded<W: Write>(&self, mut output: W) -> io::Result<u64> {
         let stacks = self.sorted_stacks();
         let mut buffer = Vec::with_capacity(OUTPUT_BUFFER_BYTES + 1024);
+        let mut line = RenderedPath::default();
         let mut frames = Vec::with_capacity(128);
         for &(stack, count) in &stacks {
             self.stacks.frames(stack, &mut frames);
-            for (position, &id) in frames.iter().rev().enumerate() {
-                if position > 0 {
-                    buffer.push(b';');
-                }
-                buffer.extend_from_slice(self.frame_name(id).as_bytes());
-            }
+            line.render(&frames, |id| self.frame_name(id));
+            buffer.extend_from_slice(&line.text);
             // Writing into a Vec cannot fail.
             let _ = writeln!(buffer, " {count}");
             if buffer.len() >= OUTPUT_BUFFER_BYTES {
@@ -780,4 +777,59 @@ fn intern(frame_names: &mut IndexSet<Box<str>, FxBuildHasher>, name: &str) -> Fr
         None => frame_names.insert_full(name.into()).0,
     };
     FrameId::from_index(index)
+}
+
+/// The text of the stack rendered last (`root;...;leaf`), kept to render the
+/// next one from: stacks are written in text order, so consecutive ones
+/// mostly share their outer frames, and only the frames past the shared ones
+/// are copied name by name (a deep stack's line is kilobytes of names).
+#[derive(Default)]
+struct RenderedPath {
+    /// The frames of `text`, root first.
+    frames: Vec<FrameId>,
+    /// Where each frame's name ends in `text`.
+    ends: Vec<usize>,
+    /// The rendered stack, without its count.
+    text: Vec<u8>,
+}
+
+impl RenderedPath {
+    /// Renders the stack of `frames` (innermost first).
+    fn render<'a>(&mut self, frames: &[FrameId], name: impl Fn(FrameId) -> &'a str) {
+        let shared = frames.iter().rev().zip(&self.frames).take_while(|(new, old)| new == old).count();
+        self.frames.truncate(shared);
+        self.ends.truncate(shared);
+        self.text.truncate(self.ends.last().copied().unwrap_or(0));
+        for &frame in frames[..frames.len() - shared].iter().rev() {
+            if !self.frames.is_empty() {
+                self.text.push(b';');
+            }
+            self.text.extend_from_slice(name(frame).as_bytes());
+            self.frames.push(frame);
+            self.ends.push(self.text.len());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each stack renders as its frames joined by `;`, whatever the stack
+    /// rendered before it shares with it: more, fewer, none or all frames.
+    #[test]
+    fn a_rendered_path_renders_each_stack_whole() {
+        let names = ["root", "a", "b;c", "", "leaf"];
+        let name = |id: FrameId| names[id.index()];
+        let stacks: [&[usize]; 8] =
+            [&[0, 1, 2], &[0, 1, 2, 4], &[0, 1], &[0, 3, 3], &[0, 3, 3], &[4], &[0, 1, 2, 3, 4], &[1, 0]];
+        let mut path = RenderedPath::default();
+        for root_first in stacks {
+            let innermost_first: Vec<FrameId> =
+                root_first.iter().rev().map(|&index| FrameId::from_index(index)).collect();
+            path.render(&innermost_first, name);
+            let expected = root_first.iter().map(|&index| names[index]).collect::<Vec<_>>().join(";");
+            assert_eq!(String::from_utf8_lossy(&path.text), expected, "stack {root_first:?}");
+        }
+    }
 }
