@@ -1,6 +1,7 @@
 //! Naming the frames of samples, counting distinct stacks, writing them.
 
 use std::io::{self, Write};
+use std::sync::mpsc::{channel, sync_channel};
 
 use fxhash::{FxBuildHasher, FxHashMap};
 use indexmap::IndexSet;
@@ -15,6 +16,14 @@ use crate::sample::{FrameNumberCache, ModuleId, Sample, SampleInterner, StringId
 
 /// The size of the buffer output is written through.
 const OUTPUT_BUFFER_BYTES: usize = 64 * 1024;
+
+/// The size of the pieces a second thread renders the folded text in while
+/// the calling one writes them ([`Folder::write_folded_on`]): large enough
+/// that handing one over costs nothing next to rendering it.
+const RENDERED_PIECE_BYTES: usize = 256 * 1024;
+
+/// Rendered pieces that may wait to be written.
+const PIECES_AHEAD: usize = 2;
 
 /// The number of an interned frame name in a [`Folder`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -682,27 +691,98 @@ impl Folder {
     }
 
     /// Writes the folded stacks (`root;...;leaf count\n`, sorted as inferno
-    /// sorts them) to `output`, one line at a time, then flushes it. Returns
-    /// the number of lines.
-    pub fn write_folded<W: Write>(&self, mut output: W) -> io::Result<u64> {
+    /// sorts them) to `output`, then flushes it. Returns the number of lines.
+    pub fn write_folded<W: Write>(&self, output: W) -> io::Result<u64> {
+        self.write_folded_on(output, 1)
+    }
+
+    /// [`Folder::write_folded`]; with more than one thread, the text is
+    /// rendered on a second thread while the calling one writes it: writing
+    /// tens of megabytes of deep stacks to a file costs the kernel more than
+    /// rendering them costs.
+    pub fn write_folded_on<W: Write>(&self, output: W, threads: usize) -> io::Result<u64> {
+        self.write_folded_in_pieces(output, threads, RENDERED_PIECE_BYTES)
+    }
+
+    /// [`Folder::write_folded_on`], rendering on a second thread in pieces of
+    /// `piece_bytes` or a little more.
+    fn write_folded_in_pieces<W: Write>(&self, mut output: W, threads: usize, piece_bytes: usize) -> io::Result<u64> {
         let stacks = self.sorted_stacks();
-        let mut buffer = Vec::with_capacity(OUTPUT_BUFFER_BYTES + 1024);
+        if threads > 1 && !stacks.is_empty() {
+            self.render_beside(&stacks, &mut output, piece_bytes)?;
+        } else {
+            let mut buffer = Vec::with_capacity(OUTPUT_BUFFER_BYTES + 1024);
+            self.render(&stacks, OUTPUT_BUFFER_BYTES, &mut buffer, |buffer| {
+                output.write_all(buffer)?;
+                buffer.clear();
+                Ok(())
+            })?;
+            output.write_all(&buffer)?;
+        }
+        output.flush()?;
+        Ok(stacks.len() as u64)
+    }
+
+    /// Renders `stacks` into `buffer`, handing it to `full` whenever it holds
+    /// `piece_bytes` or more (to empty or replace); the rest stays in it.
+    fn render(
+        &self,
+        stacks: &[(StackIndex, u64)],
+        piece_bytes: usize,
+        buffer: &mut Vec<u8>,
+        mut full: impl FnMut(&mut Vec<u8>) -> io::Result<()>,
+    ) -> io::Result<()> {
         let mut line = RenderedPath::default();
         let mut frames = Vec::with_capacity(128);
-        for &(stack, count) in &stacks {
+        for &(stack, count) in stacks {
             self.stacks.frames(stack, &mut frames);
             line.render(&frames, |id| self.frame_name(id));
             buffer.extend_from_slice(&line.text);
             // Writing into a Vec cannot fail.
             let _ = writeln!(buffer, " {count}");
-            if buffer.len() >= OUTPUT_BUFFER_BYTES {
-                output.write_all(&buffer)?;
-                buffer.clear();
+            if buffer.len() >= piece_bytes {
+                full(buffer)?;
             }
         }
-        output.write_all(&buffer)?;
-        output.flush()?;
-        Ok(stacks.len() as u64)
+        Ok(())
+    }
+
+    /// Renders `stacks` on a second thread, in pieces of about `piece_bytes`
+    /// that this one writes to `output` in order; written pieces go back to
+    /// be rendered into again.
+    fn render_beside<W: Write>(
+        &self,
+        stacks: &[(StackIndex, u64)],
+        output: &mut W,
+        piece_bytes: usize,
+    ) -> io::Result<()> {
+        let (pieces, rendered) = sync_channel::<Vec<u8>>(PIECES_AHEAD);
+        let (written, to_reuse) = channel::<Vec<u8>>();
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                let new_piece = || Vec::with_capacity(piece_bytes.saturating_add(1024).min(RENDERED_PIECE_BYTES * 2));
+                let mut piece = new_piece();
+                let handed_over = self.render(stacks, piece_bytes, &mut piece, |piece| {
+                    let mut next = to_reuse.try_recv().unwrap_or_else(|_| new_piece());
+                    next.clear();
+                    // The writer stops taking pieces only when writing failed.
+                    pieces.send(std::mem::replace(piece, next)).map_err(|_| io::Error::other("writing stopped"))
+                });
+                if handed_over.is_ok() {
+                    let _ = pieces.send(piece);
+                }
+            });
+            // The receiver is dropped on the way out, error or not, so that
+            // the renderer stops instead of waiting to hand over a piece.
+            let write_all = move || -> io::Result<()> {
+                for piece in rendered {
+                    output.write_all(&piece)?;
+                    let _ = written.send(piece);
+                }
+                Ok(())
+            };
+            write_all()
+        })
     }
 
     /// Adds the stacks and counters of `other`, a folder with the same
@@ -814,6 +894,54 @@ impl RenderedPath {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::collapse::{NoExpansion, fold_samples};
+
+    /// The bundled real app's stacks, folded without expansion.
+    fn realapp_folder() -> Folder {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/realapp/perf.script.gz");
+        let input = io::BufReader::new(flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()));
+        let options = CollapseOptions::default();
+        let mut folder = Folder::new(&options);
+        fold_samples(input, &options, &mut NoExpansion, &mut folder).unwrap();
+        folder
+    }
+
+    /// Rendered on a second thread, in pieces of any size, the text is the
+    /// same as on one.
+    #[test]
+    fn text_rendered_beside_the_writer_is_the_text_written_alone() {
+        let folder = realapp_folder();
+        let mut alone = Vec::new();
+        let lines = folder.write_folded(&mut alone).unwrap();
+        assert!(lines > 1000, "{lines} stacks");
+        for piece_bytes in [1, 4096, RENDERED_PIECE_BYTES] {
+            let mut beside = Vec::new();
+            assert_eq!(folder.write_folded_in_pieces(&mut beside, 2, piece_bytes).unwrap(), lines);
+            assert!(beside == alone, "pieces of {piece_bytes} bytes: the texts differ");
+        }
+    }
+
+    /// A writer that fails stops the renderer: the error comes back, and
+    /// nothing waits forever to hand over a piece.
+    #[test]
+    fn a_failing_writer_stops_the_renderer() {
+        struct FailsAfter(usize);
+        impl Write for FailsAfter {
+            fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+                if self.0 < bytes.len() {
+                    return Err(io::Error::other("disk full"));
+                }
+                self.0 -= bytes.len();
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let folder = realapp_folder();
+        let error = folder.write_folded_in_pieces(FailsAfter(10_000), 2, 1).unwrap_err();
+        assert_eq!(error.to_string(), "disk full");
+    }
 
     /// Each stack renders as its frames joined by `;`, whatever the stack
     /// rendered before it shares with it: more, fewer, none or all frames.

@@ -126,12 +126,15 @@ pub struct FoldedProfile {
     pub input_name: String,
     /// Every sample in time order, when [`FoldOptions::timeline`] asked for it.
     pub timeline: Option<Timeline>,
+    /// The threads it may be written with ([`FoldOptions::threads`]).
+    pub threads: usize,
 }
 
 impl FoldedProfile {
-    /// Writes the folded stacks as `inferno-collapse-perf` does.
+    /// Writes the folded stacks as `inferno-collapse-perf` does, rendering
+    /// them on a second thread when it has [`FoldedProfile::threads`].
     pub fn write_folded<W: io::Write>(&self, output: W) -> io::Result<u64> {
-        self.folder.write_folded(output)
+        self.folder.write_folded_on(output, self.threads)
     }
 
     /// The stacks with their code locations, for pprof and the reports
@@ -229,6 +232,7 @@ impl ExpandingSinks {
             expanders: vec![self.expander],
             input_name: input.display_name(),
             timeline,
+            threads: 1,
         }
     }
 }
@@ -242,6 +246,7 @@ impl ExpandingSinks {
 /// [`FoldedProfile::diagnostics`].
 pub fn fold(input: &SampleInput, options: &FoldOptions) -> Result<FoldedProfile, Error> {
     let mut profile = fold_samples_of(input, options)?;
+    profile.threads = options.thread_count();
     warn_unexpanded(&profile.expansion, profile.expanders[0].profiles(), &mut profile.diagnostics);
     warn_source_maps(profile.expanders[0].profiles(), &mut profile.diagnostics);
     profile.expanders[0].profiles().add_table_problems(&mut profile.diagnostics);
@@ -356,6 +361,7 @@ fn fold_perf_script(path: &Path, input: &SampleInput, options: &FoldOptions) -> 
             diagnostics,
             input_name: input.display_name(),
             timeline: None,
+            threads: 1,
         };
         (profile, warnings)
     } else {
