@@ -179,6 +179,8 @@ pub struct ExpandingSinks {
     expanded: ExpandedSample,
     folder: Folder,
     timeline: Option<TimelineRecorder>,
+    /// The threads the folded text may be written with.
+    threads: usize,
 }
 
 impl SampleSink for ExpandingSinks {
@@ -204,6 +206,7 @@ impl ExpandingSinks {
             expanded: ExpandedSample::new(),
             folder,
             timeline: options.timeline.then(TimelineRecorder::new),
+            threads: options.thread_count(),
         }
     }
 
@@ -232,7 +235,7 @@ impl ExpandingSinks {
             expanders: vec![self.expander],
             input_name: input.display_name(),
             timeline,
-            threads: 1,
+            threads: self.threads,
         }
     }
 }
@@ -246,7 +249,6 @@ impl ExpandingSinks {
 /// [`FoldedProfile::diagnostics`].
 pub fn fold(input: &SampleInput, options: &FoldOptions) -> Result<FoldedProfile, Error> {
     let mut profile = fold_samples_of(input, options)?;
-    profile.threads = options.thread_count();
     warn_unexpanded(&profile.expansion, profile.expanders[0].profiles(), &mut profile.diagnostics);
     warn_source_maps(profile.expanders[0].profiles(), &mut profile.diagnostics);
     profile.expanders[0].profiles().add_table_problems(&mut profile.diagnostics);
@@ -361,7 +363,7 @@ fn fold_perf_script(path: &Path, input: &SampleInput, options: &FoldOptions) -> 
             diagnostics,
             input_name: input.display_name(),
             timeline: None,
-            threads: 1,
+            threads,
         };
         (profile, warnings)
     } else {
