@@ -106,10 +106,11 @@ pub fn read_file_allowing_cut(path: &Path) -> Result<(Vec<u8>, bool), Error> {
 /// A file truncated while it is mapped makes reading its lost end fail with
 /// SIGBUS, as for any program that maps its input (ripgrep does for large
 /// files); `v8inline` reads the files of a finished recording. A code log
-/// keeps its mapping ([`crate::formats::v8log::RetainedText`]) for the
-/// tables and sources it decodes later.
+/// reads the tables and sources it decodes later from the file
+/// ([`crate::formats::v8log::RetainedText::in_file`]).
 pub struct MappedFile {
-    map: Arc<memmap2::Mmap>,
+    map: memmap2::Mmap,
+    file: File,
     /// The bytes before this were handed back.
     released: std::cell::Cell<usize>,
 }
@@ -131,7 +132,7 @@ impl MappedFile {
         // mapped is the caveat above.
         let map = unsafe { memmap2::MmapOptions::new().map(&file) }.map_err(error)?;
         let _ = map.advise(memmap2::Advice::Sequential);
-        Ok(Some(MappedFile { map: Arc::new(map), released: std::cell::Cell::new(0) }))
+        Ok(Some(MappedFile { map, file, released: std::cell::Cell::new(0) }))
     }
 
     /// The file's bytes.
@@ -139,10 +140,9 @@ impl MappedFile {
         &self.map
     }
 
-    /// The mapping, to keep for as long as something refers to the file's
-    /// bytes after reading (pages handed back are mapped again when touched).
-    pub fn shared(&self) -> Arc<dyn AsRef<[u8]> + Send + Sync> {
-        self.map.clone()
+    /// The file mapped (to read parts of it again once the mapping is gone).
+    pub fn file(&self) -> &File {
+        &self.file
     }
 
     /// Hands the pages before `offset` back to the kernel: they leave the
@@ -157,15 +157,6 @@ impl MappedFile {
     /// (rounded down); returns where they end.
     fn release_range(&self, start: usize, end: usize) -> usize {
         release_pages(&self.map, start..end)
-    }
-
-    /// What hands back the pages of a range of the mapping (for a reader
-    /// that keeps [`MappedFile::shared`] and reads some parts once).
-    pub fn releaser(&self) -> Arc<dyn Fn(std::ops::Range<usize>) + Send + Sync> {
-        let map = self.map.clone();
-        Arc::new(move |range| {
-            release_pages(&map, range);
-        })
     }
 }
 

@@ -684,8 +684,8 @@ impl InlineMap {
             let path = Path::new(path.as_ref());
             let source = match self.log(log).script_source(script) {
                 // Most scripts name no map: unescape only those that may.
-                Some(escaped) if memchr::memmem::find(escaped, b"sourceMappingURL").is_none() => None,
-                Some(escaped) => Some(crate::formats::v8log::escape::unescape(escaped)),
+                Some(escaped) if memchr::memmem::find(&escaped, b"sourceMappingURL").is_none() => None,
+                Some(escaped) => Some(crate::formats::v8log::escape::unescape(&escaped)),
                 None if self.sources.read_from_disk
                     && std::fs::metadata(path).is_ok_and(|metadata| metadata.is_file()) =>
                 {
@@ -693,8 +693,6 @@ impl InlineMap {
                 }
                 None => None,
             };
-            // Searched whole once (the line table below releases it too).
-            self.log(log).release_script_source(script);
             let lines = self.line_table(log, script_id);
             load_script_map(&script.name, path, source.as_deref(), lines, &self.sources.source_maps)
         });
@@ -798,10 +796,7 @@ impl InlineMap {
         cell.get_or_init(|| {
             let script = self.log(log).scripts.get(&script_id)?;
             if let Some(source) = self.log(log).script_source(script) {
-                let table = LineTable::from_escaped_source(source);
-                // Read whole once: its pages need not stay.
-                self.log(log).release_script_source(script);
-                return Some(table);
+                return Some(LineTable::from_escaped_source(&source));
             }
             if !self.sources.read_from_disk {
                 return None;

@@ -378,11 +378,11 @@ const PEEKED_JITDUMP_BYTES: usize = 4096;
 /// [`CutShort`] says whether it was cut short).
 fn read_code_log(path: &Path) -> Result<LogRead, Error> {
     if let Some(mapped) = MappedFile::open(path)? {
-        let text = RetainedText::releasing(mapped.shared(), mapped.releaser());
-        let log = CodeLog::parse_retained(text, |offset| mapped.release_before(offset));
-        // Read through: later lookups map back only the pages they need
-        // (the tables of sampled code, the sources of their scripts).
-        mapped.release_before(mapped.bytes().len());
+        // Read through, the mapping goes: later lookups read the few
+        // ranges they need (the tables of sampled code, the sources of
+        // their scripts) from the file.
+        let retained = RetainedText::in_file(mapped.file().try_clone().map_err(Error::at::<std::io::Error>(path))?);
+        let log = CodeLog::parse_retained(mapped.bytes(), retained, |offset| mapped.release_before(offset));
         return Ok((log, CutShort::default()));
     }
     let (input, cut_short) = open_file_allowing_cut(path)?;

@@ -11,6 +11,7 @@ pub mod lexer;
 pub mod record;
 pub mod tables;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Read};
@@ -204,41 +205,59 @@ enum ScriptText {
     Retained(std::ops::Range<usize>),
 }
 
-/// The text of a code log kept where it was read (a memory-mapped file):
-/// the position tables and script sources of a log read from it stay there,
-/// unread and uncopied, until a lookup needs them.
+/// The text of a code log kept where it was read: the position tables and
+/// script sources of a log stay there, uncopied, until a lookup needs them
+/// (most code objects are never sampled).
 #[derive(Clone)]
 pub struct RetainedText {
-    text: Arc<dyn AsRef<[u8]> + Send + Sync>,
-    /// Hands the memory of a range of `text` back, for text that is read
-    /// again from its file when touched (a mapping's pages).
-    release: Option<Arc<dyn Fn(std::ops::Range<usize>) + Send + Sync>>,
+    source: RetainedSource,
+}
+
+#[derive(Clone)]
+enum RetainedSource {
+    /// Text in memory that lives as long as the log.
+    Memory(Arc<dyn AsRef<[u8]> + Send + Sync>),
+    /// The log's file, read again where needed (`pread`). A mapping would
+    /// keep every page a lookup touched resident, and Linux maps 64 KiB
+    /// around each one (`fault_around_bytes`): on a 20 s recording of a
+    /// real app the tables of the sampled code kept 1.5 MB of a 3.5 MB log
+    /// resident, and handing the pages back after each decoding (a TLB
+    /// shootdown on every thread) cost more time than reading did.
+    File(Arc<std::fs::File>),
 }
 
 impl RetainedText {
     /// Text that lives as long as the log that refers to it.
     pub fn new(text: Arc<dyn AsRef<[u8]> + Send + Sync>) -> RetainedText {
-        RetainedText { text, release: None }
+        RetainedText { source: RetainedSource::Memory(text) }
     }
 
-    /// [`RetainedText::new`] of a file's mapping, whose pages `release`
-    /// hands back: a script source is read whole once (for its line
-    /// starts), and would otherwise stay resident for the rest of the run.
-    pub fn releasing(
-        text: Arc<dyn AsRef<[u8]> + Send + Sync>,
-        release: Arc<dyn Fn(std::ops::Range<usize>) + Send + Sync>,
-    ) -> RetainedText {
-        RetainedText { text, release: Some(release) }
+    /// The text of `file`, read again from it where a lookup needs it.
+    pub fn in_file(file: std::fs::File) -> RetainedText {
+        RetainedText { source: RetainedSource::File(Arc::new(file)) }
     }
 
-    fn bytes(&self) -> &[u8] {
-        (*self.text).as_ref()
+    /// The bytes of `range`; `None` when they cannot be read (the file was
+    /// cut or is unreadable since).
+    fn read(&self, range: std::ops::Range<usize>) -> Option<Cow<'_, [u8]>> {
+        match &self.source {
+            RetainedSource::Memory(text) => (**text).as_ref().get(range).map(Cow::Borrowed),
+            RetainedSource::File(file) => {
+                use std::os::unix::fs::FileExt;
+                let mut bytes = vec![0; range.len()];
+                file.read_exact_at(&mut bytes, range.start as u64).ok()?;
+                Some(Cow::Owned(bytes))
+            }
+        }
     }
 }
 
 impl std::fmt::Debug for RetainedText {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(formatter, "RetainedText({} bytes)", self.bytes().len())
+        match &self.source {
+            RetainedSource::Memory(text) => write!(formatter, "RetainedText({} bytes)", (**text).as_ref().len()),
+            RetainedSource::File(file) => write!(formatter, "RetainedText({file:?})"),
+        }
     }
 }
 
@@ -402,13 +421,13 @@ impl CodeLog {
         CodeLog::parse_lines(bytes, None, progress)
     }
 
-    /// [`CodeLog::parse_with_progress`] of text that stays where it is for
-    /// as long as the log (a memory-mapped file): the position tables and
-    /// script sources are not copied out of it, and nothing else refers to
-    /// it, so `progress` may still let go of the pages read (they are read
-    /// again, from the file, when a lookup needs them).
-    pub fn parse_retained(text: RetainedText, progress: impl FnMut(usize)) -> CodeLog {
-        CodeLog::parse_lines(text.bytes(), Some(&text), progress)
+    /// [`CodeLog::parse_with_progress`] of `bytes`, which `retained` gives
+    /// back for as long as the log lives (the same text in memory, or its
+    /// file): the position tables and script sources are not copied out,
+    /// only their ranges are kept, so `progress` may let go of the pages
+    /// read as with [`CodeLog::parse_with_progress`].
+    pub fn parse_retained(bytes: &[u8], retained: RetainedText, progress: impl FnMut(usize)) -> CodeLog {
+        CodeLog::parse_lines(bytes, Some(&retained), progress)
     }
 
     fn parse_lines(bytes: &[u8], retained: Option<&RetainedText>, mut progress: impl FnMut(usize)) -> CodeLog {
@@ -469,15 +488,23 @@ impl CodeLog {
     pub fn source_tables(&self, object: &CodeObject) -> Option<SourceTables<'_>> {
         let info = self.source_info(object)?;
         let decoded = info.decoded.get_or_init(|| {
-            let text = self.retained.as_ref().map_or(&self.table_text[..], RetainedText::bytes);
-            let positions_end = info.text_start + info.positions_length as usize;
-            let inlining_start = positions_end + 1;
-            let inlining_end = inlining_start + info.inlining_length as usize;
-            Box::new(DecodedTables::decode(
-                &text[info.text_start..positions_end],
-                &text[inlining_start..inlining_end],
-                info.functions_count as usize,
-            ))
+            let positions_length = info.positions_length as usize;
+            let range = info.text_start..info.text_start + positions_length + 1 + info.inlining_length as usize;
+            let text = match &self.retained {
+                Some(retained) => retained.read(range),
+                None => self.table_text.get(range).map(Cow::Borrowed),
+            };
+            Box::new(match text {
+                Some(text) => DecodedTables::decode(
+                    &text[..positions_length],
+                    &text[positions_length + 1..],
+                    info.functions_count as usize,
+                ),
+                None => DecodedTables {
+                    problem: Some("its tables could not be read again from the log file".into()),
+                    ..DecodedTables::default()
+                },
+            })
         });
         if !decoded.parsed {
             return None;
@@ -491,21 +518,12 @@ impl CodeLog {
         })
     }
 
-    /// Hands back the memory of a script's source, once read: it stays
-    /// readable (read again from the file when touched).
-    pub fn release_script_source(&self, script: &Script) {
-        if let (Some(ScriptText::Retained(range)), Some(retained)) = (&script.source, &self.retained)
-            && let Some(release) = &retained.release
-        {
-            release(range.clone());
-        }
-    }
-
-    /// A script's escaped source text, when the log carries it.
-    pub fn script_source<'log>(&'log self, script: &'log Script) -> Option<&'log [u8]> {
+    /// A script's escaped source text, when the log carries it (and, for a
+    /// log whose text stays in its file, it can be read again).
+    pub fn script_source<'log>(&'log self, script: &'log Script) -> Option<Cow<'log, [u8]>> {
         match script.source.as_ref()? {
-            ScriptText::Owned(text) => Some(text),
-            ScriptText::Retained(range) => self.retained.as_ref()?.bytes().get(range.clone()),
+            ScriptText::Owned(text) => Some(Cow::Borrowed(text)),
+            ScriptText::Retained(range) => self.retained.as_ref()?.read(range.clone()),
         }
     }
 
@@ -1111,7 +1129,7 @@ mod read_tests {
             code-creation,JS,13,45548,0x7f3e9a7e8000,396,e /tmp/a.js:5:11,0x18c9,*\n\
             code-source-info,0x7f3e9a7e8000,81,68,99,,,\n";
         let copied = CodeLog::parse(text);
-        let retained = CodeLog::parse_retained(RetainedText::new(Arc::new(text.to_vec())), |_| {});
+        let retained = CodeLog::parse_retained(text, RetainedText::new(Arc::new(text.to_vec())), |_| {});
         assert_eq!(copied.code_objects.len(), 4);
         for (left, right) in copied.code_objects.iter().zip(&retained.code_objects) {
             let (left_tables, right_tables) =
@@ -1125,7 +1143,7 @@ mod read_tests {
         assert_eq!(problems(&copied), problems(&retained));
         assert_eq!(copied.source_tables(&copied.code_objects[0]).unwrap().positions.len(), 2);
         assert_eq!(copied.source_tables(&copied.code_objects[2]).unwrap().positions[0].script_offset, 1234567890);
-        let script = |log: &CodeLog| log.script_source(&log.scripts[&81]).map(<[u8]>::to_vec);
+        let script = |log: &CodeLog| log.script_source(&log.scripts[&81]).map(|source| source.to_vec());
         assert_eq!(script(&copied), Some(b"function b() {}\\x2C 1\\n\\n\\n".to_vec()));
         assert_eq!(script(&copied), script(&retained));
     }
