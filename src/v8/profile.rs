@@ -87,8 +87,8 @@ impl Profiles {
                 let log_paths: Vec<&PathBuf> = pairing.log_paths().collect();
                 let FilesRead { jitdumps, logs } = read_side_by_side(&jitdump_paths, &log_paths);
                 let mut loaded = Vec::with_capacity(jitdumps.len());
-                for jitdump in jitdumps {
-                    let (jitdump, diagnostics) = jitdump?;
+                for read in jitdumps {
+                    let JitDumpRead { jitdump, diagnostics } = read?;
                     profiles.diagnostics.merge(&diagnostics);
                     loaded.push(jitdump);
                 }
@@ -214,7 +214,7 @@ impl Profiles {
         let log_paths = self.find_logs(pid, Some(&jitdump_path));
         let added = if self.options.read_threads > 1 {
             let FilesRead { mut jitdumps, logs } = read_side_by_side(std::slice::from_ref(&jitdump_path), &log_paths);
-            jitdumps.pop().expect("one jitdump read").and_then(|(jitdump, diagnostics)| {
+            jitdumps.pop().expect("one jitdump read").and_then(|JitDumpRead { jitdump, diagnostics }| {
                 self.diagnostics.merge(&diagnostics);
                 self.add(pid, &log_paths, logs, Some((jitdump, &jitdump_path)))
             })
@@ -276,7 +276,7 @@ impl Profiles {
     ) -> Result<(), Error> {
         let mut logs = Vec::with_capacity(log_paths.len());
         for (path, read) in log_paths.iter().zip(read) {
-            let (mut log, cut_short) = read?;
+            let LogRead { mut log, cut_short } = read?;
             log.path = path.to_owned();
             if cut_short.is_set() {
                 self.diagnostics.add_compressed_cut(path, &format!("{} lines", log.line_count));
@@ -327,11 +327,17 @@ impl Pairing {
     }
 }
 
-/// A jitdump read, with the diagnostics of its reading.
-type JitDumpRead = (LoadedJitDump, Diagnostics);
+/// A jitdump as read on another thread, with what its reading reported.
+struct JitDumpRead {
+    jitdump: LoadedJitDump,
+    diagnostics: Diagnostics,
+}
 
-/// A code log read, and whether its `.gz` was cut short.
-type LogRead = (CodeLog, CutShort);
+/// A code log as read, and whether its `.gz` was cut short.
+struct LogRead {
+    log: CodeLog,
+    cut_short: CutShort,
+}
 
 /// What [`read_side_by_side`] read, each in the order given.
 struct FilesRead {
@@ -352,7 +358,7 @@ fn read_side_by_side<LogPath: AsRef<Path> + Sync>(jitdump_paths: &[PathBuf], log
                 .iter()
                 .map(|path| {
                     let mut diagnostics = Diagnostics::new();
-                    read_jitdump(path, &mut diagnostics).map(|jitdump| (jitdump, diagnostics))
+                    read_jitdump(path, &mut diagnostics).map(|jitdump| JitDumpRead { jitdump, diagnostics })
                 })
                 .collect::<Vec<_>>()
         });
@@ -383,11 +389,11 @@ fn read_code_log(path: &Path) -> Result<LogRead, Error> {
         // their scripts) from the file.
         let retained = RetainedText::in_file(mapped.file().try_clone().map_err(Error::at::<std::io::Error>(path))?);
         let log = CodeLog::parse_retained(mapped.bytes(), retained, |offset| mapped.release_before(offset));
-        return Ok((log, CutShort::default()));
+        return Ok(LogRead { log, cut_short: CutShort::default() });
     }
     let (input, cut_short) = open_file_allowing_cut(path)?;
     let log = CodeLog::read(input).map_err(Error::at::<std::io::Error>(path))?;
-    Ok((log, cut_short))
+    Ok(LogRead { log, cut_short })
 }
 
 /// A jitdump read: its loads as code objects, in file order, and the rest.
