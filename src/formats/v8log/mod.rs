@@ -1115,6 +1115,36 @@ mod read_tests {
         assert_eq!(CodeLog::read_in_blocks(&text[..0], 4).unwrap().line_count, 0);
     }
 
+    /// A log read from its file reads tables and sources back from it when
+    /// a lookup first needs them. Cut since (replaced, or still being
+    /// written over), what is gone is reported as unreadable, not read
+    /// wrong (a mapping would have killed the process with SIGBUS).
+    #[test]
+    fn tables_of_a_log_cut_after_reading_are_reported_unreadable() {
+        let text: &[u8] = b"script-source,81,/tmp/a.js,function b() {}\\n\n\
+            code-creation,JS,13,45545,0x7f3e9a7e5a40,396,b /tmp/a.js:2:11,0x1899,*\n\
+            code-source-info,0x7f3e9a7e5a40,81,68,99,C0O68C39O28I0,F0O81,S0x1899\n\
+            code-creation,JS,13,45547,0x7f3e9a7e7000,396,d /tmp/a.js:4:11,0x18b9,*\n\
+            code-source-info,0x7f3e9a7e7000,81,68,99,C0O1234567890,,\n";
+        let path = std::env::temp_dir().join(format!("v8inline-log-unit-{}.log", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        let log = CodeLog::parse_retained(text, RetainedText::in_file(std::fs::File::open(&path).unwrap()), |_| {});
+        let [first, second] = [&log.code_objects[0], &log.code_objects[1]];
+        assert_eq!(log.source_tables(first).unwrap().positions.len(), 2);
+        let second_record = memchr::memmem::find(text, b"code-creation,JS,13,45547").unwrap();
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(second_record as u64).unwrap();
+        assert!(log.source_tables(second).is_none());
+        assert_eq!(log.source_tables(first).unwrap().positions.len(), 2, "decoded before the cut: kept");
+        let problems: Vec<(u64, &str)> =
+            log.table_problems().map(|(object, problem)| (object.address, problem)).collect();
+        assert_eq!(problems, [(0x7f3e9a7e7000, "its tables could not be read again from the log file")]);
+        assert_eq!(log.script_source(&log.scripts[&81]).as_deref(), Some(&b"function b() {}\\n"[..]));
+        file.set_len(10).unwrap();
+        assert_eq!(log.script_source(&log.scripts[&81]), None);
+        std::fs::remove_file(&path).unwrap();
+    }
+
     /// A log whose text is retained keeps its tables and sources as ranges
     /// of it, and gives what a copying parse gives.
     #[test]
