@@ -91,9 +91,9 @@ pub struct CodeObject {
 /// The `code-source-info` of a code object, with inlined functions resolved.
 ///
 /// Its position and inlining tables stay text (copied into the log, or in
-/// the memory-mapped log itself) until a lookup first needs them
-/// ([`CodeLog::source_tables`]): most code objects are never sampled. They
-/// were checked when the log was read.
+/// the log's own text or file, [`RetainedText`]) until a lookup first needs
+/// them ([`CodeLog::source_tables`]), and are checked then: most code objects
+/// are never sampled.
 #[derive(Debug, Default)]
 pub struct SourceInfo {
     /// The script of the code object's own function.
