@@ -326,8 +326,9 @@ fn bad_inputs_are_reported_with_their_place() {
 }
 
 /// Plain (not gzipped) logs and jitdumps are memory-mapped and read in
-/// place, their tables and script sources left in the mapping: the golden
-/// lookups and folded stacks come out the same as from the `.gz` files.
+/// place, the logs' tables and script sources left in the file and read
+/// back when needed: the golden lookups and folded stacks come out the same
+/// as from the `.gz` files.
 #[test]
 fn plain_files_read_in_place_give_the_golden_outputs() {
     for version in NODE_VERSIONS {
@@ -350,6 +351,40 @@ fn plain_files_read_in_place_give_the_golden_outputs() {
         assert!(folded == expected, "node {version}: folded stacks of the plain files differ");
         std::fs::remove_dir_all(&directory).unwrap();
     }
+}
+
+/// A plain log's tables are read back through a second descriptor of its
+/// file. Out of descriptors, the log copies them out while it is read
+/// instead: with the limit at 4 (standard input, output and error, and the
+/// log), the golden lookups come out the same.
+#[test]
+fn a_log_read_without_a_spare_file_descriptor_gives_the_golden_lookups() {
+    use std::os::unix::process::CommandExt;
+    let directory = temp_dir("no-spare-descriptor");
+    let log = directory.join("codspeed-v8-13233.log");
+    std::fs::write(&log, common::gunzip(&log_path(20))).unwrap();
+    let mut args = vec!["lookup".to_string(), "--threads".into(), "1".into(), "--no-disk-sources".into()];
+    args.extend(["--log".to_string(), log.display().to_string(), "--jitdump".into()]);
+    args.push(jitdump_path(20).display().to_string());
+    args.extend(golden_queries(20));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_v8inline"));
+    command.args(&args);
+    // SAFETY: setrlimit is async-signal-safe, as code between fork and exec
+    // must be.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit { rlim_cur: 4, rlim_max: 4 };
+            match libc::setrlimit(libc::RLIMIT_NOFILE, &limit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    let output = command.output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let expected = std::fs::read_to_string(recording_dir(20).join("expected/lookup.txt")).unwrap();
+    assert_eq!(String::from_utf8(output.stdout).unwrap(), expected);
+    std::fs::remove_dir_all(&directory).unwrap();
 }
 
 /// `lookup` with its arguments, on `threads` threads: exit code, standard

@@ -386,9 +386,14 @@ fn read_code_log(path: &Path) -> Result<LogRead, Error> {
     if let Some(mapped) = MappedFile::open(path)? {
         // Read through, the mapping goes: later lookups read the few
         // ranges they need (the tables of sampled code, the sources of
-        // their scripts) from the file.
-        let retained = RetainedText::in_file(mapped.file().try_clone().map_err(Error::at::<std::io::Error>(path))?);
-        let log = CodeLog::parse_retained(mapped.bytes(), retained, |offset| mapped.release_before(offset));
+        // their scripts) from the file, which stays open.
+        let progress = |offset| mapped.release_before(offset);
+        let log = match mapped.file().try_clone() {
+            Ok(file) => CodeLog::parse_retained(mapped.bytes(), RetainedText::in_file(file), progress),
+            // Out of file descriptors (hundreds of logs open): the tables
+            // and sources are copied out instead.
+            Err(_) => CodeLog::parse_with_progress(mapped.bytes(), progress),
+        };
         return Ok(LogRead { log, cut_short: CutShort::default() });
     }
     let (input, cut_short) = open_file_allowing_cut(path)?;
