@@ -18,11 +18,23 @@ const MAX_LOOKED_UP_CODES: usize = 64;
 
 fuzz_target!(|bytes: &[u8]| {
     let log = CodeLog::parse(bytes);
-    let retained = CodeLog::parse_retained(RetainedText::new(std::sync::Arc::new(bytes.to_vec())), |_| {});
+    let retained = CodeLog::parse_retained(bytes, RetainedText::new(std::sync::Arc::new(bytes.to_vec())), |_| {});
     assert_eq!(
         (retained.line_count, retained.warning_count, retained.code_objects.len(), retained.functions.len()),
         (log.line_count, log.warning_count, log.code_objects.len(), log.functions.len())
     );
+    // Tables and sources read back from the retained text are those the
+    // copying parse kept.
+    let tables = |log: &CodeLog, index: usize| {
+        log.source_tables(&log.code_objects[index])
+            .map(|tables| (tables.positions.to_vec(), tables.inlining_positions.to_vec(), tables.inlined_functions.to_vec()))
+    };
+    for index in 0..log.code_objects.len().min(MAX_LOOKED_UP_CODES) {
+        assert_eq!(tables(&log, index), tables(&retained, index));
+    }
+    for (id, script) in &log.scripts {
+        assert_eq!(log.script_source(script), retained.script_source(&retained.scripts[id]));
+    }
     // The streaming reader gives what the in-memory parser gives.
     let streamed = CodeLog::read(bytes).expect("reading memory cannot fail");
     assert_eq!(
