@@ -682,10 +682,12 @@ impl InlineMap {
             let file_name = script_file_name(&script.name);
             let path = substitute_path(&file_name, &self.sources.path_substitutions);
             let path = Path::new(path.as_ref());
-            let source = match self.log(log).script_source(script) {
+            // Read once for both: a log's sources are read back from its file.
+            let escaped = self.log(log).script_source(script);
+            let source = match escaped.as_deref() {
                 // Most scripts name no map: unescape only those that may.
-                Some(escaped) if memchr::memmem::find(&escaped, b"sourceMappingURL").is_none() => None,
-                Some(escaped) => Some(crate::formats::v8log::escape::unescape(&escaped)),
+                Some(escaped) if memchr::memmem::find(escaped, b"sourceMappingURL").is_none() => None,
+                Some(escaped) => Some(crate::formats::v8log::escape::unescape(escaped)),
                 None if self.sources.read_from_disk
                     && std::fs::metadata(path).is_ok_and(|metadata| metadata.is_file()) =>
                 {
@@ -693,7 +695,7 @@ impl InlineMap {
                 }
                 None => None,
             };
-            let lines = self.line_table(log, script_id);
+            let lines = self.line_table_given(log, script_id, escaped.as_deref());
             load_script_map(&script.name, path, source.as_deref(), lines, &self.sources.source_maps)
         });
         match state {
@@ -792,9 +794,18 @@ impl InlineMap {
     /// from the log's `script-source`, else from disk when allowed. Built
     /// once, on first use.
     pub fn line_table(&self, log: LogId, script_id: i64) -> Option<&LineTable> {
+        self.line_table_given(log, script_id, None)
+    }
+
+    /// [`InlineMap::line_table`], built from `escaped`, the script's source
+    /// as the log carries it, when the caller has read it already.
+    fn line_table_given(&self, log: LogId, script_id: i64, escaped: Option<&[u8]>) -> Option<&LineTable> {
         let cell = self.line_tables.get(log.0 as usize)?.get(&script_id)?;
         cell.get_or_init(|| {
             let script = self.log(log).scripts.get(&script_id)?;
+            if let Some(escaped) = escaped {
+                return Some(LineTable::from_escaped_source(escaped));
+            }
             if let Some(source) = self.log(log).script_source(script) {
                 return Some(LineTable::from_escaped_source(&source));
             }
