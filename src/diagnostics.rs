@@ -152,10 +152,15 @@ pub struct Tally {
     pub examples: Vec<String>,
 }
 
-/// Warnings of a run, counted by kind, in the order kinds first occurred.
+/// Warnings of a run, counted by kind, in the order kinds first occurred,
+/// and the known producer defects that were recovered exactly.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Diagnostics {
     tallies: IndexMap<WarningKind, Tally>,
+    /// One line per input in which a producer's known bug was read around
+    /// exactly (V8's mis-sized DEBUG_INFO records): said, but not damage, so
+    /// neither counted nor refused by `--strict`.
+    recovered_defects: Vec<String>,
 }
 
 impl Diagnostics {
@@ -181,11 +186,17 @@ impl Diagnostics {
         tally.examples.extend(examples.into_iter().take(room));
     }
 
-    /// Adds every warning of `other`.
+    /// Adds every warning and recovered defect of `other`.
     pub fn merge(&mut self, other: &Diagnostics) {
         for (&kind, tally) in &other.tallies {
             self.add(kind, tally.count, tally.examples.iter().cloned());
         }
+        self.recovered_defects.extend(other.recovered_defects.iter().cloned());
+    }
+
+    /// The producer defects read around exactly, one line per input.
+    pub fn recovered_defects(&self) -> &[String] {
+        &self.recovered_defects
     }
 
     /// The warnings of a code log read from `log.path`: `PATH:LINE: what`.
@@ -245,6 +256,13 @@ impl Diagnostics {
                 }
             };
             self.warn(kind, || format!("{}: {warning}", path.display()));
+        }
+        let mis_sized = jitdump.mis_sized_debug_infos.len();
+        if mis_sized > 0 {
+            self.recovered_defects.push(format!(
+                "{}: {mis_sized} debug-info record(s) mis-sized by V8 (cross-script inlining), read by their entries",
+                path.display()
+            ));
         }
     }
 
@@ -364,15 +382,18 @@ fn perf_script_example(path: &Path, tally: &WarningTally) -> Option<String> {
     Some(format!("{}:{}: {:?}", path.display(), example.line_number, example.line))
 }
 
-/// The summary for standard error: a headline, then per kind its count,
-/// description and examples; every line starts with `v8inline: `. Empty when
-/// there is no warning.
+/// The summary for standard error: the recovered producer defects as notes,
+/// then a headline and per kind its count, description and examples; every
+/// line starts with `v8inline: `. Empty when there is neither.
 impl fmt::Display for Diagnostics {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.is_empty() {
-            return Ok(());
-        }
         let mut text = String::new();
+        for defect in &self.recovered_defects {
+            let _ = writeln!(text, "v8inline: note: {defect}");
+        }
+        if self.is_empty() {
+            return formatter.write_str(&text);
+        }
         let _ = writeln!(text, "v8inline: warning: {} input problem(s); the rest of the input was used:", self.total());
         for (kind, tally) in &self.tallies {
             let _ = writeln!(text, "v8inline:   {} {}", tally.count, kind.description());

@@ -29,6 +29,7 @@ mod error;
 mod header;
 mod reader;
 mod record;
+mod v8_mis_sized;
 
 pub use error::{HeaderProblem, JitDumpError, JitDumpWarning, RecordProblem};
 pub use header::{FILE_HEADER_SIZE, FileHeader, Header, MAGIC};
@@ -37,6 +38,7 @@ pub use record::{
     CodeLoad, CodeLoadFields, CodeMove, CodeMoveFields, DebugEntry, DebugEntryFields, DebugInfo, DebugInfoFields,
     JitDumpRecordKind, RECORD_PREFIX_SIZE, RecordPrefix, UnwindingInfoFields, V8_DEBUG_ADDRESS_BIAS,
 };
+pub use v8_mis_sized::MisSizedDebugInfo;
 
 #[cfg(test)]
 mod tests;

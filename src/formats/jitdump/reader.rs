@@ -14,6 +14,7 @@ use super::record::{
     CodeLoad, DebugInfo, JitDumpRecordKind, NameInterner, RECORD_PREFIX_SIZE, RecordPrefix, parse_code_load,
     parse_code_move,
 };
+use super::v8_mis_sized::{DebugInfoFraming, MisSizedDebugInfo, PROBE_BYTES, frame_debug_info};
 
 /// What to decode besides CODE_LOAD and CODE_MOVE records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -37,6 +38,10 @@ pub struct JitDump {
     /// Truncation, malformed records and DEBUG_INFO resynchronizations, each
     /// with its byte offset.
     pub warnings: Vec<JitDumpWarning>,
+    /// DEBUG_INFO records whose size V8 got wrong (cross-script inlining,
+    /// node 26 and Deno), read by their entries: V8's known defect, not
+    /// damage, so not among the warnings.
+    pub mis_sized_debug_infos: Vec<MisSizedDebugInfo>,
     /// Well-framed records whose content is not returned: CODE_CLOSE,
     /// UNWINDING_INFO, unknown ids, and DEBUG_INFO when
     /// [`ReadOptions::debug_info`] is off.
@@ -217,6 +222,7 @@ impl Reader<'_> {
                 loads: Vec::new(),
                 debug_infos: Vec::new(),
                 warnings: Vec::new(),
+                mis_sized_debug_infos: Vec::new(),
                 skipped_records: 0,
             },
             stopped_for_good: false,
@@ -247,11 +253,23 @@ impl Reader<'_> {
                 return offset;
             };
             let total_size = prefix.total_size.get(self.endian);
-            let record_size = usize::try_from(total_size).unwrap_or(usize::MAX);
+            let mut record_size = usize::try_from(total_size).unwrap_or(usize::MAX);
             if record_size < RECORD_PREFIX_SIZE {
                 self.dump.warnings.push(JitDumpWarning::RecordSizeTooSmall { offset: record_offset, total_size });
                 self.stopped_for_good = true;
                 return offset;
+            }
+            let kind = JitDumpRecordKind::from_id(prefix.id.get(self.endian));
+            let timestamp = prefix.timestamp.get(self.endian);
+            if kind == JitDumpRecordKind::DebugInfo {
+                match frame_debug_info(rest, record_offset, total_size, timestamp, self.endian, at_end) {
+                    DebugInfoFraming::Declared => {}
+                    DebugInfoFraming::ByEntries(mis_sized) => {
+                        record_size = mis_sized.written_size as usize;
+                        self.dump.mis_sized_debug_infos.push(mis_sized);
+                    }
+                    DebugInfoFraming::NeedMoreBytes => return offset,
+                }
             }
             let Some(body) = rest.get(RECORD_PREFIX_SIZE..record_size) else {
                 self.dump.warnings.push(JitDumpWarning::Truncated {
@@ -264,8 +282,6 @@ impl Reader<'_> {
             // The next record's header is a cache miss: ask for it now, and
             // decode this one while it comes.
             prefetch(rest.get(record_size..).unwrap_or_default());
-            let kind = JitDumpRecordKind::from_id(prefix.id.get(self.endian));
-            let timestamp = prefix.timestamp.get(self.endian);
             self.read_record(kind, timestamp, body, record_offset);
             offset = offset.saturating_add(record_size);
         }
@@ -350,10 +366,16 @@ fn prefetch(bytes: &[u8]) {
 }
 
 /// Whether `rest` starts with a whole record (a prefix and the `total_size`
-/// it gives), or with something [`Reader::read_records`] stops at anyway.
+/// it gives, and for a DEBUG_INFO the prefix of the record after it, which
+/// tells whether V8 mis-sized it), or with something
+/// [`Reader::read_records`] stops at anyway.
 fn holds_whole_record(rest: &[u8], endian: Endianness) -> bool {
     let Ok(prefix) = Bytes(rest).read_at::<RecordPrefix>(0) else { return false };
-    usize::try_from(prefix.total_size.get(endian)).is_ok_and(|size| size <= rest.len())
+    let lookahead = match JitDumpRecordKind::from_id(prefix.id.get(endian)) {
+        JitDumpRecordKind::DebugInfo => PROBE_BYTES,
+        _ => 0,
+    };
+    usize::try_from(prefix.total_size.get(endian)).is_ok_and(|size| size.saturating_add(lookahead) <= rest.len())
 }
 
 /// File offset of `offset_in_body` in the body of the record at

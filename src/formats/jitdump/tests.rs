@@ -59,8 +59,13 @@ impl Builder {
 
     /// Appends a CODE_LOAD with `code_size` bytes of 0xCC code.
     fn load(&mut self, index: u64, address: u64, code_size: u64, name: &str) -> usize {
+        self.load_at(1000 + index, index, address, code_size, name)
+    }
+
+    /// [`Builder::load`] written at `timestamp`.
+    fn load_at(&mut self, timestamp: u64, index: u64, address: u64, code_size: u64, name: &str) -> usize {
         let body = self.load_body(index, address, code_size, name.as_bytes(), true);
-        self.record(0, 1000 + index, &body)
+        self.record(0, timestamp, &body)
     }
 
     fn load_body(&self, index: u64, address: u64, code_size: u64, name: &[u8], nul: bool) -> Vec<u8> {
@@ -597,4 +602,172 @@ fn corrupted_files_never_panic() {
         bytes.extend((0..length).map(|_| next() as u8));
         let _ = read(&bytes, &ReadOptions { debug_info: true });
     }
+}
+
+impl Builder {
+    /// Appends a DEBUG_INFO as V8 14.6 and 15.0 write it
+    /// (`LinuxPerfJitLogger::LogWriteDebugInfo`): its size counted with each
+    /// entry's own script name, each entry written with the name of the
+    /// script before it at every change of script, the padding computed from
+    /// the counted size. Returns the record's offset.
+    fn v8_debug_info(&mut self, timestamp: u64, code_address: u64, scripts: &[&str]) -> usize {
+        let endian = self.endian;
+        let mut script_names: Vec<&str> = Vec::new();
+        let mut counted = RECORD_PREFIX_SIZE + size_of::<DebugInfoFields>();
+        for (index, script) in scripts.iter().enumerate() {
+            if index == 0 || scripts[index - 1] != *script {
+                script_names.push(script);
+            }
+            counted += size_of::<DebugEntryFields>() + script.len() + 1;
+        }
+        let padding = counted.next_multiple_of(8) - counted;
+        let fields = DebugInfoFields {
+            code_addr: U64::new(endian, code_address),
+            nr_entry: U64::new(endian, scripts.len() as u64),
+        };
+        let mut body = bytes_of(&fields).to_vec();
+        let mut name_index = 0;
+        for (index, script) in scripts.iter().enumerate() {
+            let entry = DebugEntryFields {
+                addr: U64::new(endian, code_address + 0x40 + 8 * index as u64),
+                lineno: I32::new(endian, 10 + index as i32),
+                discrim: I32::new(endian, 1),
+            };
+            body.extend_from_slice(bytes_of(&entry));
+            body.extend_from_slice(script_names[name_index].as_bytes());
+            body.push(0);
+            if index > 0 && scripts[index - 1] != *script {
+                name_index += 1;
+            }
+        }
+        body.resize(body.len() + padding, 0);
+        self.record_with_size(2, timestamp, (counted + padding) as u32, &body)
+    }
+}
+
+const INDEX: &str = "/app/node_modules/prettier/index.mjs";
+const ESTREE: &str = "/app/node_modules/prettier/plugins/estree.mjs";
+
+/// A file in which V8 mis-sized the DEBUG_INFO of code object 1 (its first
+/// entry in `first`, its last in `last`), and wrote the others right; returns
+/// it with the offsets of its records.
+fn cross_script_file(endian: Endianness, first: &str, last: &str) -> (Vec<u8>, Vec<usize>) {
+    let mut builder = Builder::new(endian);
+    let mut offsets = vec![builder.load_at(UPTIME, 0, 0x7f00_0000_1000, 32, "JS:*print index.mjs:1:1")];
+    offsets.push(builder.v8_debug_info(UPTIME + 2000, 0x7f00_0000_2000, &[first, first, ESTREE, ESTREE, last]));
+    offsets.push(builder.record(4, UPTIME + 2001, &[0u8; 24]));
+    offsets.push(builder.load_at(UPTIME + 2002, 1, 0x7f00_0000_2000, 24, "JS:*printComments index.mjs:5:1"));
+    offsets.push(builder.v8_debug_info(UPTIME + 3000, 0x7f00_0000_3000, &[INDEX, ESTREE, INDEX]));
+    offsets.push(builder.record(4, UPTIME + 3001, &[0u8; 24]));
+    offsets.push(builder.load_at(UPTIME + 3002, 2, 0x7f00_0000_3000, 24, "JS:*genericPrint index.mjs:9:1"));
+    offsets.push(builder.record(3, UPTIME + 4000, &[]));
+    (builder.bytes, offsets)
+}
+
+/// A CLOCK_MONOTONIC time as V8 writes it: nanoseconds since boot, here ten
+/// minutes.
+const UPTIME: u64 = 600_000_000_000;
+
+#[test]
+fn v8_mis_sized_debug_info_is_read_by_its_entries() {
+    for endian in [Endianness::Little, Endianness::Big] {
+        // The last name longer than the first: declared too long; shorter:
+        // declared too short (it then ends inside the record).
+        for (first, last) in [(INDEX, ESTREE), (ESTREE, INDEX)] {
+            let (file, offsets) = cross_script_file(endian, first, last);
+            for dump in [read_default(&file), read_debug(&file)] {
+                assert_eq!(dump.warnings, [], "{endian:?} {first}");
+                assert_eq!(dump.loads.len(), 3, "{endian:?} {first}");
+                assert_eq!(dump.loads[2].record_offset, offsets[6] as u64);
+                let [mis_sized] = dump.mis_sized_debug_infos[..] else {
+                    panic!("{endian:?} {first}: {:?}", dump.mis_sized_debug_infos)
+                };
+                assert_eq!(mis_sized.record_offset, offsets[1] as u64);
+                assert_eq!(mis_sized.written_size as usize, offsets[2] - offsets[1]);
+                let mis_size = mis_sized.declared_size as i64 - mis_sized.written_size as i64;
+                assert_eq!(mis_size, last.len() as i64 - first.len() as i64, "{endian:?} {first}");
+                assert!(mis_sized.entries_size <= mis_sized.written_size);
+                assert!(mis_sized.written_size < mis_sized.entries_size + 8);
+            }
+            // The entries as written: each name one entry late.
+            let dump = read_debug(&file);
+            let names: Vec<&[u8]> = dump.debug_infos[0].entries.iter().map(|entry| &entry.file_name[..]).collect();
+            let expected: [&[u8]; 5] =
+                [first.as_bytes(), first.as_bytes(), first.as_bytes(), ESTREE.as_bytes(), ESTREE.as_bytes()];
+            assert_eq!(names, expected);
+            assert_eq!(dump.debug_infos.len(), 2);
+        }
+    }
+}
+
+#[test]
+fn v8_mis_sized_last_record_and_every_cut() {
+    let (file, offsets) = cross_script_file(Endianness::Little, INDEX, ESTREE);
+    let full = read_default(&file);
+    let mut boundaries = offsets.clone();
+    boundaries.push(file.len());
+    for cut_at in 40..=file.len() {
+        let dump = read_default(&file[..cut_at]);
+        let whole_loads = full
+            .loads
+            .iter()
+            .filter(|load| {
+                boundaries.iter().any(|&boundary| boundary as u64 > load.record_offset && boundary <= cut_at)
+            })
+            .count();
+        assert_eq!(dump.loads[..], full.loads[..whole_loads], "cut at {cut_at}");
+        assert!(dump.mis_sized_debug_infos[..] == full.mis_sized_debug_infos[..dump.mis_sized_debug_infos.len()]);
+        // A cut right after the mis-sized record cannot tell its size: it is
+        // reported as cut, as is every cut inside a record. One exception: a
+        // file that ends where the wrong size says reads as whole.
+        let declared_end = offsets[1] + full.mis_sized_debug_infos[0].declared_size as usize;
+        if cut_at == declared_end {
+            assert_eq!((dump.loads.len(), &dump.warnings[..]), (1, &[][..]), "cut at {cut_at}");
+        } else if boundaries.contains(&cut_at) && cut_at != offsets[2] {
+            assert_eq!(dump.warnings, [], "cut at {cut_at}");
+        } else {
+            let [JitDumpWarning::Truncated { .. }] = dump.warnings[..] else {
+                panic!("cut at {cut_at}: {:?}", dump.warnings);
+            };
+        }
+    }
+}
+
+#[test]
+fn debug_info_of_one_script_is_never_mis_sized() {
+    // A record that leaves its script and comes back (first and last entries
+    // in one script) is sized right even by V8 14.6.
+    let mut builder = Builder::new(Endianness::Little);
+    builder.v8_debug_info(UPTIME, 0x7f00_0000_2000, &[INDEX, ESTREE, ESTREE, INDEX]);
+    builder.load_at(UPTIME + 1, 0, 0x7f00_0000_2000, 24, "JS:*f index.mjs:1:1");
+    let dump = read_default(&builder.bytes);
+    assert_eq!((dump.loads.len(), &dump.warnings[..], &dump.mis_sized_debug_infos[..]), (1, &[][..], &[][..]));
+}
+
+#[test]
+fn damaged_debug_info_sizes_stay_damage() {
+    // A size V8 never writes (not a multiple of 8), and one that lands on
+    // nothing plausible either way: reported as before, not recovered.
+    for damage in [3_i64, -5, 4104] {
+        let (mut file, offsets) = cross_script_file(Endianness::Little, INDEX, INDEX);
+        let size_field = offsets[4] + 4;
+        let size = u32::from_le_bytes(file[size_field..size_field + 4].try_into().unwrap());
+        file[size_field..size_field + 4].copy_from_slice(&((size as i64 + damage) as u32).to_le_bytes());
+        let dump = read_default(&file);
+        assert_eq!(dump.mis_sized_debug_infos, [], "damage {damage}");
+        assert!(!dump.warnings.is_empty(), "damage {damage}");
+        assert_eq!(dump.loads.len(), 2, "damage {damage}: the loads before the damaged record are read");
+    }
+    // The mis-sized record and a damaged one in the same file: the first is
+    // recovered, the second reported.
+    let (mut file, offsets) = cross_script_file(Endianness::Little, INDEX, ESTREE);
+    let size_field = offsets[4] + 4;
+    file[size_field..size_field + 4].copy_from_slice(&7_u32.to_le_bytes());
+    let dump = read_default(&file);
+    assert_eq!(dump.mis_sized_debug_infos.len(), 1);
+    assert_eq!(dump.loads.len(), 2);
+    let [JitDumpWarning::RecordSizeTooSmall { offset, total_size: 7 }] = dump.warnings[..] else {
+        panic!("{:?}", dump.warnings)
+    };
+    assert_eq!(offset, offsets[4] as u64);
 }
