@@ -212,6 +212,20 @@ pub(crate) enum Command {
     /// graph with inlined frames: `v8inline record -- node app.js`,
     /// `v8inline record -- deno run -A app.js`.
     Record(RecordArgs),
+    /// Write a copy of a jitdump with the DEBUG_INFO records that V8 (node
+    /// 26, Deno) mis-sized given their true size, so that `perf inject -j`
+    /// and samply read it whole.
+    RepairJitdump(RepairJitDumpArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct RepairJitDumpArgs {
+    /// The jitdump (`jit-PID.dump`; `.gz` is read too).
+    #[arg(value_name = "JITDUMP")]
+    pub(crate) jitdump: PathBuf,
+    /// Where to write the repaired copy (never the input itself).
+    #[arg(short, long, value_name = "OUT")]
+    pub(crate) output: PathBuf,
 }
 
 #[derive(Args, Debug)]

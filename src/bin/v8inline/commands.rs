@@ -1,12 +1,13 @@
-//! The subcommands: `lookup`, `compare`, `record`.
+//! The subcommands: `lookup`, `compare`, `record`, `repair-jitdump`.
 
 use std::io::Write;
 use std::path::Path;
 
-use crate::args::{CompareArgs, CompareFormat, LookupArgs, RecordArgs};
+use crate::args::{CompareArgs, CompareFormat, LookupArgs, RecordArgs, RepairJitDumpArgs};
 use crate::failure::{Failure, report_warnings, standard_output_failure, write_file, write_output};
 use v8inline::commands::lookup::{AddressQuery, describe_address};
 use v8inline::commands::record::RecordOptions;
+use v8inline::diagnostics::Diagnostics;
 use v8inline::input::read_file;
 use v8inline::output::annotations::SourceRoot;
 use v8inline::output::compare::{
@@ -94,5 +95,33 @@ pub(crate) fn record(args: RecordArgs) -> Result<(), Failure> {
     let recording = v8inline::commands::record::record(&options, &mut announce)
         .map_err(|error| Failure::Input(error.to_string()))?;
     eprint!("{}", recording.report());
+    Ok(())
+}
+
+pub(crate) fn repair_jitdump(args: RepairJitDumpArgs) -> Result<(), Failure> {
+    let same_file = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same_file(&args.jitdump, &args.output) {
+        return Err(Failure::Usage(format!(
+            "repair-jitdump does not overwrite its input {}: give another -o",
+            args.jitdump.display()
+        )));
+    }
+    let bytes = read_file(&args.jitdump)?;
+    let repaired = v8inline::formats::jitdump::repair(&bytes)
+        .map_err(|error| Failure::Input(format!("{}: {error}", args.jitdump.display())))?;
+    let mut diagnostics = Diagnostics::new();
+    diagnostics.add_jitdump(&args.jitdump, &repaired.original);
+    eprint!("{diagnostics}");
+    write_file(&args.output, &repaired.bytes)?;
+    eprintln!(
+        "v8inline: {}: corrected {} DEBUG_INFO record(s) mis-sized by V8; wrote {} ({} bytes)",
+        args.jitdump.display(),
+        repaired.original.mis_sized_debug_infos.len(),
+        args.output.display(),
+        repaired.bytes.len()
+    );
     Ok(())
 }

@@ -39,6 +39,7 @@ fn main() -> ExitCode {
         Some(Command::Lookup(args)) => commands::lookup(args),
         Some(Command::Compare(args)) => commands::compare(args),
         Some(Command::Record(args)) => commands::record(args),
+        Some(Command::RepairJitdump(args)) => commands::repair_jitdump(args),
         None => fold::fold(cli.fold),
     };
     match result {

@@ -29,6 +29,7 @@ mod error;
 mod header;
 mod reader;
 mod record;
+mod repair;
 mod v8_mis_sized;
 
 pub use error::{HeaderProblem, JitDumpError, JitDumpWarning, RecordProblem};
@@ -38,6 +39,7 @@ pub use record::{
     CodeLoad, CodeLoadFields, CodeMove, CodeMoveFields, DebugEntry, DebugEntryFields, DebugInfo, DebugInfoFields,
     JitDumpRecordKind, RECORD_PREFIX_SIZE, RecordPrefix, UnwindingInfoFields, V8_DEBUG_ADDRESS_BIAS,
 };
+pub use repair::{RepairedJitDump, repair};
 pub use v8_mis_sized::MisSizedDebugInfo;
 
 #[cfg(test)]

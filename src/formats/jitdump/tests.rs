@@ -771,3 +771,34 @@ fn damaged_debug_info_sizes_stay_damage() {
     };
     assert_eq!(offset, offsets[4] as u64);
 }
+
+#[test]
+fn repair_gives_mis_sized_records_their_true_size() {
+    for endian in [Endianness::Little, Endianness::Big] {
+        for (first, last) in [(INDEX, ESTREE), (ESTREE, INDEX)] {
+            let (file, offsets) = cross_script_file(endian, first, last);
+            let original = read_debug(&file);
+            let repaired = repair(&file).unwrap();
+            assert_eq!(repaired.original.mis_sized_debug_infos, original.mis_sized_debug_infos);
+            assert_eq!(repaired.original.warnings, []);
+            let dump = read_debug(&repaired.bytes);
+            assert_eq!((&dump.warnings[..], &dump.mis_sized_debug_infos[..]), (&[][..], &[][..]), "{endian:?}");
+            // Every record as it was, but the corrected one's size and
+            // padding: the same loads and entries, each record after it moved
+            // by the difference of the paddings.
+            let corrected = repaired.original.mis_sized_debug_infos[0];
+            let shift = corrected.repaired_size() as i64 - corrected.written_size as i64;
+            assert_eq!(dump.debug_infos, original.debug_infos);
+            for (load, before) in dump.loads.iter().zip(&original.loads) {
+                let moved = if before.record_offset > corrected.record_offset { shift } else { 0 };
+                assert_eq!(load.record_offset as i64, before.record_offset as i64 + moved);
+                assert_eq!(CodeLoad { record_offset: before.record_offset, ..load.clone() }, *before);
+            }
+            assert_eq!(&repaired.bytes[..offsets[1] + 4], &file[..offsets[1] + 4]);
+            assert_eq!(&repaired.bytes[(offsets[2] as i64 + shift) as usize..], &file[offsets[2]..]);
+            assert_eq!(repaired.bytes.len() as i64, file.len() as i64 + shift);
+            // Repairing again changes nothing.
+            assert_eq!(repair(&repaired.bytes).unwrap().bytes, repaired.bytes);
+        }
+    }
+}
