@@ -11,8 +11,9 @@
 //! first that applies is named):
 //!
 //! 1. the samples are of another pid than the jitdump and code log;
-//! 2. the code log has no `code-source-info` record (recorded without
-//!    `--log-code`);
+//! 2. the code log has no code record at all (node without `--log-code`
+//!    still writes `isolate-*-v8.log`, with its default events only), or no
+//!    `code-source-info` record;
 //! 3. then the most common reason among the samples that did not expand:
 //!    the log and the jitdump do not join (different runs), the sample times
 //!    precede every load of the code at their address (perf recorded
@@ -41,6 +42,9 @@ enum Cause {
         /// The pids of the samples.
         sampled: PidCounts,
     },
+    /// The code log has no `code-creation` record at all: node wrote it
+    /// without `--log-code`.
+    NoCodeRecords,
     /// The code log has no `code-source-info` record at all.
     NoSourcePositionRecords,
     /// Most jitdump code loads have no code-creation of the same address
@@ -122,7 +126,10 @@ fn cause(map: &InlineMap, samples: &ProcessSamples) -> Cause {
         return Cause::OtherPids { profiled, sampled: samples.other_pids.clone() };
     }
     let mut code_objects = map.logs().iter().flat_map(|log| &log.code_objects).peekable();
-    if code_objects.peek().is_some() && code_objects.all(|object| object.source_info.is_none()) {
+    if code_objects.peek().is_none() {
+        return Cause::NoCodeRecords;
+    }
+    if code_objects.all(|object| object.source_info.is_none()) {
         return Cause::NoSourcePositionRecords;
     }
     // The most common reason; on a tie, the earlier one.
@@ -141,7 +148,7 @@ impl Cause {
     /// How many of the process's samples that did not expand this explains.
     fn samples(&self, samples: &ProcessSamples) -> u64 {
         match self {
-            Cause::OtherPids { .. } | Cause::NoSourcePositionRecords => samples.not_expanded(),
+            Cause::OtherPids { .. } | Cause::NoCodeRecords | Cause::NoSourcePositionRecords => samples.not_expanded(),
             Cause::LogAndJitDumpDoNotJoin { .. } => samples.not_in_log,
             Cause::SamplesBeforeLoads { .. } => samples.before_any_load,
             Cause::Unoptimized => samples.unoptimized,
@@ -166,7 +173,9 @@ fn load_times(map: &InlineMap) -> Option<TimeSpan> {
 fn describe(map: &InlineMap, samples: &ProcessSamples, cause: &Cause) -> String {
     let mut text = String::new();
     let subject = match cause {
-        Cause::NoSourcePositionRecords | Cause::CodeWithoutSourcePositions => map.log_path().display().to_string(),
+        Cause::NoCodeRecords | Cause::NoSourcePositionRecords | Cause::CodeWithoutSourcePositions => {
+            map.log_path().display().to_string()
+        }
         _ => files(map),
     };
     let _ = write!(
@@ -185,6 +194,12 @@ fn describe(map: &InlineMap, samples: &ProcessSamples, cause: &Cause) -> String 
                 files_of(sampled)
             )
         }
+        Cause::NoCodeRecords => write!(
+            text,
+            "the code log has no code records: node was run without --log-code (it writes this log with its \
+             default events all the same); run node with --log-code beside --perf-prof (Deno: \
+             --v8-flags=--log-code,--perf-prof), or record with `v8inline record -- node ...`"
+        ),
         Cause::NoSourcePositionRecords => write!(
             text,
             "the code log has no code-source-info records (recorded without --log-code?); record with node \
