@@ -11,7 +11,10 @@ Seeds are kept small (a few KB: libFuzzer mutates small inputs much faster):
 - code_log:    runs of consecutive log lines, about 2 KB each; long
                script-source lines are cut to 1 KB.
 - jitdump:     the real header followed by runs of consecutive records
-               (about 2 KB), plus the header alone and byte-swapped.
+               (about 2 KB), plus the header alone and byte-swapped; from
+               testdata/esmapp (node 26, Deno) also each DEBUG_INFO record
+               that V8 mis-sized with the records around it, alone and with
+               a later DEBUG_INFO's size damaged.
 - perf_script: a flags byte (0), then runs of at most 4 consecutive
                samples, at most 4 KB unless one sample is longer, each stack
                cut to 12 lines (the first 3, the last 3 and 6 from the middle,
@@ -86,7 +89,8 @@ def evenly(items, count):
 
 
 def recordings():
-    return sorted(path for path in TESTDATA.glob("node*") if path.is_dir())
+    # testdata/node18 ... node26 (not no-log-code).
+    return sorted(path for path in TESTDATA.glob("node[0-9]*") if path.is_dir())
 
 
 def one(directory, pattern):
@@ -113,17 +117,69 @@ def log_chunks(log):
 # --- jitdump ------------------------------------------------------------------
 
 
+def plausible_record(dump, offset, after_timestamp):
+    """Whether a record that may follow a DEBUG_INFO starts at offset."""
+    if offset + 16 > len(dump):
+        return False
+    record_id, total_size, timestamp = struct.unpack_from("<IIQ", dump, offset)
+    return record_id <= 4 and total_size >= 16 and 0 <= timestamp - after_timestamp <= 10**9
+
+
+def written_debug_info_size(dump, offset):
+    """The bytes V8 really wrote for the DEBUG_INFO at offset when it
+    mis-sized it (node 26, Deno: see src/formats/jitdump/v8_mis_sized.rs),
+    else None."""
+    _, total_size, timestamp = struct.unpack_from("<IIQ", dump, offset)
+    if offset + total_size == len(dump) or plausible_record(dump, offset + total_size, timestamp):
+        return None
+    end = offset + 32
+    for _ in range(struct.unpack_from("<Q", dump, offset + 24)[0]):
+        name_end = dump.find(b"\0", end + 16)
+        if name_end < 0:
+            return None
+        end = name_end + 1
+    for padding in range(8):
+        if any(dump[end : end + padding]):
+            return None
+        if plausible_record(dump, end + padding, timestamp):
+            return end + padding - offset
+    return None
+
+
 def jitdump_records(dump):
-    """(offset, id, bytes) of each record of a little-endian jitdump."""
+    """(offset, id, bytes) of each record of a little-endian jitdump, V8's
+    mis-sized DEBUG_INFO records by the bytes really written."""
     header_size = struct.unpack_from("<I", dump, 8)[0]
     records, offset = [], header_size
     while offset + 16 <= len(dump):
         record_id, total_size = struct.unpack_from("<II", dump, offset)
+        if record_id == 2:
+            total_size = written_debug_info_size(dump, offset) or total_size
         if total_size < 16 or offset + total_size > len(dump):
             break
         records.append((offset, record_id, dump[offset : offset + total_size]))
         offset += total_size
     return dump[:header_size], records
+
+
+def mis_sized_seeds(dump):
+    """Each mis-sized DEBUG_INFO of a jitdump with the records around it, then
+    the same with a DEBUG_INFO after it damaged (its size off by 3): V8's
+    defect beside real damage."""
+    header, records = jitdump_records(dump)
+    seeds = []
+    for index, (offset, record_id, record) in enumerate(records):
+        if record_id != 2 or struct.unpack_from("<I", record, 4)[0] == len(record):
+            continue
+        run = [r for _, _, r in records[max(0, index - 1) : index + 6] if len(r) <= CHUNK_BYTES]
+        seeds.append(header + b"".join(run))
+        damaged = [bytearray(r) for r in run]
+        for later in damaged[2:]:
+            if struct.unpack_from("<I", later, 0)[0] == 2:
+                struct.pack_into("<I", later, 4, struct.unpack_from("<I", later, 4)[0] + 3)
+                break
+        seeds.append(header + b"".join(damaged))
+    return evenly(seeds, MAX_SEEDS_PER_FILE)
 
 
 def byte_swapped_header(header):
@@ -503,6 +559,12 @@ def main():
             write_seed(corpus / "jitdump", chunk)
         for seed in pipeline_seeds(directory):
             write_seed(corpus / "pipeline", seed)
+    # node 26 and Deno jitdumps with DEBUG_INFO records V8 mis-sized.
+    for directory in sorted((TESTDATA / "esmapp").iterdir()):
+        if directory.is_dir():
+            dump = gzip.decompress(one(directory, "jit-*.dump.gz").read_bytes())
+            for chunk in jitdump_chunks(dump) + mis_sized_seeds(dump):
+                write_seed(corpus / "jitdump", chunk)
     scripts = [path for directory in recordings() for path in sorted(directory.glob("perf*.script.gz"))]
     scripts.append(TESTDATA / "native" / "perf.script.gz")
     for path in scripts:

@@ -1,6 +1,9 @@
 //! The jitdump reader on arbitrary bytes, with and without DEBUG_INFO
 //! decoding and streamed: it never panics, decoding DEBUG_INFO changes
-//! nothing else, and the streamed read equals the in-memory one.
+//! nothing else, and the streamed read equals the in-memory one. And
+//! `repair`: the repaired file reads as the input did (the same loads and
+//! debug infos, as many warnings) with no record left mis-sized, and
+//! repairing it again changes nothing.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -14,6 +17,9 @@ fuzz_target!(|bytes: &[u8]| {
         (Ok(plain), Ok(streamed)) => assert_eq!(plain, streamed),
         (Err(plain), Err(streamed)) => assert_eq!(plain.to_string(), streamed.to_string()),
         _ => panic!("streamed and in-memory reads disagree on the header"),
+    }
+    if let Ok(plain) = &plain {
+        check_repair(bytes, plain);
     }
     let with_debug_info = jitdump::read(bytes, &ReadOptions { debug_info: true });
     match (plain, with_debug_info) {
@@ -33,3 +39,20 @@ fuzz_target!(|bytes: &[u8]| {
         (plain, with_debug_info) => panic!("header accepted by one read only: {plain:?} / {with_debug_info:?}"),
     }
 });
+
+fn check_repair(bytes: &[u8], plain: &jitdump::JitDump) {
+    let repaired = jitdump::repair(bytes).expect("the header was read");
+    assert_eq!(repaired.original, *plain);
+    let again = jitdump::read(&repaired.bytes, &ReadOptions::default()).expect("the header is kept");
+    assert_eq!(again.mis_sized_debug_infos, []);
+    assert_eq!(again.warnings.len(), plain.warnings.len());
+    let without_offsets = |dump: &jitdump::JitDump| {
+        dump.loads.iter().map(|load| jitdump::CodeLoad { record_offset: 0, ..load.clone() }).collect::<Vec<_>>()
+    };
+    assert_eq!(without_offsets(&again), without_offsets(plain));
+    if !plain.mis_sized_debug_infos.is_empty() {
+        let debug_infos = |bytes: &[u8]| jitdump::read(bytes, &ReadOptions { debug_info: true }).unwrap().debug_infos;
+        assert_eq!(debug_infos(&repaired.bytes), debug_infos(bytes));
+    }
+    assert_eq!(jitdump::repair(&repaired.bytes).unwrap().bytes, repaired.bytes);
+}
