@@ -174,3 +174,65 @@ fn a_recording_without_log_code_is_named_as_such() {
         assert!(!errors.contains("do not join"), "{errors}");
     }
 }
+
+/// The `jitted-PID-N.so` files in `directory`.
+fn jitted_files(directory: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(directory)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.file_name().unwrap().to_string_lossy().starts_with("jitted-"))
+        .collect()
+}
+
+/// `perf inject -j` stops at the first record V8 mis-sized and writes a
+/// `jitted-PID-N.so` for the code loads before it only; after
+/// `repair-jitdump` it writes one for every code load. perf finds the
+/// jitdump at the path node mapped it from, in the directory the recording
+/// ran in (testdata/esmapp/record.sh), so the test puts it there.
+#[test]
+fn perf_inject_reads_the_repaired_jitdump_whole() {
+    let perf_works =
+        std::process::Command::new("perf").arg("--version").output().is_ok_and(|output| output.status.success());
+    if !perf_works {
+        eprintln!("skipped: perf is not installed");
+        return;
+    }
+    let recording = esmapp("node26");
+    let input = file_starting(&recording, "jit-");
+    let original = gunzip(&input);
+    let loads = jitdump::read(&original, &ReadOptions::default()).unwrap().loads.len();
+    let directory = temp_dir("v8_defects", "perf-inject");
+    let perf_data = directory.join("perf.data");
+    std::fs::write(&perf_data, gunzip(&recording.join("perf.data.gz"))).unwrap();
+    // Where node wrote the jitdump: record.sh's fixed working directory.
+    let recorded_at = Path::new("/tmp/v8inline-esmapp");
+    std::fs::create_dir_all(recorded_at).unwrap();
+    let jitdump_path = recorded_at.join(input.file_stem().unwrap());
+    let inject = |jitdump: &[u8]| -> usize {
+        for stale in jitted_files(recorded_at) {
+            std::fs::remove_file(stale).unwrap();
+        }
+        std::fs::write(&jitdump_path, jitdump).unwrap();
+        let injected = directory.join("perf.jit.data");
+        let output = std::process::Command::new("perf")
+            .args(["inject", "-j", "-i", text(&perf_data), "-o", text(&injected)])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "perf inject: {}", stderr(&output));
+        let written = jitted_files(recorded_at).len();
+        for file in jitted_files(recorded_at) {
+            std::fs::remove_file(file).unwrap();
+        }
+        written
+    };
+    let before = inject(&original);
+    let output = run(&["repair-jitdump", text(&input), "-o", text(&directory.join("repaired.dump"))]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let after = inject(&std::fs::read(directory.join("repaired.dump")).unwrap());
+    eprintln!(
+        "perf inject -j: {before} of {loads} code loads written as .so files before repair-jitdump, {after} after"
+    );
+    assert_eq!(after, loads);
+    assert!(before < loads, "perf inject is expected to stop at V8's first mis-sized record");
+    let _ = std::fs::remove_file(&jitdump_path);
+}

@@ -17,7 +17,7 @@
 # (file:///tmp/v8inline-esmapp/node_modules/prettier/index.mjs, ...).
 #
 # For each runtime, into testdata/esmapp/<runtime>/:
-# - perf samples + jitdump + code log of one process, as testdata/record.sh
+# - perf samples (perf.data) + jitdump + code log of one process, as testdata/record.sh
 #   does (Deno gets the same V8 flags through --v8-flags, and writes
 #   codspeed-v8-PID.log and jit-PID.dump into the working directory as node
 #   does), and `perf script` of the same perf.data;
@@ -134,8 +134,10 @@ record() {
   else
     "$deno" --version >"$out/deno-version.txt"
   fi
+  # perf.data too: tests/v8_defects.rs runs `perf inject -j` on it with the
+  # jitdump repaired (it names the jitdump by its path in $work).
   local file
-  for file in "$log" "$dump" perf.script cpuprofile-a.cpuprofile cpuprofile-b.cpuprofile; do
+  for file in "$log" "$dump" perf.data perf.script cpuprofile-a.cpuprofile cpuprofile-b.cpuprofile; do
     gzip -9 -n -c "$file" >"$out/$file.gz"
   done
   # The committed jitdump walks as the recorded one did.
