@@ -23,11 +23,9 @@ use std::process::{Command, ExitStatus, Stdio};
 
 use crate::collapse::{CollapseOptions, CollapseSummary};
 use crate::diagnostics::Diagnostics;
-use crate::output::cpuprofile::{CpuProfile, CpuProfileOptions};
-use crate::output::firefox::{firefox_profile, write_firefox_profile};
-use crate::output::flamegraph::SvgOptions;
-use crate::output::timeline::Timeline;
-use crate::pipeline::{self, FoldOptions, SampleInput};
+use crate::output::cpuprofile::ThreadSelection;
+use crate::pipeline::outputs::{Destination, Job, OutputRequest, RunError, RunEvent, run};
+use crate::pipeline::{FoldOptions, SampleInput};
 use crate::v8::inline_map::SourceOptions;
 use crate::v8::profile::{IsolateLogName, ProfileOptions};
 
@@ -296,9 +294,9 @@ pub enum RecordError {
         /// The runtime's name.
         runtime: &'static str,
     },
-    /// The recording could not be folded.
+    /// The recording could not be folded or its outputs written.
     #[error(transparent)]
-    Fold(#[from] crate::Error),
+    Run(#[from] RunError),
 }
 
 /// Flags whose absence is handled: without `--perf-prof-path` (node 18,
@@ -438,7 +436,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         ..CollapseOptions::default()
     };
     let sources = SourceOptions { read_from_disk: true, ..SourceOptions::default() };
-    let (exit_status, unsupported_flags, folded, summary, expanded_frames, timeline) = match &sampler {
+    let (exit_status, unsupported_flags, inputs, fold_options) = match &sampler {
         Sampler::Perf => {
             let (flags, unsupported) = supported(perf_flags(&output_dir), &known);
             let invocation = runtime.invocation(node_arguments, &flags, user_deno_v8_flags.as_deref())?;
@@ -471,10 +469,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
                 timeline: true,
                 ..FoldOptions::default()
             };
-            let profile = pipeline::fold(&SampleInput::PerfData(perf_data), &fold_options)?;
-            diagnostics.merge(&profile.diagnostics);
-            let folded = render(&profile.folder);
-            (exit_status, unsupported, folded, profile.summary, profile.expansion.expanded, profile.timeline)
+            (exit_status, unsupported, vec![SampleInput::PerfData(perf_data)], fold_options)
         }
         Sampler::V8Ticks { .. } => {
             let (flags, unsupported) = supported(prof_flags(&output_dir, options.frequency), &known);
@@ -495,79 +490,53 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
                 timeline: true,
                 ..FoldOptions::default()
             };
-            let inputs: Vec<SampleInput> = logs.into_iter().map(SampleInput::Ticks).collect();
-            let profile = pipeline::fold_all(&inputs, &fold_options)?;
-            diagnostics.merge(&profile.diagnostics);
-            let folded = render(&profile.folder);
-            (exit_status, unsupported, folded, profile.summary, profile.expansion.expanded, profile.timeline)
+            (exit_status, unsupported, logs.into_iter().map(SampleInput::Ticks).collect(), fold_options)
         }
     };
     let folded_path = output_dir.join(FOLDED_FILE);
-    std::fs::write(&folded_path, &folded)
-        .map_err(|source| RecordError::Output { path: folded_path.display().to_string(), source })?;
     let flamegraph_path = output_dir.join(FLAMEGRAPH_FILE);
-    let svg_options = SvgOptions {
-        title: format!("v8inline record: {}", display_command(&options.command)),
-        event: match &sampler {
-            Sampler::Perf => summary.event.clone(),
-            Sampler::V8Ticks { .. } => Some("V8 ticks".to_string()),
-        },
-        samples: summary.samples_kept,
-        total_count: summary.total_count,
+    let cpuprofile_path = output_dir.join(CPUPROFILE_FILE);
+    let firefox_profile_path = output_dir.join(FIREFOX_PROFILE_FILE);
+    // The outputs of the main job's `-o`, `--flamegraph`, `--cpuprofile` and
+    // `--firefox-profile`, written by the same code.
+    let job = Job {
+        inputs,
+        fold: fold_options,
+        outputs: vec![
+            OutputRequest::Folded(Destination::File(folded_path.clone())),
+            OutputRequest::FlameGraph(flamegraph_path.clone()),
+            OutputRequest::CpuProfile {
+                path: cpuprofile_path.clone(),
+                thread: ThreadSelection::default(),
+                javascript_only: false,
+            },
+            OutputRequest::FirefoxProfile(firefox_profile_path.clone()),
+        ],
+        title: Some(format!("v8inline record: {}", display_command(&options.command))),
+        strict: false,
     };
-    let svg_error = |source| RecordError::Output { path: flamegraph_path.display().to_string(), source };
-    let file = std::fs::File::create(&flamegraph_path).map_err(svg_error)?;
-    let text = String::from_utf8_lossy(&folded);
-    crate::output::flamegraph::write_svg(text.lines(), &svg_options, std::io::BufWriter::new(file))
-        .map_err(|error| RecordError::Output { path: flamegraph_path.display().to_string(), source: error })?;
-    let timeline = timeline.unwrap_or_default();
-    let timeline_files = write_timeline_files(&timeline, &output_dir, &svg_options.title)?;
+    let mut cpuprofile_thread = String::new();
+    let run = run(&job, &mut |event| {
+        if let RunEvent::CpuProfileThread { thread, .. } = event {
+            cpuprofile_thread = thread;
+        }
+    })?;
+    diagnostics.merge(&run.diagnostics);
     Ok(Recording {
         runtime,
         sampler,
         exit_status,
         folded_path,
         flamegraph_path,
-        cpuprofile_path: timeline_files.cpuprofile_path,
-        cpuprofile_thread: timeline_files.cpuprofile_thread,
-        firefox_profile_path: timeline_files.firefox_profile_path,
-        summary,
-        expanded_frames,
+        cpuprofile_path,
+        cpuprofile_thread,
+        firefox_profile_path,
+        summary: run.summary,
+        expanded_frames: run.expansion.expanded,
         unsupported_flags,
         notes,
         diagnostics,
     })
-}
-
-/// The timeline files written into the output directory.
-struct TimelineFiles {
-    cpuprofile_path: PathBuf,
-    cpuprofile_thread: String,
-    firefox_profile_path: PathBuf,
-}
-
-/// Writes the `.cpuprofile` of the busiest thread and the Firefox Profiler
-/// profile of every thread into `output_dir`.
-fn write_timeline_files(timeline: &Timeline, output_dir: &Path, title: &str) -> Result<TimelineFiles, RecordError> {
-    let cpuprofile_path = output_dir.join(CPUPROFILE_FILE);
-    let cpuprofile_error = |source| RecordError::Output { path: cpuprofile_path.display().to_string(), source };
-    let (cpuprofile, summary) = CpuProfile::from_timeline(timeline, &CpuProfileOptions::default())
-        .map_err(|error| cpuprofile_error(std::io::Error::other(error)))?;
-    let file = std::fs::File::create(&cpuprofile_path).map_err(cpuprofile_error)?;
-    cpuprofile.write(std::io::BufWriter::new(file)).map_err(cpuprofile_error)?;
-    let firefox_profile_path = output_dir.join(FIREFOX_PROFILE_FILE);
-    let firefox_error = |source| RecordError::Output { path: firefox_profile_path.display().to_string(), source };
-    let file = std::fs::File::create(&firefox_profile_path).map_err(firefox_error)?;
-    write_firefox_profile(&firefox_profile(timeline, title), file, true).map_err(firefox_error)?;
-    Ok(TimelineFiles { cpuprofile_path, cpuprofile_thread: summary.describe(), firefox_profile_path })
-}
-
-/// The folded stacks of `folder` as text.
-fn render(folder: &crate::collapse::Folder) -> Vec<u8> {
-    let mut folded = Vec::new();
-    // Writing into a Vec cannot fail.
-    let _ = folder.write_folded(&mut folded);
-    folded
 }
 
 /// `path` made absolute against the working directory (node runs there

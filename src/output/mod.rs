@@ -10,6 +10,9 @@
 //! TimelineRecorder + V8Expander ────────► Timeline ─► cpuprofile, firefox
 //! ```
 //!
+//! `stats` writes the `--stats` text. Which outputs a job writes is chosen
+//! in [`crate::pipeline::outputs`].
+//!
 //! [`StackProfile`]: stack_profile::StackProfile
 //! [`FrameTable`]: stack_profile::FrameTable
 //! [`Timeline`]: timeline::Timeline
@@ -23,4 +26,5 @@ pub mod json;
 pub mod pprof;
 pub mod report;
 pub mod stack_profile;
+pub mod stats;
 pub mod timeline;

@@ -20,6 +20,7 @@
 //! otherwise, and for every other source, the source reads on the calling
 //! thread and the expansion and sinks run on another ([`relay`]).
 
+pub mod outputs;
 pub mod relay;
 
 use std::io;
@@ -55,6 +56,12 @@ pub enum SampleInput {
 }
 
 impl SampleInput {
+    /// Whether the samples are V8's own ticks (counted one each, no perf
+    /// event).
+    pub fn is_ticks(&self) -> bool {
+        matches!(self, SampleInput::Ticks(_))
+    }
+
     /// The input as named in titles and messages.
     pub fn display_name(&self) -> String {
         match self {
@@ -111,9 +118,13 @@ impl FoldOptions {
 pub struct FoldedProfile {
     /// The aggregated stacks.
     pub folder: Folder,
-    /// The expanders used, one per thread; the first one describes the
-    /// expanded frames of a folder with details.
-    pub expanders: Vec<V8Expander>,
+    /// The stacks with their code locations, for pprof and the reports,
+    /// when [`FoldOptions::record_details`] asked for them (of the first
+    /// input of [`fold_all`]).
+    pub details: Option<StackProfile>,
+    /// The processes' code logs and jitdumps (of the first input of
+    /// [`fold_all`]).
+    pub code_logs: Profiles,
     /// Samples read, kept, skipped; distinct stacks.
     pub summary: CollapseSummary,
     /// What happened to JIT frames, over all threads.
@@ -135,12 +146,6 @@ impl FoldedProfile {
     /// them on a second thread when it has [`FoldedProfile::threads`].
     pub fn write_folded<W: io::Write>(&self, output: W) -> io::Result<u64> {
         self.folder.write_folded_on(output, self.threads)
-    }
-
-    /// The stacks with their code locations, for pprof and the reports
-    /// (empty unless folded with [`FoldOptions::record_details`]).
-    pub fn stack_profile(&self) -> StackProfile {
-        StackProfile::from_folder(&self.folder, &self.expanders[0], self.summary.event.clone())
     }
 }
 
@@ -181,6 +186,8 @@ pub struct ExpandingSinks {
     timeline: Option<TimelineRecorder>,
     /// The threads the folded text may be written with.
     threads: usize,
+    /// Describe the folded stacks' code locations at the end.
+    record_details: bool,
 }
 
 impl SampleSink for ExpandingSinks {
@@ -207,6 +214,7 @@ impl ExpandingSinks {
             folder,
             timeline: options.timeline.then(TimelineRecorder::new),
             threads: options.thread_count(),
+            record_details: options.record_details,
         }
     }
 
@@ -226,13 +234,16 @@ impl ExpandingSinks {
         summary.take_folder_counts(&self.folder.summary());
         diagnostics.merge(&self.expander.profiles().diagnostics);
         let timeline = self.timeline.map(|recorder| recorder.finish(summary.event.clone()));
+        let details =
+            self.record_details.then(|| StackProfile::from_folder(&self.folder, &self.expander, summary.event.clone()));
         FoldedProfile {
             folder: self.folder,
             summary,
             expansion: self.expander.stats.clone(),
             native,
             diagnostics,
-            expanders: vec![self.expander],
+            details,
+            code_logs: self.expander.profiles().clone(),
             input_name: input.display_name(),
             timeline,
             threads: self.threads,
@@ -249,9 +260,9 @@ impl ExpandingSinks {
 /// [`FoldedProfile::diagnostics`].
 pub fn fold(input: &SampleInput, options: &FoldOptions) -> Result<FoldedProfile, Error> {
     let mut profile = fold_samples_of(input, options)?;
-    warn_unexpanded(&profile.expansion, profile.expanders[0].profiles(), &mut profile.diagnostics);
-    warn_source_maps(profile.expanders[0].profiles(), &mut profile.diagnostics);
-    profile.expanders[0].profiles().add_table_problems(&mut profile.diagnostics);
+    warn_unexpanded(&profile.expansion, &profile.code_logs, &mut profile.diagnostics);
+    warn_source_maps(&profile.code_logs, &mut profile.diagnostics);
+    profile.code_logs.add_table_problems(&mut profile.diagnostics);
     Ok(profile)
 }
 
@@ -325,7 +336,6 @@ pub fn fold_all(inputs: &[SampleInput], options: &FoldOptions) -> Result<FoldedP
             total.outside_libraries += native.outside_libraries;
         }
         merged.diagnostics.merge(&profile.diagnostics);
-        merged.expanders.extend(profile.expanders);
         merged.input_name = format!("{}, {}", merged.input_name, profile.input_name);
     }
     let folded = merged.folder.summary();
@@ -356,7 +366,8 @@ fn fold_perf_script(path: &Path, input: &SampleInput, options: &FoldOptions) -> 
         let warnings = outcome.summary.warnings.clone();
         let profile = FoldedProfile {
             folder: outcome.folder,
-            expanders: outcome.expanders,
+            details: None,
+            code_logs: outcome.expanders[0].profiles().clone(),
             summary: outcome.summary,
             expansion,
             native: None,

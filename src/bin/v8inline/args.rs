@@ -174,33 +174,6 @@ pub(crate) enum AnnotateFormat {
     Github,
 }
 
-impl OutputArgs {
-    /// Whether an output needs the detailed stacks.
-    pub(crate) fn needs_details(&self) -> bool {
-        self.pprof.is_some() || self.report.is_some() || self.summary.is_some() || self.annotate.is_some()
-    }
-
-    /// Whether an output needs every sample in time order.
-    pub(crate) fn needs_timeline(&self) -> bool {
-        self.cpuprofile.is_some() || self.firefox_profile.is_some()
-    }
-
-    /// The outputs that write to standard output instead of a file.
-    pub(crate) fn on_standard_output(&self) -> Vec<&'static str> {
-        let mut names = Vec::new();
-        if self.report.is_some() && self.report_output.is_none() {
-            names.push("--report");
-        }
-        if self.summary.is_some() && self.summary_output.is_none() {
-            names.push("--summary");
-        }
-        if self.annotate.is_some() && self.annotate_output.is_none() {
-            names.push("--annotate");
-        }
-        names
-    }
-}
-
 #[derive(Subcommand, Debug)]
 pub(crate) enum Command {
     /// addr2line for JIT code: print the inline stack at each address.

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use v8inline::diagnostics::{Diagnostics, strict_failure};
+use v8inline::pipeline::outputs::RunError;
 
 /// Why a run failed.
 pub(crate) enum Failure {
@@ -21,6 +22,16 @@ impl From<std::io::Error> for Failure {
             Failure::BrokenPipe
         } else {
             Failure::Input(error.to_string())
+        }
+    }
+}
+
+impl From<RunError> for Failure {
+    fn from(error: RunError) -> Self {
+        match error {
+            _ if error.is_broken_pipe() => Failure::BrokenPipe,
+            RunError::Usage(message) => Failure::Usage(message),
+            RunError::Input(_) | RunError::Output { .. } | RunError::Strict { .. } => Failure::Input(error.to_string()),
         }
     }
 }
