@@ -2,8 +2,11 @@
 
 use std::fmt::Write as _;
 
+use crate::Error;
+use crate::diagnostics::Diagnostics;
 use crate::v8::inline_map::{InlineMap, PositionOrigin, SourceFrame};
 use crate::v8::inline_stack::PositionRule;
+use crate::v8::profile::{ProfileOptions, Profiles};
 
 /// An address to look up, optionally at a time (jitdump clock, ns).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,22 +17,93 @@ pub struct AddressQuery {
     pub time: Option<u64>,
 }
 
+/// An address argument that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AddressParseError {
+    /// The time after `@` is not a number of nanoseconds.
+    #[error("{text}: expected ADDRESS@NANOSECONDS")]
+    Time {
+        /// The argument.
+        text: String,
+    },
+    /// The address is not hexadecimal.
+    #[error("{text}: expected a hexadecimal address")]
+    Address {
+        /// The argument.
+        text: String,
+    },
+}
+
 impl AddressQuery {
     /// Parses `0xADDRESS` or `0xADDRESS@NANOSECONDS` (hex with or without
     /// `0x`); `default_time` applies when no `@` is given.
-    pub fn parse(text: &str, default_time: Option<u64>) -> Result<AddressQuery, String> {
+    pub fn parse(text: &str, default_time: Option<u64>) -> Result<AddressQuery, AddressParseError> {
         let (address_text, time) = match text.split_once('@') {
             Some((address, time)) => {
-                let time = time.parse::<u64>().map_err(|_| format!("{text}: expected ADDRESS@NANOSECONDS"))?;
+                let time = time.parse::<u64>().map_err(|_| AddressParseError::Time { text: text.to_string() })?;
                 (address, Some(time))
             }
             None => (text, default_time),
         };
         let digits =
             address_text.strip_prefix("0x").or_else(|| address_text.strip_prefix("0X")).unwrap_or(address_text);
-        let address = u64::from_str_radix(digits, 16).map_err(|_| format!("{text}: expected a hexadecimal address"))?;
+        let address =
+            u64::from_str_radix(digits, 16).map_err(|_| AddressParseError::Address { text: text.to_string() })?;
         Ok(AddressQuery { address, time })
     }
+}
+
+/// What [`lookup`] found.
+pub struct LookupAnswer {
+    /// The inline stack at each address ([`describe_address`]).
+    pub text: String,
+    /// The readers' warnings, with the problems of the tables the lookups
+    /// decoded.
+    pub diagnostics: Diagnostics,
+    /// The code logs and jitdump, kept so that a command line can exit
+    /// without dropping millions of code objects one by one.
+    pub code_logs: Profiles,
+}
+
+/// Why [`lookup`] could not answer.
+#[derive(Debug, thiserror::Error)]
+pub enum LookupError {
+    /// Neither a code log nor a jitdump was given.
+    #[error("lookup needs --log and/or --jitdump")]
+    NoInputs,
+    /// The inputs are of several processes (or none).
+    #[error("lookup takes one process, got {processes}: give one --log/--jitdump pair")]
+    NotOneProcess {
+        /// How many.
+        processes: usize,
+        /// The readers' warnings.
+        diagnostics: Diagnostics,
+    },
+    /// An input that cannot be used at all.
+    #[error(transparent)]
+    Input(#[from] Error),
+}
+
+/// Loads the code logs and jitdump of one process and describes the inline
+/// stack at each address.
+pub fn lookup(options: ProfileOptions, queries: &[AddressQuery]) -> Result<LookupAnswer, LookupError> {
+    if options.logs.is_empty() && options.jitdumps.is_empty() {
+        return Err(LookupError::NoInputs);
+    }
+    let code_logs = Profiles::load(options)?;
+    let [map] = code_logs.maps() else {
+        return Err(LookupError::NotOneProcess {
+            processes: code_logs.maps().len(),
+            diagnostics: code_logs.diagnostics.clone(),
+        });
+    };
+    let mut text = String::new();
+    for &query in queries {
+        describe_address(map, query, &mut text);
+    }
+    let mut diagnostics = code_logs.diagnostics.clone();
+    code_logs.add_table_problems(&mut diagnostics);
+    Ok(LookupAnswer { text, diagnostics, code_logs })
 }
 
 /// Writes the inline stack at one address, innermost first (a process with

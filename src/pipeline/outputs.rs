@@ -13,7 +13,7 @@ use super::{FoldOptions, FoldedProfile, SampleInput, fold, fold_all};
 use crate::collapse::CollapseSummary;
 use crate::diagnostics::Diagnostics;
 use crate::output::annotations::{SourceRoot, github_annotations, markdown_summary};
-use crate::output::cpuprofile::{CpuProfile, CpuProfileOptions, ThreadSelection};
+use crate::output::cpuprofile::{CpuProfile, CpuProfileOptions, ThreadSelection, ThreadSelectionError};
 use crate::output::firefox::{firefox_profile, write_firefox_profile};
 use crate::output::flamegraph::{SvgOptions, write_svg};
 use crate::output::json::JsonReport;
@@ -100,6 +100,21 @@ impl OutputRequest {
         matches!(self, OutputRequest::CpuProfile { .. } | OutputRequest::FirefoxProfile(_))
     }
 
+    /// The command line's option for this output.
+    pub fn option_name(&self) -> &'static str {
+        match self {
+            OutputRequest::Folded(_) => "--output",
+            OutputRequest::FlameGraph(_) => "--flamegraph",
+            OutputRequest::Pprof(_) => "--pprof",
+            OutputRequest::ReportJson(_) => "--report",
+            OutputRequest::SummaryMarkdown { .. } => "--summary",
+            OutputRequest::GithubAnnotations { .. } => "--annotate",
+            OutputRequest::CpuProfile { .. } => "--cpuprofile",
+            OutputRequest::FirefoxProfile(_) => "--firefox-profile",
+            OutputRequest::Stats => "--stats",
+        }
+    }
+
     /// Where a text output goes, if it is one.
     fn destination(&self) -> Option<&Destination> {
         match self {
@@ -184,8 +199,8 @@ pub enum RunError {
     #[error(transparent)]
     Input(#[from] crate::Error),
     /// The job asks for something that cannot be done.
-    #[error("{0}")]
-    Usage(String),
+    #[error(transparent)]
+    Usage(#[from] UsageError),
     /// An output that could not be written.
     #[error("{path}: {source}")]
     Output {
@@ -210,16 +225,38 @@ impl RunError {
     }
 }
 
+/// A job that asks for something that cannot be done.
+#[derive(Debug, thiserror::Error)]
+pub enum UsageError {
+    /// Several outputs would write to standard output.
+    #[error(
+        "{} would all write to standard output: give all but one a file (--report-output, --summary-output, \
+         --annotate-output)",
+        .0.join(" and ")
+    )]
+    SeveralOnStandardOutput(Vec<&'static str>),
+    /// Detailed outputs of several inputs (each has its own code locations).
+    #[error("--pprof, --report, --summary and --annotate take one --ticks log")]
+    DetailsOfSeveralInputs,
+    /// A `.cpuprofile` of a thread that was not sampled.
+    #[error("--cpuprofile {}: {source}", path.display())]
+    CpuProfileThread {
+        /// The file asked for.
+        path: PathBuf,
+        /// What was asked for and what was sampled.
+        source: ThreadSelectionError,
+    },
+}
+
 /// Checks that at most one output goes to standard output.
-pub fn check_outputs(outputs: &[OutputRequest], names: impl Fn(&OutputRequest) -> &'static str) -> Result<(), String> {
-    let on_standard_output: Vec<&'static str> =
-        outputs.iter().filter(|output| output.destination() == Some(&Destination::StandardOutput)).map(names).collect();
+pub fn check_outputs(outputs: &[OutputRequest]) -> Result<(), UsageError> {
+    let on_standard_output: Vec<&'static str> = outputs
+        .iter()
+        .filter(|output| output.destination() == Some(&Destination::StandardOutput))
+        .map(OutputRequest::option_name)
+        .collect();
     if on_standard_output.len() > 1 {
-        return Err(format!(
-            "{} would all write to standard output: give all but one a file (--report-output, --summary-output, \
-             --annotate-output)",
-            on_standard_output.join(" and ")
-        ));
+        return Err(UsageError::SeveralOnStandardOutput(on_standard_output));
     }
     Ok(())
 }
@@ -229,14 +266,13 @@ pub fn check_outputs(outputs: &[OutputRequest], names: impl Fn(&OutputRequest) -
 /// reader warned, nor when an output cannot be made (a `.cpuprofile` of a
 /// thread that was not sampled).
 pub fn run(job: &Job, events: &mut dyn FnMut(RunEvent<'_>)) -> Result<RunSummary, RunError> {
+    check_outputs(&job.outputs)?;
     let options = job.fold_options();
     let profile = match job.inputs.as_slice() {
         [one] => fold(one, &options)?,
         several => {
             if options.record_details {
-                return Err(RunError::Usage(
-                    "--pprof, --report, --summary and --annotate take one --ticks log".to_string(),
-                ));
+                return Err(UsageError::DetailsOfSeveralInputs.into());
             }
             fold_all(several, &options)?
         }
@@ -312,7 +348,7 @@ impl Writer<'_> {
                 OutputRequest::CpuProfile { path, thread, javascript_only } => {
                     let options = CpuProfileOptions { thread: *thread, javascript_only: *javascript_only };
                     let (cpuprofile, summary) = CpuProfile::from_timeline(timeline, &options)
-                        .map_err(|error| RunError::Usage(format!("--cpuprofile {}: {error}", path.display())))?;
+                        .map_err(|source| UsageError::CpuProfileThread { path: path.clone(), source })?;
                     let mut bytes = Vec::new();
                     cpuprofile.write(&mut bytes).map_err(|source| output_error(path, source))?;
                     let thread = ChosenThread {

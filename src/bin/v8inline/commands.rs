@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::args::{CompareArgs, CompareFormat, LookupArgs, RecordArgs, RepairJitDumpArgs};
 use crate::failure::{Failure, report_warnings, standard_output_failure, write_file, write_output};
-use v8inline::commands::lookup::{AddressQuery, describe_address};
+use v8inline::commands::lookup::{AddressQuery, LookupError};
 use v8inline::commands::record::RecordOptions;
 use v8inline::diagnostics::Diagnostics;
 use v8inline::input::read_file;
@@ -14,39 +14,31 @@ use v8inline::output::compare::{
     Shares, github_annotations as compare_annotations, markdown_table, text_table, write_differential_svg,
 };
 use v8inline::pipeline::thread_count;
-use v8inline::v8::profile::{ProfileOptions, Profiles};
+use v8inline::v8::profile::ProfileOptions;
 
 pub(crate) fn lookup(args: LookupArgs) -> Result<(), Failure> {
-    if args.inputs.logs.is_empty() && args.inputs.jitdumps.is_empty() {
-        return Err(Failure::Usage("lookup needs --log and/or --jitdump".to_string()));
-    }
     let queries = args
         .addresses
         .iter()
         .map(|text| AddressQuery::parse(text, args.time))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(Failure::Usage)?;
+        .map_err(|error| Failure::Usage(error.to_string()))?;
     let read_threads = thread_count(args.threads);
-    let profiles = Profiles::load(ProfileOptions { read_threads, ..args.inputs.profile_options() })?;
-    let [map] = profiles.maps() else {
-        report_warnings(&profiles.diagnostics, args.inputs.strict)?;
-        return Err(Failure::Usage(format!(
-            "lookup takes one process, got {}: give one --log/--jitdump pair",
-            profiles.maps().len()
-        )));
+    let options = ProfileOptions { read_threads, ..args.inputs.profile_options() };
+    let answer = match v8inline::commands::lookup::lookup(options, &queries) {
+        Ok(answer) => answer,
+        Err(LookupError::NotOneProcess { diagnostics, processes }) => {
+            report_warnings(&diagnostics, args.inputs.strict)?;
+            return Err(Failure::Usage(LookupError::NotOneProcess { diagnostics, processes }.to_string()));
+        }
+        Err(LookupError::NoInputs) => return Err(Failure::Usage(LookupError::NoInputs.to_string())),
+        Err(LookupError::Input(error)) => return Err(error.into()),
     };
-    let mut text = String::new();
-    for query in queries {
-        describe_address(map, query, &mut text);
-    }
-    // With the problems of the tables the lookups decoded.
-    let mut diagnostics = profiles.diagnostics.clone();
-    profiles.add_table_problems(&mut diagnostics);
-    report_warnings(&diagnostics, args.inputs.strict)?;
-    std::io::stdout().lock().write_all(text.as_bytes()).map_err(standard_output_failure)?;
+    report_warnings(&answer.diagnostics, args.inputs.strict)?;
+    std::io::stdout().lock().write_all(answer.text.as_bytes()).map_err(standard_output_failure)?;
     // Millions of code objects: the process's exit frees them at once,
     // faster than dropping them one by one.
-    std::mem::forget(profiles);
+    std::mem::forget(answer);
     Ok(())
 }
 

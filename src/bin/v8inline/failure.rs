@@ -30,7 +30,7 @@ impl From<RunError> for Failure {
     fn from(error: RunError) -> Self {
         match error {
             _ if error.is_broken_pipe() => Failure::BrokenPipe,
-            RunError::Usage(message) => Failure::Usage(message),
+            RunError::Usage(usage) => Failure::Usage(usage.to_string()),
             RunError::Input(_) | RunError::Output { .. } | RunError::Strict { .. } => Failure::Input(error.to_string()),
         }
     }

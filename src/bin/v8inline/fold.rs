@@ -15,7 +15,8 @@ use v8inline::v8::expand::ExpandOptions;
 
 pub(crate) fn fold(args: FoldArgs) -> Result<(), Failure> {
     let outputs = output_requests(&args);
-    check_outputs(&outputs, option_name).map_err(Failure::Usage)?;
+    // Before the default input is chosen (and said).
+    check_outputs(&outputs).map_err(|error| Failure::Usage(error.to_string()))?;
     let job =
         Job { inputs: inputs(&args)?, fold: fold_options(&args), outputs, title: None, strict: args.inputs.strict };
     run(&job, &mut print_event)?;
@@ -31,16 +32,6 @@ pub(crate) fn print_event(event: RunEvent<'_>) {
             eprintln!("v8inline: {}: {thread}{choose}", path.display());
         }
         RunEvent::Stats(text) => eprint!("{text}"),
-    }
-}
-
-/// The option that asked for an output written to standard output.
-fn option_name(output: &OutputRequest) -> &'static str {
-    match output {
-        OutputRequest::ReportJson(_) => "--report",
-        OutputRequest::SummaryMarkdown { .. } => "--summary",
-        OutputRequest::GithubAnnotations { .. } => "--annotate",
-        _ => "the folded stacks",
     }
 }
 
