@@ -16,12 +16,10 @@ use std::path::{Path, PathBuf};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use flate2::read::MultiGzDecoder;
 
-use v8inline::collapse::{CollapseOptions, collapse};
 use v8inline::pipeline::relay::read_with_sink_on_thread;
-use v8inline::pipeline::{ExpandingSinks, FoldOptions};
+use v8inline::pipeline::{ExpandingSinks, FoldOptions, fold_perf_script_from};
 use v8inline::sample::{Sample, SampleInterner, SampleSink};
 use v8inline::sources::perf_data::PerfDataSource;
-use v8inline::v8::expand::{ExpandOptions, V8Expander};
 use v8inline::v8::profile::{ProfileOptions, Profiles};
 
 /// The realapp recording decompressed into a directory of its own; another
@@ -108,10 +106,18 @@ fn pipeline(criterion: &mut Criterion) {
     });
     let script = std::fs::read(file(&directory, "perf.script")).expect("perf script");
     group.throughput(Throughput::Bytes(script.len() as u64));
+    // The main job's path once it has opened the script (on one thread per
+    // core, as users run it), the folded text written.
     group.bench_function("perf_script_expanded_and_folded", |bencher| {
         bencher.iter(|| {
-            let mut expander = V8Expander::new(profiles.clone(), ExpandOptions::default());
-            collapse(black_box(script.as_slice()), &CollapseOptions::default(), &mut expander, std::io::sink())
+            let profile = fold_perf_script_from(
+                black_box(script.as_slice()),
+                Path::new("perf.script"),
+                profiles.clone(),
+                &options,
+            )
+            .expect("realapp perf script");
+            profile.write_folded(std::io::sink()).expect("writing nowhere")
         })
     });
     group.finish();

@@ -1,6 +1,7 @@
 //! The whole main job on arbitrary inputs: a code log, a jitdump and a perf
-//! script are joined and folded with expansion, as `v8inline --log L
-//! --jitdump D S` does (without touching the disk).
+//! script are joined and folded with expansion by the pipeline's own path
+//! (`pipeline::fold_perf_script_from`, what `v8inline --log L --jitdump D S`
+//! runs once it has read the files), without touching the disk.
 //!
 //! Input layout (what `fuzz/build-seed-corpus.py` writes): a little-endian
 //! `u32` log length, a `u32` jitdump length, one byte of flags (exact PC,
@@ -17,8 +18,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use std::path::Path;
+
+use v8inline::collapse::CollapseOptions;
 use v8inline::collapse::parallel::collapse_parallel_in_chunks;
-use v8inline::collapse::{CollapseOptions, Folder, fold_samples};
+use v8inline::pipeline::{FoldOptions, fold_perf_script_from};
 use v8inline::v8::expand::{ExpandOptions, V8Expander};
 use v8inline::v8::inline_map::{InlineMap, SourceOptions};
 use v8inline::formats::jitdump::{self, ReadOptions};
@@ -26,7 +30,6 @@ use v8inline::output::json::JsonReport;
 use prost::Message;
 use v8inline::output::pprof::{read_pprof, to_pprof};
 use v8inline::output::report::{Report, WeightUnit};
-use v8inline::output::stack_profile::StackProfile;
 use v8inline::v8::profile::Profiles;
 use v8inline::formats::v8log::CodeLog;
 
@@ -67,29 +70,34 @@ fuzz_target!(|bytes: &[u8]| {
     let map = InlineMap::new(logs, jitdump.as_ref(), SourceOptions::default());
     let profiles = Profiles::from_maps(vec![(map.pid.unwrap_or(0), map)]);
     let expand_options = ExpandOptions { exact_pc: flags & 1 != 0 };
-    let mut expander = V8Expander::new(profiles.clone(), expand_options);
-    let options = CollapseOptions {
+    let collapse = CollapseOptions {
         include_pid: flags & 2 != 0,
         annotate_jit: flags & 4 != 0,
         annotate_inline: flags & 8 != 0,
         ..CollapseOptions::default()
     };
-    let mut folder = Folder::new(&options);
     // Rarer than the other options: building the outputs is slow.
     let detailed = flags & 0x30 == 0x30;
-    if detailed {
-        folder.record_details();
-    }
-    let summary = fold_samples(script, &options, &mut expander, &mut folder).expect("reading memory cannot fail");
+    // The main job's path after it has opened the script and loaded the
+    // code logs: expansion, folding, the warnings of the whole fold.
+    let options = FoldOptions {
+        collapse: collapse.clone(),
+        expand: expand_options,
+        record_details: detailed,
+        threads: Some(1),
+        ..FoldOptions::default()
+    };
+    let profile = fold_perf_script_from(script, Path::new("fuzz.script"), profiles.clone(), &options)
+        .expect("reading memory cannot fail");
+    let summary = &profile.summary;
     let mut folded = Vec::new();
-    folder.write_folded(&mut folded).expect("writing to memory cannot fail");
-    if detailed {
+    profile.write_folded(&mut folded).expect("writing to memory cannot fail");
+    if let Some(details) = &profile.details {
         // The outputs built on the detailed stacks: pprof and the JSON report.
-        let profile = StackProfile::from_folder(&folder, &expander, summary.event.clone());
-        let pprof = to_pprof(&profile);
+        let pprof = to_pprof(details);
         let decoded = read_pprof(&pprof.encode_to_vec()).expect("an encoded profile decodes");
         assert_eq!(decoded, pprof);
-        let report = Report::new(&profile, WeightUnit::Samples);
+        let report = Report::new(details, WeightUnit::Samples);
         JsonReport::new(&report).write(&mut Vec::new()).expect("writing to memory cannot fail");
     }
     if flags & 0x80 != 0 {
@@ -98,7 +106,7 @@ fuzz_target!(|bytes: &[u8]| {
         let expanders = vec![V8Expander::new(profiles.clone(), expand_options), V8Expander::new(profiles, expand_options)];
         let chunk_bytes = 8 + script.len() % 64;
         let mut folded_in_chunks = Vec::new();
-        let outcome = collapse_parallel_in_chunks(script, &options, expanders, &mut folded_in_chunks, chunk_bytes)
+        let outcome = collapse_parallel_in_chunks(script, &collapse, expanders, &mut folded_in_chunks, chunk_bytes)
             .expect("reading memory cannot fail");
         assert!(folded_in_chunks == folded, "two threads in chunks of {chunk_bytes} bytes fold differently");
         assert_eq!(outcome.summary.total_count, summary.total_count);

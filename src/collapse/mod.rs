@@ -354,6 +354,10 @@ impl CollapseSummary {
 /// With [`NoExpansion`], the output equals inferno 0.12.8's `perf` collapser
 /// with the same options. The counts written sum to
 /// [`CollapseSummary::total_count`]. Only I/O errors are errors.
+///
+/// The inferno-compatible entry for any [`FrameExpander`], on one thread;
+/// the main job runs [`crate::pipeline::fold`] (threads, V8's code logs,
+/// timelines, the warnings of the whole fold).
 pub fn collapse<R: BufRead, W: Write>(
     input: R,
     options: &CollapseOptions,
@@ -367,17 +371,16 @@ pub fn collapse<R: BufRead, W: Write>(
 }
 
 /// Reads `perf script` text from `input` and folds its samples into
-/// `folder` with `expander`, for callers that want more than the folded text
-/// (see [`Folder::record_details`]). The summary's `distinct_stacks` counts
-/// distinct frame sequences.
-pub fn fold_samples<R: BufRead>(
+/// `folder` with `expander`. The summary's `distinct_stacks` counts distinct
+/// frame sequences.
+pub(crate) fn fold_samples<R: BufRead>(
     input: R,
     options: &CollapseOptions,
     expander: &mut dyn FrameExpander,
     folder: &mut Folder,
 ) -> io::Result<CollapseSummary> {
     let mut reader = PerfScriptSource::new(input, options.event_selection());
-    let mut sink = ExpandingSink { expander, folder, expanded: ExpandedSample::new() };
+    let mut sink = ExpandThenFold { expander, folder, expanded: ExpandedSample::new() };
     reader.send_samples(&mut sink)?;
     let mut summary = reader_summary(&reader);
     summary.take_folder_counts(&folder.summary());
@@ -397,14 +400,16 @@ pub fn reader_summary<R: BufRead>(reader: &PerfScriptSource<R>) -> CollapseSumma
     }
 }
 
-/// Expands each sample and folds it: [`fold_samples`]' sink.
-struct ExpandingSink<'a> {
+/// Expands each sample and folds it: [`fold_samples`]' sink, for any
+/// expander (the pipeline's own, [`crate::pipeline::ExpandingSinks`], also
+/// records timelines and loads V8's code logs).
+struct ExpandThenFold<'a> {
     expander: &'a mut dyn FrameExpander,
     folder: &'a mut Folder,
     expanded: ExpandedSample,
 }
 
-impl SampleSink for ExpandingSink<'_> {
+impl SampleSink for ExpandThenFold<'_> {
     fn add_sample(&mut self, sample: &Sample, interner: &SampleInterner) {
         self.expanded.expand(sample, interner, self.expander);
         self.folder.add_sample(sample, interner, &self.expanded, &*self.expander);

@@ -23,7 +23,7 @@
 pub mod outputs;
 pub mod relay;
 
-use std::io;
+use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
 
 use crate::collapse::parallel::fold_parallel;
@@ -228,7 +228,7 @@ impl ExpandingSinks {
         self,
         mut summary: CollapseSummary,
         mut diagnostics: Diagnostics,
-        input: &SampleInput,
+        input_name: String,
         native: Option<NativeFrameStats>,
     ) -> FoldedProfile {
         summary.take_folder_counts(&self.folder.summary());
@@ -244,7 +244,7 @@ impl ExpandingSinks {
             diagnostics,
             details,
             code_logs: self.expander.profiles().clone(),
-            input_name: input.display_name(),
+            input_name,
             timeline,
             threads: self.threads,
         }
@@ -259,11 +259,17 @@ impl ExpandingSinks {
 /// naming it; damage that still leaves something to read is a warning in
 /// [`FoldedProfile::diagnostics`].
 pub fn fold(input: &SampleInput, options: &FoldOptions) -> Result<FoldedProfile, Error> {
-    let mut profile = fold_samples_of(input, options)?;
+    Ok(with_expansion_warnings(fold_samples_of(input, options)?))
+}
+
+/// The warnings that only the whole fold can give: processes whose
+/// JavaScript mostly did not expand, source maps that could not be used,
+/// inlining tables that did not parse.
+fn with_expansion_warnings(mut profile: FoldedProfile) -> FoldedProfile {
     warn_unexpanded(&profile.expansion, &profile.code_logs, &mut profile.diagnostics);
     warn_source_maps(&profile.code_logs, &mut profile.diagnostics);
     profile.code_logs.add_table_problems(&mut profile.diagnostics);
-    Ok(profile)
+    profile
 }
 
 /// One warning per source map that was needed and could not be used, in
@@ -301,7 +307,7 @@ fn fold_samples_of(input: &SampleInput, options: &FoldOptions) -> Result<FoldedP
                 event: read.event,
                 ..CollapseSummary::default()
             };
-            Ok(sink.finish(summary, read.diagnostics, input, None))
+            Ok(sink.finish(summary, read.diagnostics, input.display_name(), None))
         }
         SampleInput::Ticks(path) => {
             let mut log = TickLog::read(path, options.profiles.sources.clone())?;
@@ -309,7 +315,7 @@ fn fold_samples_of(input: &SampleInput, options: &FoldOptions) -> Result<FoldedP
             let native = read_with_sink(&mut sink, options.thread_count(), |sink| log.read_samples(sink));
             let summary = CollapseSummary { samples_read: log.tick_count() as u64, ..CollapseSummary::default() };
             let diagnostics = std::mem::take(&mut log.diagnostics);
-            Ok(sink.finish(summary, diagnostics, input, Some(native)))
+            Ok(sink.finish(summary, diagnostics, input.display_name(), Some(native)))
         }
     }
 }
@@ -345,24 +351,52 @@ pub fn fold_all(inputs: &[SampleInput], options: &FoldOptions) -> Result<FoldedP
 
 /// Folds a perf script, on several threads when nothing needs one folder.
 fn fold_perf_script(path: &Path, input: &SampleInput, options: &FoldOptions) -> Result<FoldedProfile, Error> {
-    let profiles = Profiles::load(options.profile_options())?;
+    let code_logs = Profiles::load(options.profile_options())?;
     let (stream, cut_short) = open_stream_allowing_cut(path)?;
-    let read_error = Error::at::<io::Error>(path);
+    let name = if path == Path::new("-") { Path::new("<stdin>") } else { path };
+    let mut profile = fold_perf_script_text(stream, name, code_logs, options).map_err(Error::at::<io::Error>(path))?;
+    profile.input_name = input.display_name();
+    if cut_short.is_set() {
+        profile.diagnostics.add_compressed_cut(name, &format!("{} samples", profile.summary.samples_read));
+    }
+    Ok(profile)
+}
+
+/// [`fold`] of `perf script` text already open, with its processes' code
+/// logs and jitdumps already loaded: what `fold` does with a perf script once
+/// it has opened it (benches and fuzzing run this path). The warnings name
+/// the text `name`. Only I/O errors are errors.
+pub fn fold_perf_script_from<R: BufRead>(
+    stream: R,
+    name: &Path,
+    code_logs: Profiles,
+    options: &FoldOptions,
+) -> io::Result<FoldedProfile> {
+    Ok(with_expansion_warnings(fold_perf_script_text(stream, name, code_logs, options)?))
+}
+
+/// [`fold_perf_script_from`] without the warnings of the whole fold.
+fn fold_perf_script_text<R: BufRead>(
+    stream: R,
+    name: &Path,
+    code_logs: Profiles,
+    options: &FoldOptions,
+) -> io::Result<FoldedProfile> {
     let threads = options.thread_count();
+    let input_name = name.display().to_string();
     // Detailed outputs read one folder and its expander, a timeline every
     // sample in time order; a process discovered on the way would be seen by
     // one thread only.
-    let parallel = threads > 1 && !options.record_details && !options.timeline && !profiles.discovers_processes();
-    let name = if path == Path::new("-") { Path::new("<stdin>") } else { path };
+    let parallel = threads > 1 && !options.record_details && !options.timeline && !code_logs.discovers_processes();
     let (mut profile, warnings) = if parallel {
-        let expanders = (0..threads).map(|_| V8Expander::new(profiles.clone(), options.expand)).collect();
-        let outcome = fold_parallel(stream, &options.collapse, expanders).map_err(read_error)?;
+        let expanders = (0..threads).map(|_| V8Expander::new(code_logs.clone(), options.expand)).collect();
+        let outcome = fold_parallel(stream, &options.collapse, expanders)?;
         let mut expansion = ExpansionStats::default();
         for expander in &outcome.expanders {
             expansion.add(&expander.stats);
         }
         let mut diagnostics = Diagnostics::new();
-        diagnostics.merge(&outcome.expanders[0].profiles().diagnostics);
+        diagnostics.merge(&code_logs.diagnostics);
         let warnings = outcome.summary.warnings.clone();
         let profile = FoldedProfile {
             folder: outcome.folder,
@@ -372,22 +406,19 @@ fn fold_perf_script(path: &Path, input: &SampleInput, options: &FoldOptions) -> 
             expansion,
             native: None,
             diagnostics,
-            input_name: input.display_name(),
+            input_name,
             timeline: None,
             threads,
         };
         (profile, warnings)
     } else {
-        let mut sink = ExpandingSinks::new(profiles, options);
+        let mut sink = ExpandingSinks::new(code_logs, options);
         let mut reader = PerfScriptSource::new(stream, options.collapse.event_selection());
-        read_with_sink(&mut sink, threads, |sink| reader.send_samples(sink)).map_err(read_error)?;
+        read_with_sink(&mut sink, threads, |sink| reader.send_samples(sink))?;
         let summary = reader_summary(&reader);
         let warnings = summary.warnings.clone();
-        (sink.finish(summary, Diagnostics::new(), input, None), warnings)
+        (sink.finish(summary, Diagnostics::new(), input_name, None), warnings)
     };
     profile.diagnostics.add_perf_script(name, &warnings);
-    if cut_short.is_set() {
-        profile.diagnostics.add_compressed_cut(name, &format!("{} samples", profile.summary.samples_read));
-    }
     Ok(profile)
 }
