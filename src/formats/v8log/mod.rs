@@ -8,6 +8,7 @@
 
 pub mod escape;
 pub mod lexer;
+pub mod name;
 pub mod record;
 pub mod tables;
 
@@ -22,6 +23,7 @@ use fxhash::FxHashMap;
 use indexmap::IndexMap;
 use memchr::memchr_iter;
 
+pub use name::{CodeName, FunctionName, JAVASCRIPT_TAGS, LineColumn, ScriptLine};
 pub use record::{
     CodeCreation, CodeSourceInfo, InliningPosition, PositionEntry, Record, Tick, Tier, TierMarker, V8Version,
 };
@@ -997,7 +999,7 @@ impl LogBuilder {
         let script = self.log.scripts.entry(script_id).or_default();
         if script.name.is_empty() {
             let name = &self.log.names[code.name.0 as usize];
-            script.name = crate::v8::source::FunctionName::parse(name, None).script.into();
+            script.name = FunctionName::parse(name, None).script.into();
         }
         if let Some(function) = code.function {
             let function = &mut self.log.functions[function.0 as usize];
