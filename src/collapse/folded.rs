@@ -12,7 +12,7 @@ use super::naming::{
 };
 use super::stack_table::{FrameId, StackIndex, StackTable};
 use super::{CollapseOptions, CollapseSummary, ExpandedFrames, ExpandedSample, FrameContext, FrameExpander};
-use crate::sample::{FrameNumberCache, ModuleId, Sample, SampleInterner, StringId};
+use crate::model::sample::{FrameNumberCache, ModuleId, Sample, SampleInterner, StringId};
 
 /// The size of the buffer output is written through.
 const OUTPUT_BUFFER_BYTES: usize = 64 * 1024;
@@ -336,7 +336,7 @@ impl Folder {
     /// weight (period or 1). A sample left without frames is not counted.
     /// The sample's ids are those of `interner`, which must be the same for
     /// every sample of one folder, and its frames' numbers
-    /// ([`crate::sample::FrameNumber`]) those of one source: the folder
+    /// ([`crate::model::sample::FrameNumber`]) those of one source: the folder
     /// keeps the names of passed-through frames by that number. Frames
     /// `expanded` left unnamed are named by `expander`, which expanded them.
     pub fn add_sample(

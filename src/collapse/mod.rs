@@ -20,7 +20,7 @@ use std::fmt;
 use std::io::{self, BufRead, Write};
 
 use crate::formats::perf_script::{EventSelection, ReaderWarnings};
-use crate::sample::{Frame, ModuleKind, Sample, SampleInterner, SampleSink};
+use crate::model::sample::{Frame, ModuleKind, Sample, SampleInterner, SampleSink};
 use crate::sources::perf_script::PerfScriptSource;
 
 pub use folded::{DetailedFrame, DetailedStack, Folder, FrameIdTranslation, FrameOrigin, PassedThroughKind};

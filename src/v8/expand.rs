@@ -22,7 +22,7 @@ use indexmap::IndexSet;
 
 use crate::collapse::{ExpandedFrames, FrameContext, FrameExpander};
 use crate::formats::v8log::{CodeName, Tier};
-use crate::sample::{AddressKind, FrameNumberCache, ModuleKind, SampleTime};
+use crate::model::sample::{AddressKind, FrameNumberCache, ModuleKind, SampleTime};
 use crate::v8::inline_map::{CodeId, InlineMap, SourceFrame, TimeRange};
 use crate::v8::inline_stack::{FrameFunction, InlineFrame, PositionRule};
 use crate::v8::profile::{Profiles, pid_in_file_name};
@@ -405,7 +405,7 @@ pub struct LocationDetails<'map> {
 
 /// Expands V8 JIT frames through the loaded (or discovered) profiles. One
 /// expander serves the samples of one source: it keeps the answers for raw
-/// addresses by the source's frame numbers ([`crate::sample::FrameNumber`]).
+/// addresses by the source's frame numbers ([`crate::model::sample::FrameNumber`]).
 pub struct V8Expander {
     profiles: Profiles,
     options: ExpandOptions,
