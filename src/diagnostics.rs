@@ -23,7 +23,7 @@ use indexmap::IndexMap;
 
 use crate::formats::jitdump::{JitDump, JitDumpWarning};
 use crate::formats::perf_script::{ReaderWarnings, WarningTally};
-use crate::formats::v8log::{CodeLog, LogWarningKind, SourceTables};
+use crate::formats::v8log::{CodeLog, LogWarningKind};
 
 /// How many examples a [`Diagnostics`] keeps per kind.
 pub const EXAMPLES_PER_KIND: usize = 3;
@@ -313,45 +313,6 @@ pub fn strict_failure(diagnostics: &Diagnostics, strict: bool) -> Option<String>
         .then(|| format!("--strict: {} input problem(s), listed above; no output written", diagnostics.total()))
 }
 
-/// The first inconsistency of a code object's inlining tables, which the
-/// inline stack walk ([`crate::v8::inline_stack::inlining_stack`]) survives by
-/// cutting the stack short. An inlining position without a function (V8's
-/// `F` with no index) is V8's own way to say "unknown", not a problem.
-pub fn inlining_table_problem(info: &SourceTables<'_>) -> Option<String> {
-    let inlining_count = info.inlining_positions.len();
-    for (index, entry) in info.positions.iter().enumerate() {
-        if let Some(id) = entry.inlining_id.filter(|&id| id as usize >= inlining_count) {
-            return Some(format!("position entry {index}: expected an inlining id below {inlining_count}, found {id}"));
-        }
-    }
-    for (index, inlining) in info.inlining_positions.iter().enumerate() {
-        if let Some(function) =
-            inlining.function_index.filter(|&function| function as usize >= info.inlined_functions.len())
-        {
-            return Some(format!(
-                "inlining position {index}: expected a function index below {}, found {function}",
-                info.inlined_functions.len()
-            ));
-        }
-        if let Some(parent) = inlining.parent.filter(|&parent| parent as usize >= inlining_count) {
-            return Some(format!(
-                "inlining position {index}: expected a parent below {inlining_count}, found {parent}"
-            ));
-        }
-        // A chain longer than the table must visit an entry twice.
-        let mut parent = inlining.parent;
-        let mut steps = 0;
-        while let Some(id) = parent {
-            steps += 1;
-            if steps > inlining_count {
-                return Some(format!("inlining position {index}: expected a parent chain that ends, it loops"));
-            }
-            parent = info.inlining_positions.get(id as usize).and_then(|position| position.parent);
-        }
-    }
-    None
-}
-
 /// What a shared code log shows: `PATH: written by several isolates at once
 /// (3 v8-version records, 9 clock restarts, 12 spliced lines): 130 damaged
 /// lines skipped; record with one log per isolate ...`.
@@ -440,44 +401,6 @@ mod tests {
         merged.merge(&diagnostics);
         assert_eq!(merged.total(), 14);
         assert_eq!(merged.tally(WarningKind::JitDumpCutShort).unwrap().examples.len(), 2);
-    }
-
-    #[test]
-    fn inlining_tables() {
-        let problem = |tables: &str| {
-            let log = CodeLog::parse(
-                format!(
-                    "code-creation,JS,10,1,0x6000,16,f /a.js:1:1,0x100,*\ncode-source-info,0x6000,1,0,9,{tables}\n"
-                )
-                .as_bytes(),
-            );
-            assert_eq!(log.warning_count, 0);
-            let object = &log.code_objects[0];
-            let problem = inlining_table_problem(&log.source_tables(object).unwrap());
-            // The same found when the tables were decoded.
-            let found: Vec<&str> = log.table_problems().map(|(_, problem)| problem).collect();
-            assert_eq!(found, problem.as_slice(), "{tables}");
-            problem
-        };
-        assert_eq!(problem("C0O1C4O2I1,F0O5FO6I0,S0x100"), None);
-        assert_eq!(problem(",,"), None);
-        assert_eq!(
-            problem("C0O1I2,F0O5,S0x100").unwrap(),
-            "position entry 0: expected an inlining id below 1, found 2"
-        );
-        assert_eq!(
-            problem("C0O1,F0O5F3O6,S0x100").unwrap(),
-            "inlining position 1: expected a function index below 1, found 3"
-        );
-        assert_eq!(problem("C0O1,F0O5I4,S0x100").unwrap(), "inlining position 0: expected a parent below 1, found 4");
-        assert_eq!(
-            problem("C0O1,F0O5I1F0O6I0,S0x100").unwrap(),
-            "inlining position 0: expected a parent chain that ends, it loops"
-        );
-        assert_eq!(
-            problem("C0O1,F0O5F0O6I1,S0x100").unwrap(),
-            "inlining position 1: expected a parent chain that ends, it loops"
-        );
     }
 
     #[test]

@@ -45,11 +45,14 @@ pub mod diagnostics;
 pub mod error;
 pub mod formats;
 pub mod input;
+pub mod model;
 pub mod output;
 pub mod pipeline;
-pub mod sample;
 pub mod sources;
 pub mod symbols;
 pub mod v8;
 
 pub use error::{Error, ErrorCause};
+/// The typed sample at its old path, while code that imports it from here
+/// moves to [`model::sample`].
+pub use model::sample;

@@ -10,9 +10,9 @@ use super::naming::{
     fix_partially_demangled_rust_symbol, push_function_or_module, push_marker_once, push_root_frame, tidy_generic,
     tidy_java,
 };
-use super::stack_table::{StackIndex, StackTable};
+use super::stack_table::{FrameId, StackIndex, StackTable};
 use super::{CollapseOptions, CollapseSummary, ExpandedFrames, ExpandedSample, FrameContext, FrameExpander};
-use crate::sample::{FrameNumberCache, ModuleId, Sample, SampleInterner, StringId};
+use crate::model::sample::{FrameNumberCache, ModuleId, Sample, SampleInterner, StringId};
 
 /// The size of the buffer output is written through.
 const OUTPUT_BUFFER_BYTES: usize = 64 * 1024;
@@ -24,22 +24,6 @@ const RENDERED_PIECE_BYTES: usize = 256 * 1024;
 
 /// Rendered pieces that may wait to be written.
 const PIECES_AHEAD: usize = 2;
-
-/// The number of an interned frame name in a [`Folder`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FrameId(u32);
-
-impl FrameId {
-    /// The id of the name at `index` of a folder's name table.
-    pub(crate) fn from_index(index: usize) -> FrameId {
-        FrameId(u32::try_from(index).unwrap_or(u32::MAX))
-    }
-
-    /// The frame's index in the folder's name table.
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
 
 /// Where a frame of a detailed stack came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -352,7 +336,7 @@ impl Folder {
     /// weight (period or 1). A sample left without frames is not counted.
     /// The sample's ids are those of `interner`, which must be the same for
     /// every sample of one folder, and its frames' numbers
-    /// ([`crate::sample::FrameNumber`]) those of one source: the folder
+    /// ([`crate::model::sample::FrameNumber`]) those of one source: the folder
     /// keeps the names of passed-through frames by that number. Frames
     /// `expanded` left unnamed are named by `expander`, which expanded them.
     pub fn add_sample(
@@ -790,7 +774,7 @@ impl Folder {
     /// stacks are not merged.
     pub fn merge(&mut self, other: &Folder) {
         let ids: Vec<FrameId> = (0..other.frame_names.len())
-            .map(|index| intern(&mut self.frame_names, other.frame_name(FrameId(index as u32))))
+            .map(|index| intern(&mut self.frame_names, other.frame_name(FrameId::from_index(index))))
             .collect();
         let mut frames = Vec::with_capacity(128);
         for (stack, count) in other.stacks() {

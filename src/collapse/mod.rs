@@ -20,11 +20,11 @@ use std::fmt;
 use std::io::{self, BufRead, Write};
 
 use crate::formats::perf_script::{EventSelection, ReaderWarnings};
-use crate::sample::{Frame, ModuleKind, Sample, SampleInterner, SampleSink};
+use crate::model::sample::{Frame, ModuleKind, Sample, SampleInterner, SampleSink};
 use crate::sources::perf_script::PerfScriptSource;
 
-pub use folded::{DetailedFrame, DetailedStack, Folder, FrameId, FrameIdTranslation, FrameOrigin, PassedThroughKind};
-pub use stack_table::{StackIndex, StackTable};
+pub use folded::{DetailedFrame, DetailedStack, Folder, FrameIdTranslation, FrameOrigin, PassedThroughKind};
+pub use stack_table::{FrameId, StackIndex, StackTable};
 
 /// Options of the collapser, with inferno's meanings and defaults.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -23,7 +23,7 @@ use std::sync::mpsc::{Receiver, Sender, channel, sync_channel};
 
 use super::{CollapseOptions, CollapseSummary, ExpandedSample, Folder, FrameExpander, FrameIdTranslation};
 use crate::formats::perf_script::{EventSelection, ReaderStatistics, ReaderWarnings, WarningTally};
-use crate::sample::{Sample, SampleInterner};
+use crate::model::sample::{Sample, SampleInterner};
 use crate::sources::perf_script::{LineMemory, PerfScriptSource};
 
 /// The size chunks are read in; a chunk ends at the last blank line in it.

@@ -13,7 +13,22 @@ use std::hash::BuildHasher;
 use fxhash::FxBuildHasher;
 use hashbrown::HashTable;
 
-use super::folded::FrameId;
+/// The number of an interned frame name in a [`Folder`](super::Folder): the
+/// key of the frames a [`StackTable`] keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FrameId(u32);
+
+impl FrameId {
+    /// The id of the name at `index` of a folder's name table.
+    pub(crate) fn from_index(index: usize) -> FrameId {
+        FrameId(u32::try_from(index).unwrap_or(u32::MAX))
+    }
+
+    /// The frame's index in the folder's name table.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// A stack in a [`StackTable`]: its innermost frame and, through its
 /// prefix, every frame toward the root.

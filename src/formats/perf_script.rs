@@ -40,7 +40,7 @@ use std::io::{self, BufRead};
 
 use fxhash::FxHashMap;
 
-use crate::sample::SampleTime;
+use crate::model::sample::SampleTime;
 
 /// The longest line text a [`WarningExample`] keeps, in bytes.
 const WARNING_EXAMPLE_MAX_BYTES: usize = 512;

@@ -29,6 +29,8 @@ use inferno::flamegraph::{self, Options, TextTruncateDirection};
 use quick_xml::events::{BytesCData, BytesStart, BytesText, Event};
 use quick_xml::{Reader, Writer};
 
+use crate::formats::v8log::{CodeName, ScriptLine};
+
 /// What a flame graph shows besides its stacks: the title and what the
 /// counts are.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -195,69 +197,12 @@ const INFERNO_IMAGE_WIDTH: usize = 1200;
 /// (`JS:*pp$8.parseStatement /app/acorn/dist/acorn.js:1416:31` is
 /// `parseStatement acorn.js:1416`; `JS:~ file:///app/main.ts:1:1` is
 /// `(anonymous) main.ts:1`). Names as V8 writes them into the jitdump and
-/// code log: `TAG:MARKER` (tag `JS`, or `LazyCompile`, `Function`, `Script`,
-/// `Eval` before V8 11; marker the tier: `~`, `^`, `+`, `*`, `+'`, `*'`,
-/// `o+`, `o*`), then `function script:line[:column]`. Other frames (native,
+/// code log, read by [`CodeName::script_line`]. Other frames (native,
 /// kernel, builtins) keep their name.
 pub fn frame_label(name: &str) -> Option<String> {
-    let (tag, rest) = name.split_once(':')?;
-    if !["JS", "LazyCompile", "Function", "Script", "Eval"].contains(&tag) {
-        return None;
-    }
-    let rest = strip_tier_marker(rest);
-    let (function, location) = split_function_and_location(rest)?;
-    let (script, line) = script_and_line(location)?;
+    let ScriptLine { function, script, line } = CodeName::javascript(name)?.script_line()?;
     let file_name = script.rsplit(['/', '\\']).next().filter(|file_name| !file_name.is_empty()).unwrap_or(script);
     Some(format!("{} {file_name}:{line}", short_function_name(function)))
-}
-
-/// `rest` without its leading tier marker (`o`? then one of `~^+*`, then
-/// `'`?).
-fn strip_tier_marker(rest: &str) -> &str {
-    let after_osr = rest.strip_prefix('o').filter(|after| after.starts_with(['~', '^', '+', '*'])).unwrap_or(rest);
-    match after_osr.strip_prefix(['~', '^', '+', '*']) {
-        Some(after_tier) => after_tier.strip_prefix('\'').unwrap_or(after_tier),
-        None => rest,
-    }
-}
-
-/// Splits `function script:line[:column]` at the space before the script.
-/// Function names may hold spaces (`get size`), so may paths: the script
-/// is the first that starts as a path or URL does (`/`, `file:`, `node:`,
-/// `ext:`, `https:`), else the last one with a position.
-fn split_function_and_location(text: &str) -> Option<(&str, &str)> {
-    let mut last_with_position = None;
-    for (space, _) in text.match_indices(' ') {
-        let (function, location) = (&text[..space], &text[space + 1..]);
-        let Some((script, _)) = script_and_line(location) else { continue };
-        if script.starts_with('/') || has_url_scheme(script) {
-            return Some((function, location));
-        }
-        last_with_position = Some((function, location));
-    }
-    last_with_position
-}
-
-/// Whether `script` starts with `scheme:` (letters, digits, `+-.`).
-fn has_url_scheme(script: &str) -> bool {
-    let Some((scheme, _)) = script.split_once(':') else { return false };
-    scheme.starts_with(|first: char| first.is_ascii_alphabetic())
-        && scheme.chars().all(|character| character.is_ascii_alphanumeric() || "+-.".contains(character))
-}
-
-/// `script:line:column` or `script:line` split into the script (not empty)
-/// and the line.
-fn script_and_line(location: &str) -> Option<(&str, &str)> {
-    let is_number = |text: &str| !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit());
-    let (before, last) = location.rsplit_once(':')?;
-    if !is_number(last) {
-        return None;
-    }
-    let (script, line) = match before.rsplit_once(':') {
-        Some((script, line)) if is_number(line) => (script, line),
-        _ => (before, last),
-    };
-    (!script.is_empty()).then_some((script, line))
 }
 
 /// The function's own name: the last part of a dotted name whose parts are

@@ -12,7 +12,7 @@ use std::fmt;
 use indexmap::IndexSet;
 
 use crate::collapse::{DetailedFrame, Folder, FrameOrigin, PassedThroughKind};
-use crate::formats::v8log::{Tier, TierMarker};
+use crate::formats::v8log::{CodeName, Tier};
 use crate::v8::expand::{LocationDetails, V8Expander};
 use crate::v8::inline_map::SourceFrame;
 
@@ -509,31 +509,12 @@ struct ParsedV8Name {
     tier: Option<Tier>,
 }
 
-/// The V8 log tags of JavaScript function code (`JS` since V8 10.x; node 18
-/// writes `LazyCompile`, `Function`, `Script` and `Eval`).
-const JAVASCRIPT_TAGS: [&str; 5] = ["JS", "LazyCompile", "Function", "Script", "Eval"];
-
-/// Parses `TAG:MARKER name script:line[:column]` (V8's
-/// `CodeEventLogger::NameBuffer` naming of JavaScript code, as in the jitdump
-/// and the folded stacks); `None` for other names.
+/// Reads `TAG:MARKER name script:line[:column]` (V8's naming of JavaScript
+/// code, as in the jitdump and the folded stacks, [`CodeName`]); `None` for
+/// other names.
 fn parse_v8_name(name: &str) -> Option<ParsedV8Name> {
-    let (tag, rest) = name.split_once(':')?;
-    if !JAVASCRIPT_TAGS.contains(&tag) {
-        return None;
-    }
-    // The marker: `o` (on-stack replacement), a tier, `'` (context
-    // specialized), as `TierMarker` reads it in the log; longest first so
-    // that a name starting with `o` stays whole.
-    let (marker, body) = (1..=3)
-        .rev()
-        .filter_map(|length| {
-            let marker = TierMarker::parse(rest.as_bytes().get(..length)?).ok()??;
-            Some((Some(marker), &rest[length..]))
-        })
-        .next()
-        .unwrap_or((None, rest));
-    let tier = marker.map(|marker| marker.tier);
-    let parsed = crate::v8::source::FunctionName::parse(body, None);
+    let code_name = CodeName::javascript(name)?;
+    let parsed = code_name.function_name();
     let name = if parsed.function.is_empty() { "(anonymous)" } else { parsed.function };
     Some(ParsedV8Name {
         function: Function {
@@ -541,7 +522,7 @@ fn parse_v8_name(name: &str) -> Option<ParsedV8Name> {
             file: (!parsed.script.is_empty()).then(|| parsed.script.to_string()),
             start: parsed.start.map(|start| SourceLine { line: start.line, column: Some(start.column) }),
         },
-        tier,
+        tier: code_name.marker.map(|marker| marker.tier),
     })
 }
 

@@ -1,5 +1,5 @@
 //! Sample sources: each reads one kind of input into typed
-//! [`Sample`](crate::sample::Sample)s, naming native and kernel frames as
+//! [`Sample`](crate::model::sample::Sample)s, naming native and kernel frames as
 //! `perf script` names them.
 //!
 //! - [`perf_script`]: `perf script` text ([`crate::formats::perf_script`]).

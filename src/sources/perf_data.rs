@@ -55,7 +55,7 @@ use linux_perf_data::{PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
 use crate::diagnostics::{Diagnostics, EXAMPLES_PER_KIND, WarningKind};
 use crate::error::{Error, ErrorCause};
 use crate::input::read_file_allowing_cut;
-use crate::sample::{
+use crate::model::sample::{
     AddressKind, Frame, FrameNumber, KERNEL_ADDRESS_START, ModuleId, ModuleKind, Sample, SampleInterner, SampleSink,
     SampleTime, StringId,
 };

@@ -5,7 +5,7 @@ use std::io::{self, BufRead};
 use crate::formats::perf_script::{
     EventSelection, PerfScriptReader, ReaderStatistics, ReaderWarnings, StackLine, StackLineMemo, strip_symbol_offset,
 };
-use crate::sample::{
+use crate::model::sample::{
     AddressKind, Frame, FrameNumber, KERNEL_ADDRESS_START, ModuleId, ModuleKind, Sample, SampleInterner, SampleSink,
     StringId,
 };

@@ -8,7 +8,7 @@
 //! tick,PC,TIME,IS_EXTERNAL_CALLBACK,TOS_OR_CALLBACK,VM_STATE[,overflow],RETURN_ADDRESS...
 //! ```
 //!
-//! Each tick becomes a [`crate::sample::Sample`] folded like a perf sample,
+//! Each tick becomes a [`crate::model::sample::Sample`] folded like a perf sample,
 //! the frames found the way V8's `tools/tickprocessor.mjs` finds them:
 //!
 //! * addresses are looked up in the log's `shared-library` mappings first
@@ -38,7 +38,7 @@ use crate::diagnostics::Diagnostics;
 use crate::error::{Error, ErrorCause};
 use crate::formats::v8log::{CodeLog, CodeObjectId, Tick};
 use crate::input::read_file_allowing_cut;
-use crate::sample::{AddressKind, Frame, ModuleKind, Sample, SampleInterner, SampleSink, SampleTime};
+use crate::model::sample::{AddressKind, Frame, ModuleKind, Sample, SampleInterner, SampleSink, SampleTime};
 use crate::symbols::{FileMapping, SymbolCache};
 use crate::v8::inline_map::{CodeDescription, InlineMap, JitCodes, LogId, LogObject, SourceOptions};
 use crate::v8::profile::{Profiles, pid_in_file_name};

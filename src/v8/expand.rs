@@ -21,8 +21,8 @@ use fxhash::FxHashMap;
 use indexmap::IndexSet;
 
 use crate::collapse::{ExpandedFrames, FrameContext, FrameExpander};
-use crate::formats::v8log::Tier;
-use crate::sample::{AddressKind, FrameNumberCache, ModuleKind, SampleTime};
+use crate::formats::v8log::{CodeName, Tier};
+use crate::model::sample::{AddressKind, FrameNumberCache, ModuleKind, SampleTime};
 use crate::v8::inline_map::{CodeId, InlineMap, SourceFrame, TimeRange};
 use crate::v8::inline_stack::{FrameFunction, InlineFrame, PositionRule};
 use crate::v8::profile::{Profiles, pid_in_file_name};
@@ -405,7 +405,7 @@ pub struct LocationDetails<'map> {
 
 /// Expands V8 JIT frames through the loaded (or discovered) profiles. One
 /// expander serves the samples of one source: it keeps the answers for raw
-/// addresses by the source's frame numbers ([`crate::sample::FrameNumber`]).
+/// addresses by the source's frame numbers ([`crate::model::sample::FrameNumber`]).
 pub struct V8Expander {
     profiles: Profiles,
     options: ExpandOptions,
@@ -731,7 +731,5 @@ fn code_outcome(map: &InlineMap, code: CodeId) -> FrameOutcome {
 /// Whether a jitdump name `TAG:MARKERname` has a tier marker (`~ ^ + *`,
 /// maybe after `o` for on-stack replacement).
 fn name_has_tier_marker(name: &str) -> bool {
-    let Some((_, rest)) = name.split_once(':') else { return false };
-    let rest = rest.strip_prefix('o').filter(|rest| rest.starts_with(['~', '^', '+', '*'])).unwrap_or(rest);
-    rest.starts_with(['~', '^', '+', '*'])
+    CodeName::parse(name).is_some_and(|name| name.marker.is_some())
 }

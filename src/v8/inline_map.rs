@@ -24,8 +24,9 @@ use fxhash::FxHashMap;
 
 use crate::formats::jitdump::{CodeLoad, JitDump};
 use crate::formats::v8log::{CodeLog, CodeObject, CodeObjectId, NameId, SharedFunction, TagId, Tier, TierMarker};
+use crate::formats::v8log::{FunctionName, LineColumn};
 use crate::v8::inline_stack::{FrameFunction, InlineFrame, PositionRule, WalkProblem, inlining_stack};
-use crate::v8::source::{FunctionName, LineColumn, LineTable};
+use crate::v8::source::LineTable;
 use crate::v8::source_map::{
     LoadedSourceMap, ScriptSourceMap, SourceMapOptions, SourceMapProblem, load_script_map, script_file_name,
 };

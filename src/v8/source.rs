@@ -6,14 +6,10 @@
 
 use crate::formats::v8log::escape;
 
-/// A 1-based line and column, as editors and V8's stack traces show them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct LineColumn {
-    /// 1-based line.
-    pub line: u32,
-    /// 1-based column, in UTF-16 code units.
-    pub column: u32,
-}
+/// The position [`LineTable::position`] gives, parsed with V8's names in
+/// [`crate::formats::v8log::name`]; also here for the benches and fuzz
+/// targets that take it from this module.
+pub use crate::formats::v8log::name::LineColumn;
 
 /// Where each line of a script starts, in UTF-16 code units.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,55 +89,6 @@ impl LineTable {
     }
 }
 
-/// Splits a V8 function name `function script:line:col` (the NAME of a JS
-/// code-creation) into its parts. The function part may be empty (top-level
-/// code) and may contain spaces (`get x`); the script part is taken to be
-/// `script_name` when the caller knows it, else the text after the last space.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FunctionName<'name> {
-    /// The function's own name; empty for anonymous or top-level code.
-    pub function: &'name str,
-    /// The script name.
-    pub script: &'name str,
-    /// Where the function starts, when the name carries it.
-    pub start: Option<LineColumn>,
-}
-
-impl<'name> FunctionName<'name> {
-    /// Parses `name`, using `script_name` to split it when known.
-    pub fn parse(name: &'name str, script_name: Option<&str>) -> FunctionName<'name> {
-        let (location, start) = split_line_column(name);
-        let split_at = script_name
-            .filter(|script| !script.is_empty() && location.ends_with(*script))
-            .map(|script| location.len() - script.len())
-            .or_else(|| location.rfind(' ').map(|space| space + 1));
-        match split_at {
-            Some(split) => FunctionName {
-                function: location[..split].strip_suffix(' ').unwrap_or(&location[..split]),
-                script: &location[split..],
-                start,
-            },
-            None => FunctionName { function: location, script: "", start },
-        }
-    }
-}
-
-/// Splits a trailing `:line:col` (or `:line`) off a name.
-fn split_line_column(name: &str) -> (&str, Option<LineColumn>) {
-    let number_suffix = |text: &str| -> Option<(usize, u32)> {
-        let colon = text.rfind(':')?;
-        let number = text[colon + 1..].parse::<u32>().ok()?;
-        Some((colon, number))
-    };
-    let Some((colon, last)) = number_suffix(name) else {
-        return (name, None);
-    };
-    match number_suffix(&name[..colon]) {
-        Some((line_colon, line)) => (&name[..line_colon], Some(LineColumn { line, column: last })),
-        None => (&name[..colon], Some(LineColumn { line: last, column: 1 })),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,23 +123,5 @@ mod tests {
         let escaped = LineTable::from_escaped_source(b"a\\x2Cb\\nc\\x0D\\nd\\u2028e");
         let plain = LineTable::from_text("a,b\nc\r\nd\u{2028}e");
         assert_eq!(escaped, plain);
-    }
-
-    #[test]
-    fn function_names() {
-        let cases = [
-            ("root /tmp/exp/bench.js:4:14", None, ("root", "/tmp/exp/bench.js", Some((4, 14)))),
-            (" /tmp/exp/bench.js:1:1", None, ("", "/tmp/exp/bench.js", Some((1, 1)))),
-            ("get x /a b/c.js:2:3", Some("/a b/c.js"), ("get x", "/a b/c.js", Some((2, 3)))),
-            ("readWeight /tmp/deep.js:34", None, ("readWeight", "/tmp/deep.js", Some((34, 1)))),
-            ("anonymous:1:1", None, ("anonymous", "", Some((1, 1)))),
-            ("Builtin:ArrayPush", None, ("Builtin:ArrayPush", "", None)),
-        ];
-        for (name, script, (function, script_name, start)) in cases {
-            let parsed = FunctionName::parse(name, script);
-            assert_eq!(parsed.function, function, "{name}");
-            assert_eq!(parsed.script, script_name, "{name}");
-            assert_eq!(parsed.start, start.map(|(line, column)| LineColumn { line, column }), "{name}");
-        }
     }
 }

@@ -21,7 +21,8 @@ use fxhash::FxHashMap;
 
 use sourcemap::{DecodedMap, SourceMap};
 
-use crate::v8::source::{LineColumn, LineTable};
+use crate::formats::v8log::LineColumn;
+use crate::v8::source::LineTable;
 
 /// Where source maps come from.
 #[derive(Debug, Clone)]

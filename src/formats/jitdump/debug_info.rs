@@ -15,8 +15,7 @@
 use object::Endianness;
 use object::read::Bytes;
 
-use super::error::RecordProblem;
-use super::record::{DebugEntry, DebugEntryFields, DebugInfo, DebugInfoFields};
+use super::record::{DebugEntry, DebugEntryFields, DebugInfo, DebugInfoFields, RecordProblem};
 
 /// How far above the previous entry's address the next one may be. Code
 /// objects are far smaller; garbage read as an address is almost never this

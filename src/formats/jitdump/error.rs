@@ -2,7 +2,7 @@
 //! of the jitdump reader. Every message names a byte offset into the file and
 //! what was expected there: `byte offset N: expected ...`.
 
-use super::record::JitDumpRecordKind;
+use super::record::{JitDumpRecordKind, RecordProblem};
 
 /// Why the jitdump cannot be read at all: its header is unusable. Any
 /// problem after the header is a [`JitDumpWarning`]. Displays as
@@ -140,29 +140,4 @@ impl JitDumpWarning {
             | JitDumpWarning::DebugInfoIncomplete { offset, .. } => *offset,
         }
     }
-}
-
-/// What a malformed record's body should have held (the part after
-/// `expected`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum RecordProblem {
-    /// The body is shorter than the record's fixed fields.
-    #[error("a body of at least {needed} bytes, found {found}")]
-    BodyTooShort {
-        /// Size of the fixed fields.
-        needed: u64,
-        /// Body size (`total_size` - 16).
-        found: u64,
-    },
-    /// The CODE_LOAD name has no NUL before the end of the record.
-    #[error("a NUL-terminated name")]
-    NameNotTerminated,
-    /// The CODE_LOAD `code_size` is larger than what is left after the name.
-    #[error("code_size of at most {room} (the bytes left after the name), found {code_size}")]
-    CodeOutsideRecord {
-        /// The `code_size` found.
-        code_size: u64,
-        /// Bytes in the record after the name's NUL.
-        room: u64,
-    },
 }

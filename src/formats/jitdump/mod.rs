@@ -32,12 +32,12 @@ mod record;
 mod repair;
 mod v8_mis_sized;
 
-pub use error::{HeaderProblem, JitDumpError, JitDumpWarning, RecordProblem};
+pub use error::{HeaderProblem, JitDumpError, JitDumpWarning};
 pub use header::{FILE_HEADER_SIZE, FileHeader, Header, MAGIC};
 pub use reader::{JitDump, ReadOptions, read, read_loads_with_progress, read_path, read_stream, read_with_progress};
 pub use record::{
     CodeLoad, CodeLoadFields, CodeMove, CodeMoveFields, DebugEntry, DebugEntryFields, DebugInfo, DebugInfoFields,
-    JitDumpRecordKind, RECORD_PREFIX_SIZE, RecordPrefix, UnwindingInfoFields, V8_DEBUG_ADDRESS_BIAS,
+    JitDumpRecordKind, RECORD_PREFIX_SIZE, RecordPrefix, RecordProblem, UnwindingInfoFields, V8_DEBUG_ADDRESS_BIAS,
 };
 pub use repair::{RepairedJitDump, repair};
 pub use v8_mis_sized::MisSizedDebugInfo;

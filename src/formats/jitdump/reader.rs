@@ -8,11 +8,11 @@ use object::Endianness;
 use object::read::Bytes;
 
 use super::debug_info::parse_debug_info;
-use super::error::{JitDumpError, JitDumpWarning, RecordProblem};
+use super::error::{JitDumpError, JitDumpWarning};
 use super::header::{Header, MAGIC};
 use super::record::{
-    CodeLoad, DebugInfo, JitDumpRecordKind, NameInterner, RECORD_PREFIX_SIZE, RecordPrefix, parse_code_load,
-    parse_code_move,
+    CodeLoad, DebugInfo, JitDumpRecordKind, NameInterner, RECORD_PREFIX_SIZE, RecordPrefix, RecordProblem,
+    parse_code_load, parse_code_move,
 };
 use super::v8_mis_sized::{DebugInfoFraming, MisSizedDebugInfo, PROBE_BYTES, frame_debug_info};
 

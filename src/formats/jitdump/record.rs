@@ -10,8 +10,6 @@ use object::endian::{I32, U32, U64};
 use object::pod::Pod;
 use object::read::Bytes;
 
-use super::error::RecordProblem;
-
 /// The prefix of every record (`struct jr_prefix`).
 #[derive(Debug, Clone, Copy)]
 #[repr(C)]
@@ -277,6 +275,31 @@ impl DebugEntry {
     pub fn code_offset(&self, code_address: u64) -> Option<u64> {
         self.address.checked_sub(code_address)?.checked_sub(V8_DEBUG_ADDRESS_BIAS)
     }
+}
+
+/// What a malformed record's body should have held (the part after
+/// `expected`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum RecordProblem {
+    /// The body is shorter than the record's fixed fields.
+    #[error("a body of at least {needed} bytes, found {found}")]
+    BodyTooShort {
+        /// Size of the fixed fields.
+        needed: u64,
+        /// Body size (`total_size` - 16).
+        found: u64,
+    },
+    /// The CODE_LOAD name has no NUL before the end of the record.
+    #[error("a NUL-terminated name")]
+    NameNotTerminated,
+    /// The CODE_LOAD `code_size` is larger than what is left after the name.
+    #[error("code_size of at most {room} (the bytes left after the name), found {code_size}")]
+    CodeOutsideRecord {
+        /// The `code_size` found.
+        code_size: u64,
+        /// Bytes in the record after the name's NUL.
+        room: u64,
+    },
 }
 
 /// Decodes a CODE_LOAD body (the record after its prefix). Reads the fixed

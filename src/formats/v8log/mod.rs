@@ -8,6 +8,7 @@
 
 pub mod escape;
 pub mod lexer;
+pub mod name;
 pub mod record;
 pub mod tables;
 
@@ -22,9 +23,11 @@ use fxhash::FxHashMap;
 use indexmap::IndexMap;
 use memchr::memchr_iter;
 
+pub use name::{CodeName, FunctionName, JAVASCRIPT_TAGS, LineColumn, ScriptLine};
 pub use record::{
     CodeCreation, CodeSourceInfo, InliningPosition, PositionEntry, Record, Tick, Tier, TierMarker, V8Version,
 };
+pub use tables::{InliningTableProblem, TableProblem};
 
 /// Index of a code object in [`CodeLog::code_objects`], in log order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -122,8 +125,8 @@ struct DecodedTables {
     inlining_positions: Box<[InliningPosition]>,
     /// What is wrong with the tables, if anything: text that does not
     /// parse (then the tables are not used), or ids out of range or parent
-    /// chains that loop ([`crate::diagnostics::inlining_table_problem`]).
-    problem: Option<Box<str>>,
+    /// chains that loop ([`tables::inlining_table_problem`]).
+    problem: Option<TableProblem>,
     /// Whether the text parsed, so the tables can be used.
     parsed: bool,
 }
@@ -136,7 +139,9 @@ impl DecodedTables {
             Ok((positions, inlining_positions)) => {
                 DecodedTables::checked(positions.into(), inlining_positions.into(), inlined_function_count)
             }
-            Err(problem) => DecodedTables { problem: Some(problem.into()), ..DecodedTables::default() },
+            Err(problem) => {
+                DecodedTables { problem: Some(TableProblem::Unparsable(problem.into())), ..DecodedTables::default() }
+            }
         }
     }
 
@@ -147,12 +152,12 @@ impl DecodedTables {
         inlined_function_count: usize,
     ) -> DecodedTables {
         let functions = vec![SharedFunctionId(0); inlined_function_count];
-        let problem = crate::diagnostics::inlining_table_problem(&SourceTables {
+        let problem = tables::inlining_table_problem(&SourceTables {
             positions: &positions,
             inlining_positions: &inlining_positions,
             inlined_functions: &functions,
         });
-        DecodedTables { positions, inlining_positions, problem: problem.map(String::into_boxed_str), parsed: true }
+        DecodedTables { positions, inlining_positions, problem: problem.map(TableProblem::Inconsistent), parsed: true }
     }
 }
 
@@ -500,10 +505,7 @@ impl CodeLog {
                     &text[positions_length + 1..],
                     info.functions_count as usize,
                 ),
-                None => DecodedTables {
-                    problem: Some("its tables could not be read again from the log file".into()),
-                    ..DecodedTables::default()
-                },
+                None => DecodedTables { problem: Some(TableProblem::NotReadAgain), ..DecodedTables::default() },
             })
         });
         if !decoded.parsed {
@@ -533,9 +535,9 @@ impl CodeLog {
     /// not when the log is read: a code object no sample or lookup needed
     /// is never checked (most are not, and checking would be a quarter of
     /// reading a log without script sources).
-    pub fn table_problems(&self) -> impl Iterator<Item = (&CodeObject, &str)> {
+    pub fn table_problems(&self) -> impl Iterator<Item = (&CodeObject, &TableProblem)> {
         self.code_objects.iter().filter_map(|object| {
-            let problem = self.source_info(object)?.decoded.get()?.problem.as_deref()?;
+            let problem = self.source_info(object)?.decoded.get()?.problem.as_ref()?;
             Some((object, problem))
         })
     }
@@ -997,7 +999,7 @@ impl LogBuilder {
         let script = self.log.scripts.entry(script_id).or_default();
         if script.name.is_empty() {
             let name = &self.log.names[code.name.0 as usize];
-            script.name = crate::v8::source::FunctionName::parse(name, None).script.into();
+            script.name = FunctionName::parse(name, None).script.into();
         }
         if let Some(function) = code.function {
             let function = &mut self.log.functions[function.0 as usize];
@@ -1078,7 +1080,11 @@ mod read_tests {
         ];
         for &(positions, inlining, functions, expected) in cases {
             let decoded = DecodedTables::decode(positions.as_bytes(), inlining.as_bytes(), functions);
-            assert_eq!(decoded.problem.as_deref(), expected, "{positions} {inlining}");
+            assert_eq!(
+                decoded.problem.as_ref().map(ToString::to_string).as_deref(),
+                expected,
+                "{positions} {inlining}"
+            );
             assert_eq!(decoded.parsed, !expected.is_some_and(|problem| problem.starts_with("field")));
         }
         // Through the log: the problem is known once the tables were needed.
@@ -1087,7 +1093,7 @@ mod read_tests {
         );
         assert_eq!((log.warning_count, log.table_problems().count()), (0, 0));
         assert!(log.source_tables(&log.code_objects[0]).is_none());
-        let problems: Vec<&str> = log.table_problems().map(|(_, problem)| problem).collect();
+        let problems: Vec<String> = log.table_problems().map(|(_, problem)| problem.to_string()).collect();
         assert_eq!(problems, ["field 6 (positions): unexpected text at byte 2, expected C<n>O<n>[I<n>]"]);
     }
 
@@ -1136,9 +1142,10 @@ mod read_tests {
         file.set_len(second_record as u64).unwrap();
         assert!(log.source_tables(second).is_none());
         assert_eq!(log.source_tables(first).unwrap().positions.len(), 2, "decoded before the cut: kept");
-        let problems: Vec<(u64, &str)> =
+        let problems: Vec<(u64, &TableProblem)> =
             log.table_problems().map(|(object, problem)| (object.address, problem)).collect();
-        assert_eq!(problems, [(0x7f3e9a7e7000, "its tables could not be read again from the log file")]);
+        assert_eq!(problems, [(0x7f3e9a7e7000, &TableProblem::NotReadAgain)]);
+        assert_eq!(problems[0].1.to_string(), "its tables could not be read again from the log file");
         assert_eq!(log.script_source(&log.scripts[&81]).as_deref(), Some(&b"function b() {}\\n"[..]));
         file.set_len(10).unwrap();
         assert_eq!(log.script_source(&log.scripts[&81]), None);

@@ -1,0 +1,7 @@
+//! The plain data model at the bottom of the crate: values that every
+//! layer above passes along. It imports nothing else of the crate.
+//!
+//! - [`sample`]: the typed sample every source produces and every sink
+//!   consumes, its frames and the interner of their text.
+
+pub mod sample;
