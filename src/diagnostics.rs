@@ -80,7 +80,7 @@ pub enum WarningKind {
     /// Kernel frames with no kernel symbols to name them.
     NoKernelSymbols,
     /// V8 processes most of whose samples that ran JavaScript did not
-    /// expand, with the likely cause ([`crate::v8::diagnosis`]).
+    /// expand, with the likely cause ([`crate::v8::unexpanded`]).
     UnexpandedJavaScript,
     /// Source maps a script names (or `--source-map` gives) that are
     /// missing, unreadable or malformed: its frames keep their JavaScript

@@ -73,7 +73,7 @@ pub enum Severity {
 
 /// One GitHub Actions annotation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Annotation {
+pub struct GithubAnnotation {
     /// Notice or warning.
     pub severity: Severity,
     /// The file, relative to the repository root.
@@ -86,7 +86,7 @@ pub struct Annotation {
     pub message: String,
 }
 
-impl Annotation {
+impl GithubAnnotation {
     /// The workflow command line, escaped as GitHub's runner unescapes it
     /// (`%`, CR and LF in the message; also `:` and `,` in properties):
     /// <https://github.com/actions/toolkit/blob/main/packages/core/src/command.ts>.
@@ -164,11 +164,11 @@ fn kinds_by_weight(by_kind: &BTreeMap<FrameKind, Weights>, weight: impl Fn(&Weig
 /// The annotations for the hottest functions and source lines under
 /// `root`: functions at their first line, lines where they ran, ranked by
 /// self share (functions first on ties); at most `limit`.
-pub fn github_annotations(report: &Report, root: &SourceRoot, limit: usize) -> Vec<Annotation> {
+pub fn github_annotations(report: &Report, root: &SourceRoot, limit: usize) -> Vec<GithubAnnotation> {
     struct Candidate {
         self_weight: u64,
         is_function: bool,
-        annotation: Annotation,
+        annotation: GithubAnnotation,
     }
     let mut candidates = Vec::new();
     for statistics in &report.functions {
@@ -182,7 +182,7 @@ pub fn github_annotations(report: &Report, root: &SourceRoot, limit: usize) -> V
         candidates.push(Candidate {
             self_weight: statistics.weights.self_weight,
             is_function: true,
-            annotation: Annotation {
+            annotation: GithubAnnotation {
                 severity: Severity::Notice,
                 file,
                 line: start.line,
@@ -208,7 +208,7 @@ pub fn github_annotations(report: &Report, root: &SourceRoot, limit: usize) -> V
         candidates.push(Candidate {
             self_weight: statistics.weights.self_weight,
             is_function: false,
-            annotation: Annotation {
+            annotation: GithubAnnotation {
                 severity: Severity::Notice,
                 file,
                 line: statistics.line,
@@ -312,7 +312,7 @@ mod tests {
 
     #[test]
     fn workflow_commands_escape_as_the_runner_unescapes() {
-        let annotation = Annotation {
+        let annotation = GithubAnnotation {
             severity: Severity::Notice,
             file: "src/a,b:c.js".to_string(),
             line: 7,

@@ -10,7 +10,7 @@ use fxhash::FxHashMap;
 
 use crate::error::{Error, ErrorCause};
 
-use super::annotations::{Annotation, Severity, SourceRoot, function_location, markdown_cell};
+use super::annotations::{GithubAnnotation, Severity, SourceRoot, function_location, markdown_cell};
 use super::json::JsonReport;
 use super::report::{Report, WeightUnit};
 use super::stack_profile::{Function, StackProfile};
@@ -233,14 +233,14 @@ pub fn github_annotations(
     root: &SourceRoot,
     threshold: f64,
     limit: usize,
-) -> Vec<Annotation> {
+) -> Vec<GithubAnnotation> {
     changes
         .iter()
         .filter(|change| change.self_change() >= threshold || change.inclusive_change() >= threshold)
         .filter_map(|change| {
             let file = root.relative(change.function.file.as_deref()?)?;
             let line = change.function.start?.line;
-            Some(Annotation {
+            Some(GithubAnnotation {
                 severity: Severity::Warning,
                 file,
                 line,

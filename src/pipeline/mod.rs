@@ -37,9 +37,9 @@ use crate::sample::{Sample, SampleInterner, SampleSink};
 use crate::sources::perf_data::{PerfDataSource, recording_directory};
 use crate::sources::perf_script::PerfScriptSource;
 use crate::sources::ticks::{NativeFrameStats, TickLog};
-use crate::v8::diagnosis::warn_unexpanded;
 use crate::v8::expand::{ExpandOptions, ExpansionStats, V8Expander};
 use crate::v8::profile::{ProfileOptions, Profiles};
+use crate::v8::unexpanded::warn_unexpanded;
 use relay::read_with_sink;
 
 /// Where the samples come from.
@@ -254,7 +254,7 @@ impl ExpandingSinks {
 /// Reads `input` to its end, expands the V8 JIT frames of its samples with
 /// the code logs and jitdumps `options` names (or finds), and aggregates the
 /// stacks. A process whose JavaScript mostly did not expand gets a warning
-/// naming the likely cause ([`crate::v8::diagnosis`]). An input (sample
+/// naming the likely cause ([`crate::v8::unexpanded`]). An input (sample
 /// file, code log, jitdump) that cannot be used at all is an [`Error`]
 /// naming it; damage that still leaves something to read is a warning in
 /// [`FoldedProfile::diagnostics`].

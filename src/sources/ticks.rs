@@ -255,17 +255,17 @@ fn build_sample(tick: &Tick, pid: u32, context: &mut TickContext<'_>, sample: &m
     // tickprocessor.mjs `processTick`: in an external callback the PC may
     // point into the callback, which would look like a self-call.
     let program_counter = if tick.external_callback { tick.top_of_stack_or_callback } else { tick.pc };
-    sample.frames.push(tick_frame(program_counter, FrameKind::ProgramCounter, context));
+    sample.frames.push(tick_frame(program_counter, TickAddressKind::ProgramCounter, context));
     let top_of_stack = tick.top_of_stack_or_callback;
     if !tick.external_callback
         && top_of_stack != 0
         && is_javascript_code(context.profiles, top_of_stack, tick.log_line)
         && !context.libraries.iter().any(|library| library.contains(top_of_stack))
     {
-        sample.frames.push(tick_frame(top_of_stack, FrameKind::ReturnAddress, context));
+        sample.frames.push(tick_frame(top_of_stack, TickAddressKind::ReturnAddress, context));
     }
     for &address in &tick.frames {
-        sample.frames.push(tick_frame(address, FrameKind::ReturnAddressOrCFunction, context));
+        sample.frames.push(tick_frame(address, TickAddressKind::ReturnAddressOrCFunction, context));
     }
 }
 
@@ -286,7 +286,7 @@ fn is_live_code(profiles: &Profiles, address: u64, log_line: u64) -> bool {
 
 /// What an address of a tick is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum FrameKind {
+enum TickAddressKind {
     /// The sampled instruction.
     ProgramCounter,
     /// A stack entry: a return address, or the entry of a C++ function V8
@@ -300,10 +300,13 @@ enum FrameKind {
 }
 
 /// One frame: a library's symbol, or a raw address for the expander.
-fn tick_frame(address: u64, kind: FrameKind, context: &mut TickContext<'_>) -> Frame {
+fn tick_frame(address: u64, kind: TickAddressKind, context: &mut TickContext<'_>) -> Frame {
     let TickContext { libraries, symbols, profiles, log_line, native, interner } = context;
-    let address_kind =
-        if kind == FrameKind::ProgramCounter { AddressKind::InstructionPointer } else { AddressKind::ReturnAddress };
+    let address_kind = if kind == TickAddressKind::ProgramCounter {
+        AddressKind::InstructionPointer
+    } else {
+        AddressKind::ReturnAddress
+    };
     let unknown = interner.intern("[unknown]");
     let mut frame = Frame {
         address,
@@ -326,10 +329,10 @@ fn tick_frame(address: u64, kind: FrameKind, context: &mut TickContext<'_>) -> F
     };
     frame.module = interner.module_at_path(&library.path);
     // A return address points after its call, possibly past the caller's end.
-    let is_function_entry = kind == FrameKind::ReturnAddressOrCFunction
+    let is_function_entry = kind == TickAddressKind::ReturnAddressOrCFunction
         && symbols.symbolize(library, address).is_some_and(|hit| hit.offset == 0);
     let lookup_address =
-        if kind == FrameKind::ProgramCounter || is_function_entry { address } else { address.saturating_sub(1) };
+        if kind == TickAddressKind::ProgramCounter || is_function_entry { address } else { address.saturating_sub(1) };
     match symbols.symbolize(library, lookup_address) {
         Some(hit) => {
             native.symbolized += 1;

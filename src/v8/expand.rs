@@ -153,7 +153,7 @@ pub enum FrameOutcome {
 /// The samples of one loaded process that ran JavaScript, by what became of
 /// their innermost JavaScript frame (the first JIT frame from the leaf that
 /// is not a builtin or stub: the function running when the sample was
-/// taken), and where they came from: what [`crate::v8::diagnosis`] reads
+/// taken), and where they came from: what [`crate::v8::unexpanded`] reads
 /// after the fold.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProcessSamples {

@@ -9,12 +9,12 @@
 //! - [`source`]: script text, lines and columns.
 //! - [`source_map`]: source maps, to original files, lines and names.
 //! - [`expand`]: the pipeline's expansion stage.
-//! - [`diagnosis`]: after the fold, why a process's JavaScript did not expand.
+//! - [`unexpanded`]: after the fold, why a process's JavaScript did not expand.
 
-pub mod diagnosis;
 pub mod expand;
 pub mod inline_map;
 pub mod inline_stack;
 pub mod profile;
 pub mod source;
 pub mod source_map;
+pub mod unexpanded;
