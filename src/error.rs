@@ -12,16 +12,13 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::formats::jitdump::JitDumpError;
-use crate::output::json::JsonReportError;
-use crate::output::stack_profile::FoldedLineError;
-use crate::sources::perf_data::PerfDataError;
+use crate::formats::jitdump::{JitDumpError, ReadPathCause, ReadPathError};
+use crate::formats::perf_data::PerfDataError;
 
 /// An input that cannot be used at all: the file and why.
 ///
-/// Displays as `path: cause`, `path:LINE: cause` for a cause about a line
-/// of text ([`ErrorCause::line_number`]), or the cause alone when no file is
-/// involved (an empty `path`, e.g. [`ErrorCause::NothingToFold`]).
+/// Displays as `path: cause`, or the cause alone when no file is involved
+/// (an empty `path`, e.g. [`ErrorCause::NothingToFold`]).
 #[derive(Debug)]
 pub struct Error {
     /// The file (empty when the error is about no file).
@@ -44,11 +41,22 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.path.as_os_str().is_empty(), self.cause.line_number()) {
-            (true, _) => write!(formatter, "{}", self.cause),
-            (false, Some(line_number)) => write!(formatter, "{}:{line_number}: {}", self.path.display(), self.cause),
-            (false, None) => write!(formatter, "{}: {}", self.path.display(), self.cause),
+        if self.path.as_os_str().is_empty() {
+            write!(formatter, "{}", self.cause)
+        } else {
+            write!(formatter, "{}: {}", self.path.display(), self.cause)
         }
+    }
+}
+
+impl From<ReadPathError> for Error {
+    /// The error of a jitdump file read by path, with its path.
+    fn from(error: ReadPathError) -> Error {
+        let cause = match error.cause {
+            ReadPathCause::Read(read) => ErrorCause::Read(read),
+            ReadPathCause::Header(header) => ErrorCause::JitDump(header),
+        };
+        Error { path: error.path, cause }
     }
 }
 
@@ -76,39 +84,12 @@ pub enum ErrorCause {
     /// its frames stay unnamed).
     #[error("{0}")]
     Elf(#[from] object::read::Error),
-    /// A JSON report (`compare`'s input) that is not one.
-    #[error("not a v8inline JSON report: {0}")]
-    JsonReport(#[from] JsonReportError),
-    /// Folded stacks (`compare`'s input) with lines that are not
-    /// `stack count`: the first one, and how many more.
-    #[error(
-        "expected a folded stack line `frame;frame;... count`, got {:?}{}",
-        first.line,
-        match more { 0 => String::new(), more => format!(" ({more} more such lines)") }
-    )]
-    FoldedLines {
-        /// The first such line.
-        first: FoldedLineError,
-        /// How many more there are.
-        more: usize,
-    },
     /// A `--ticks` log without a single `tick` record.
     #[error("no tick records: record with `node --prof --log-code`")]
     NoTicks,
     /// No input was given to fold.
     #[error("nothing to fold")]
     NothingToFold,
-}
-
-impl ErrorCause {
-    /// The 1-based line of a text input the cause is about, if it is
-    /// about one (the error then reads `path:LINE: what`).
-    pub fn line_number(&self) -> Option<usize> {
-        match self {
-            ErrorCause::FoldedLines { first, .. } => Some(first.line_number),
-            _ => None,
-        }
-    }
 }
 
 #[cfg(test)]

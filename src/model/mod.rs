@@ -3,5 +3,9 @@
 //!
 //! - [`sample`]: the typed sample every source produces and every sink
 //!   consumes, its frames and the interner of their text.
+//! - [`frames`]: typed frames of functions at source lines, interned.
+//! - [`stack_profile`]: distinct stacks of those frames and their weights.
 
+pub mod frames;
 pub mod sample;
+pub mod stack_profile;

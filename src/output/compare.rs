@@ -4,16 +4,47 @@
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use fxhash::FxHashMap;
 
-use crate::error::{Error, ErrorCause};
+use crate::formats::folded::FoldedLineError;
 
 use super::annotations::{GithubAnnotation, Severity, SourceRoot, function_location, markdown_cell};
-use super::json::JsonReport;
+use super::json::{JsonReport, JsonReportError};
 use super::report::{Report, WeightUnit};
 use super::stack_profile::{Function, StackProfile};
+
+/// Why `compare` cannot use one of its inputs: the file and what is wrong
+/// with its text. Displays as `path: what`, `path:LINE: what` for a line.
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    /// A JSON report (the text starts with `{`) that is not one.
+    #[error("{}: not a v8inline JSON report: {source}", path.display())]
+    JsonReport {
+        /// The file.
+        path: PathBuf,
+        /// Why it is not a report.
+        source: JsonReportError,
+    },
+    /// Folded stacks with lines that are not `stack count`: the first one,
+    /// and how many more.
+    #[error(
+        "{}:{}: expected a folded stack line `frame;frame;... count`, got {:?}{}",
+        path.display(),
+        first.line_number,
+        first.line,
+        match more { 0 => String::new(), more => format!(" ({more} more such lines)") }
+    )]
+    FoldedLines {
+        /// The file.
+        path: PathBuf,
+        /// The first such line.
+        first: FoldedLineError,
+        /// How many more there are.
+        more: usize,
+    },
+}
 
 /// One side of a comparison: each function's shares.
 #[derive(Debug, Clone, Default)]
@@ -36,16 +67,17 @@ pub struct FunctionShares {
 impl Shares {
     /// Reads folded stacks or a JSON report (told apart by a leading `{`),
     /// the text of the file at `path` (which names it in errors).
-    pub fn parse(text: &str, path: &Path) -> Result<Shares, Error> {
+    pub fn parse(text: &str, path: &Path) -> Result<Shares, CompareError> {
         if text.trim_start().starts_with('{') {
-            let report = JsonReport::parse(text).map_err(Error::at(path))?;
+            let report =
+                JsonReport::parse(text).map_err(|source| CompareError::JsonReport { path: path.to_owned(), source })?;
             return Ok(Shares::from_json(&report));
         }
         let (profile, mut errors) = StackProfile::from_folded(text);
         if !errors.is_empty() {
             let more = errors.len() - 1;
             let first = errors.swap_remove(0);
-            return Err(Error::new(path, ErrorCause::FoldedLines { first, more }));
+            return Err(CompareError::FoldedLines { path: path.to_owned(), first, more });
         }
         Ok(Shares::from_report(&Report::new(&profile, WeightUnit::Count)))
     }
@@ -284,7 +316,6 @@ pub fn write_differential_svg<W: Write>(base: &str, head: &str, title: &str, out
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::json::JsonReportError;
 
     #[test]
     fn regressions_come_first() {
@@ -324,7 +355,7 @@ mod tests {
             "base.folded:2: expected a folded stack line `frame;frame;... count`, got \"node;b x\""
         );
         let error = Shares::parse("{\"schema\": \"other\"}", Path::new("r.json")).unwrap_err();
-        assert!(matches!(error.cause, ErrorCause::JsonReport(JsonReportError::Json(_))), "{error:?}");
+        assert!(matches!(error, CompareError::JsonReport { source: JsonReportError::Json(_), .. }), "{error:?}");
         assert!(error.to_string().starts_with("r.json: not a v8inline JSON report: missing field"), "{error}");
     }
 }

@@ -46,7 +46,7 @@ pub(crate) fn compare(args: CompareArgs) -> Result<(), Failure> {
     let read = |path: &Path| -> Result<(String, Shares), Failure> {
         let bytes = read_file(path)?;
         let text = String::from_utf8_lossy(&bytes).into_owned();
-        let shares = Shares::parse(&text, path)?;
+        let shares = Shares::parse(&text, path).map_err(|error| Failure::Input(error.to_string()))?;
         Ok((text, shares))
     };
     let (base_text, base) = read(&args.base)?;

@@ -2,12 +2,15 @@
 //! of the jitdump reader. Every message names a byte offset into the file and
 //! what was expected there: `byte offset N: expected ...`.
 
+use std::io;
+use std::path::PathBuf;
+
 use super::record::{JitDumpRecordKind, RecordProblem};
 
 /// Why the jitdump cannot be read at all: its header is unusable. Any
 /// problem after the header is a [`JitDumpWarning`]. Displays as
 /// `byte offset N: expected ...`; [`read_path`](super::read_path) puts the
-/// file's path before it ([`crate::Error`]).
+/// file's path before it ([`ReadPathError`]).
 #[derive(Debug, thiserror::Error)]
 #[error("byte offset {offset}: expected {expected}")]
 pub struct JitDumpError {
@@ -15,6 +18,29 @@ pub struct JitDumpError {
     pub offset: u64,
     /// What the header should have held.
     pub expected: HeaderProblem,
+}
+
+/// Why [`read_path`](super::read_path) read no jitdump: the file and why.
+/// Displays as `PATH: what`.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {cause}", path.display())]
+pub struct ReadPathError {
+    /// The file.
+    pub path: PathBuf,
+    /// Why.
+    #[source]
+    pub cause: ReadPathCause,
+}
+
+/// Why a jitdump file could not be read: the file's or the header's fault.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadPathCause {
+    /// It could not be opened or read.
+    #[error("{0}")]
+    Read(io::Error),
+    /// Its header is unusable.
+    #[error("{0}")]
+    Header(JitDumpError),
 }
 
 /// What an unusable header should have held (the part after `expected`).

@@ -32,7 +32,7 @@ mod record;
 mod repair;
 mod v8_mis_sized;
 
-pub use error::{HeaderProblem, JitDumpError, JitDumpWarning};
+pub use error::{HeaderProblem, JitDumpError, JitDumpWarning, ReadPathCause, ReadPathError};
 pub use header::{FILE_HEADER_SIZE, FileHeader, Header, MAGIC};
 pub use reader::{JitDump, ReadOptions, read, read_loads_with_progress, read_path, read_stream, read_with_progress};
 pub use record::{

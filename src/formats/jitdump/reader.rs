@@ -8,7 +8,7 @@ use object::Endianness;
 use object::read::Bytes;
 
 use super::debug_info::parse_debug_info;
-use super::error::{JitDumpError, JitDumpWarning};
+use super::error::{JitDumpError, JitDumpWarning, ReadPathCause, ReadPathError};
 use super::header::{Header, MAGIC};
 use super::record::{
     CodeLoad, DebugInfo, JitDumpRecordKind, NameInterner, RECORD_PREFIX_SIZE, RecordPrefix, RecordProblem,
@@ -191,10 +191,14 @@ fn fill<R: Read>(input: &mut R, window: &mut Vec<u8>, amount: usize) -> io::Resu
 /// Reads the jitdump file at `path` (not compressed: the caller decompresses a
 /// `.gz`), streamed as [`read_stream`] does. Errors display as
 /// `PATH: byte offset N: expected ...`.
-pub fn read_path(path: &Path, options: &ReadOptions) -> Result<JitDump, crate::Error> {
-    let read_error = crate::Error::at::<io::Error>(path);
-    let file = std::fs::File::open(path).map_err(read_error)?;
-    read_stream(file, options).map_err(read_error)?.map_err(crate::Error::at(path))
+pub fn read_path(path: &Path, options: &ReadOptions) -> Result<JitDump, ReadPathError> {
+    let error = |cause: ReadPathCause| ReadPathError { path: path.to_owned(), cause };
+    let file = std::fs::File::open(path).map_err(|read| error(ReadPathCause::Read(read)))?;
+    match read_stream(file, options) {
+        Ok(Ok(dump)) => Ok(dump),
+        Ok(Err(header)) => Err(error(ReadPathCause::Header(header))),
+        Err(read) => Err(error(ReadPathCause::Read(read))),
+    }
 }
 
 /// State of one read.

@@ -291,7 +291,7 @@ fn read_path_prefixes_errors_with_the_path() {
     std::fs::write(&path, b"not a jitdump at all, but long enough for a header").unwrap();
     let error = read_path(&path, &ReadOptions::default()).unwrap_err();
     std::fs::remove_file(&path).unwrap();
-    assert!(matches!(error.cause, crate::ErrorCause::JitDump(JitDumpError { offset: 0, .. })), "{error:?}");
+    assert!(matches!(error.cause, ReadPathCause::Header(JitDumpError { offset: 0, .. })), "{error:?}");
     assert_eq!(
         error.to_string(),
         format!(
@@ -302,7 +302,7 @@ fn read_path_prefixes_errors_with_the_path() {
 
     let missing = std::env::temp_dir().join("v8inline-jitdump-unit-missing/jit-1.dump");
     let error = read_path(&missing, &ReadOptions::default()).unwrap_err();
-    assert!(matches!(error.cause, crate::ErrorCause::Read(_)), "{error:?}");
+    assert!(matches!(error.cause, ReadPathCause::Read(_)), "{error:?}");
     assert!(error.to_string().starts_with(&format!("{}: ", missing.display())));
 }
 

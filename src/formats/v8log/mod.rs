@@ -25,7 +25,8 @@ use memchr::memchr_iter;
 
 pub use name::{CodeName, FunctionName, JAVASCRIPT_TAGS, LineColumn, ScriptLine};
 pub use record::{
-    CodeCreation, CodeSourceInfo, InliningPosition, PositionEntry, Record, Tick, Tier, TierMarker, V8Version,
+    CodeCreation, CodeSourceInfo, InliningPosition, ParseError, PositionEntry, Record, SourceTableError, TableError,
+    Tick, Tier, TierMarker, V8Version,
 };
 pub use tables::{InliningTableProblem, TableProblem};
 
@@ -140,7 +141,7 @@ impl DecodedTables {
                 DecodedTables::checked(positions.into(), inlining_positions.into(), inlined_function_count)
             }
             Err(problem) => {
-                DecodedTables { problem: Some(TableProblem::Unparsable(problem.into())), ..DecodedTables::default() }
+                DecodedTables { problem: Some(TableProblem::Unparsable(problem)), ..DecodedTables::default() }
             }
         }
     }
@@ -764,7 +765,7 @@ impl LogBuilder {
                 self.log.spliced_lines += u64::from(starts_another_record(line));
                 let kind_end = memchr::memchr(b',', line).unwrap_or(line.len()).min(64);
                 let kind = String::from_utf8_lossy(&line[..kind_end]);
-                self.warn(LogWarningKind::UnparsableLine, format!("{kind}: {}", error.0));
+                self.warn(LogWarningKind::UnparsableLine, format!("{kind}: {error}"));
             }
         }
     }

@@ -12,7 +12,8 @@
 //! - [`FunctionName`]: the function, its script and where it starts.
 //! - [`ScriptLine`]: the function, its script and line as a label shows them.
 
-use super::record::TierMarker;
+use super::record::{Tier, TierMarker};
+use crate::model::frames::{FrameKind, Function, SourceLine};
 
 /// The V8 log tags of JavaScript function code (`JS` in current V8; node 18
 /// writes `LazyCompile`, `Function`, `Script` and `Eval`).
@@ -68,12 +69,37 @@ impl<'name> CodeName<'name> {
         FunctionName::parse(self.rest, None)
     }
 
+    /// The JavaScript function the rest names, as profiles show it: the
+    /// function's name (`(anonymous)` for none), its script when the name
+    /// has one, and where it starts ([`CodeName::function_name`]).
+    pub fn function(&self) -> Function {
+        let parsed = self.function_name();
+        let name = if parsed.function.is_empty() { "(anonymous)" } else { parsed.function };
+        Function {
+            name: name.to_string(),
+            file: (!parsed.script.is_empty()).then(|| parsed.script.to_string()),
+            start: parsed.start.map(|start| SourceLine { line: start.line, column: Some(start.column) }),
+        }
+    }
+
     /// The rest as a label shows it ([`ScriptLine`]); `None` without a
     /// script and line.
     pub fn script_line(&self) -> Option<ScriptLine<'name>> {
         let (function, location) = split_function_and_location(self.rest)?;
         let (script, line) = script_and_line(location)?;
         Some(ScriptLine { function, script, line })
+    }
+}
+
+impl FrameKind {
+    /// The kind of code of a V8 tier.
+    pub fn from_tier(tier: Tier) -> FrameKind {
+        match tier {
+            Tier::Interpreted => FrameKind::Interpreted,
+            Tier::Sparkplug => FrameKind::Sparkplug,
+            Tier::Maglev => FrameKind::Maglev,
+            Tier::TurboFan => FrameKind::TurboFan,
+        }
     }
 }
 
@@ -184,7 +210,6 @@ fn script_and_line(location: &str) -> Option<(&str, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::v8log::Tier;
 
     #[test]
     fn function_names() {
@@ -250,5 +275,30 @@ mod tests {
                 .map(|line| (line.function, line.script, line.line));
             assert_eq!(parsed, expected, "{name}");
         }
+    }
+
+    #[test]
+    fn v8_names_parse_into_functions_and_tiers() {
+        let parse_v8_name =
+            |name| CodeName::javascript(name).map(|name| (name.function(), name.marker.map(|marker| marker.tier)));
+        let parsed = parse_v8_name("JS:*square /app/deep.js:16:16").unwrap();
+        assert_eq!(parsed.0.to_string(), "square /app/deep.js:16:16");
+        assert_eq!(parsed.1, Some(Tier::TurboFan));
+        let parsed = parse_v8_name("LazyCompile:~weigh /app/deep.js:20").unwrap();
+        assert_eq!(parsed.0.name, "weigh");
+        // A name without a column starts at column 1, as `FunctionName::parse` reads it.
+        assert_eq!(parsed.0.start, Some(SourceLine { line: 20, column: Some(1) }));
+        assert_eq!(parsed.1, Some(Tier::Interpreted));
+        let parsed = parse_v8_name("JS:^ /app/deep.js:1:1").unwrap();
+        assert_eq!(parsed.0.name, "(anonymous)");
+        assert_eq!(parsed.1, Some(Tier::Sparkplug));
+        let parsed = parse_v8_name("JS:o+kernel /app/deep.js:32:16").unwrap();
+        assert_eq!((parsed.0.name.as_str(), parsed.1), ("kernel", Some(Tier::Maglev)));
+        let parsed = parse_v8_name("JS:*'combine /app/deep.js:26:17").unwrap();
+        assert_eq!((parsed.0.name.as_str(), parsed.1), ("combine", Some(Tier::TurboFan)));
+        let parsed = parse_v8_name("JS:onload /app/page.js:3:1").unwrap();
+        assert_eq!((parsed.0.name.as_str(), parsed.1), ("onload", None));
+        assert!(parse_v8_name("Builtin:ArrayMap").is_none());
+        assert!(parse_v8_name("std::vector<int>::push_back").is_none());
     }
 }

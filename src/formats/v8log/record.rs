@@ -8,14 +8,82 @@ use memchr::memchr_iter;
 
 use super::lexer::{LogRecordKind, TableToken, parse_decimal, parse_hex_address};
 
-/// Why a line could not be parsed: a short description of what was expected.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParseError(pub String);
+/// Why a line could not be parsed: what was expected where. Displays as
+/// `field N: expected ...`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    /// A field is missing or does not hold what it should.
+    #[error("field {field}: expected {expected}")]
+    Field {
+        /// The field's 1-based number (the record kind is field 0).
+        field: usize,
+        /// What it should hold: `a code address`, `a tier marker`...
+        expected: &'static str,
+    },
+    /// The record does not have as many fields as its kind has.
+    #[error("expected {expected} fields, found {found}")]
+    FieldCount {
+        /// The counts its kind has: `8`, `7 or 9`.
+        expected: &'static str,
+        /// The fields found, the kind included.
+        found: usize,
+    },
+    /// A `script-source` without its four fields.
+    #[error("expected 4 fields: script-source,ID,NAME,SOURCE")]
+    ScriptSourceFields,
+    /// A `code-source-info` table that does not parse.
+    #[error(transparent)]
+    Table(#[from] SourceTableError),
+}
 
 impl ParseError {
-    fn expected(what: &str, field_index: usize) -> Self {
-        ParseError(format!("field {}: expected {what}", field_index + 1))
+    fn expected(what: &'static str, field_index: usize) -> Self {
+        ParseError::Field { field: field_index + 1, expected: what }
     }
+}
+
+/// A `code-source-info` table that does not parse: which field, and why.
+/// Displays as `field 6 (positions): ...`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SourceTableError {
+    /// The position table (field 6).
+    #[error("field 6 (positions): {0}")]
+    Positions(TableError),
+    /// The inlining table (field 7).
+    #[error("field 7 (inlining positions): {0}")]
+    InliningPositions(TableError),
+    /// The inlined functions (field 8).
+    #[error("field 8 (inlined functions): {0}")]
+    InlinedFunctions(TableError),
+}
+
+/// Why a `code-source-info` table does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TableError {
+    /// Text that is no token of the table, or a token the entry's form
+    /// does not allow there.
+    #[error("unexpected text at byte {offset}, expected {form}")]
+    UnexpectedText {
+        /// Where the text starts in the table.
+        offset: usize,
+        /// The form of an entry: `C<n>O<n>[I<n>]`, `F[n]O<n>[I<n>]`,
+        /// `S0x<address>`.
+        form: &'static str,
+    },
+    /// The last entry has no `O<offset>`.
+    #[error("entry without O<offset> at the end, expected {form}")]
+    MissingOffset {
+        /// The form of an entry.
+        form: &'static str,
+    },
+    /// A number too large for what it is.
+    #[error("{what} {value} out of range")]
+    OutOfRange {
+        /// What the number is: `code offset`, `script offset`...
+        what: &'static str,
+        /// The number.
+        value: i64,
+    },
 }
 
 /// A code-log record, borrowing its text from the line.
@@ -330,15 +398,15 @@ impl<'line> Fields<'line> {
         self.count
     }
 
-    fn raw(&self, index: usize, what: &str) -> Result<&'line [u8], ParseError> {
+    fn raw(&self, index: usize, what: &'static str) -> Result<&'line [u8], ParseError> {
         self.get(index).ok_or_else(|| ParseError::expected(what, index))
     }
 
-    fn decimal(&self, index: usize, what: &str) -> Result<i64, ParseError> {
+    fn decimal(&self, index: usize, what: &'static str) -> Result<i64, ParseError> {
         parse_decimal(self.raw(index, what)?).ok_or_else(|| ParseError::expected(what, index))
     }
 
-    fn address(&self, index: usize, what: &str) -> Result<u64, ParseError> {
+    fn address(&self, index: usize, what: &'static str) -> Result<u64, ParseError> {
         parse_hex_address(self.raw(index, what)?).ok_or_else(|| ParseError::expected(what, index))
     }
 }
@@ -423,7 +491,7 @@ fn plain_code_creation(line: &[u8]) -> Option<CodeCreation<'_>> {
 
 fn parse_code_creation<'line>(fields: &Fields<'line>) -> Result<CodeCreation<'line>, ParseError> {
     if fields.len() != 7 && fields.len() != 9 {
-        return Err(ParseError(format!("expected 7 or 9 fields, found {}", fields.len())));
+        return Err(ParseError::FieldCount { expected: "7 or 9", found: fields.len() });
     }
     let size = fields.decimal(5, "a code size")?;
     let (shared_function, tier) = if fields.len() == 9 {
@@ -448,7 +516,7 @@ fn parse_code_creation<'line>(fields: &Fields<'line>) -> Result<CodeCreation<'li
 
 fn parse_code_source_info(fields: &Fields<'_>) -> Result<CodeSourceInfo, ParseError> {
     if fields.len() != 8 {
-        return Err(ParseError(format!("expected 8 fields, found {}", fields.len())));
+        return Err(ParseError::FieldCount { expected: "8", found: fields.len() });
     }
     // Field by field, so that an error names the first bad one.
     let address = fields.address(1, "a code address")?;
@@ -456,9 +524,9 @@ fn parse_code_source_info(fields: &Fields<'_>) -> Result<CodeSourceInfo, ParseEr
     let function_start = fields.decimal(3, "a start offset")?;
     let function_end = fields.decimal(4, "an end offset")?;
     let (positions, inlining_positions) =
-        parse_position_tables(fields.raw(5, "positions")?, fields.raw(6, "inlining positions")?).map_err(ParseError)?;
-    let inlined_functions = parse_inlined_functions(fields.raw(7, "inlined functions")?)
-        .map_err(|what| ParseError(format!("field 8 (inlined functions): {what}")))?;
+        parse_position_tables(fields.raw(5, "positions")?, fields.raw(6, "inlining positions")?)?;
+    let inlined_functions =
+        parse_inlined_functions(fields.raw(7, "inlined functions")?).map_err(SourceTableError::InlinedFunctions)?;
     Ok(CodeSourceInfo {
         address,
         script_id,
@@ -475,19 +543,18 @@ fn parse_code_source_info(fields: &Fields<'_>) -> Result<CodeSourceInfo, ParseEr
 pub fn parse_position_tables(
     positions: &[u8],
     inlining: &[u8],
-) -> Result<(Vec<PositionEntry>, Vec<InliningPosition>), String> {
-    let positions = parse_positions(positions).map_err(|what| format!("field 6 (positions): {what}"))?;
-    let inlining =
-        parse_inlining_positions(inlining).map_err(|what| format!("field 7 (inlining positions): {what}"))?;
+) -> Result<(Vec<PositionEntry>, Vec<InliningPosition>), SourceTableError> {
+    let positions = parse_positions(positions).map_err(SourceTableError::Positions)?;
+    let inlining = parse_inlining_positions(inlining).map_err(SourceTableError::InliningPositions)?;
     Ok((positions, inlining))
 }
 
-fn table_number(value: i64, what: &str) -> Result<u32, String> {
-    u32::try_from(value).map_err(|_| format!("{what} {value} out of range"))
+fn table_number(value: i64, what: &'static str) -> Result<u32, TableError> {
+    u32::try_from(value).map_err(|_| TableError::OutOfRange { what, value })
 }
 
-fn script_offset(value: i64) -> Result<i32, String> {
-    i32::try_from(value).map_err(|_| format!("script offset {value} out of range"))
+fn script_offset(value: i64) -> Result<i32, TableError> {
+    i32::try_from(value).map_err(|_| TableError::OutOfRange { what: "script offset", value })
 }
 
 /// The shape both code-source-info tables share: an entry opens with one
@@ -496,7 +563,7 @@ trait TableEntry: Sized {
     /// The entry's form, for messages.
     const FORM: &'static str;
     /// A new entry if `token` opens one.
-    fn open(token: TableToken) -> Option<Result<Self, String>>;
+    fn open(token: TableToken) -> Option<Result<Self, TableError>>;
     /// Sets the `O` offset.
     fn set_offset(&mut self, offset: i32);
     /// The `I` id, if set.
@@ -507,7 +574,7 @@ trait TableEntry: Sized {
 
 impl TableEntry for PositionEntry {
     const FORM: &'static str = "C<n>O<n>[I<n>]";
-    fn open(token: TableToken) -> Option<Result<Self, String>> {
+    fn open(token: TableToken) -> Option<Result<Self, TableError>> {
         let TableToken::CodeOffset(offset) = token else { return None };
         Some(table_number(offset, "code offset").map(|code_offset| PositionEntry {
             code_offset,
@@ -528,7 +595,7 @@ impl TableEntry for PositionEntry {
 
 impl TableEntry for InliningPosition {
     const FORM: &'static str = "F[n]O<n>[I<n>]";
-    fn open(token: TableToken) -> Option<Result<Self, String>> {
+    fn open(token: TableToken) -> Option<Result<Self, TableError>> {
         let TableToken::Function(index) = token else { return None };
         Some(
             index
@@ -548,12 +615,12 @@ impl TableEntry for InliningPosition {
     }
 }
 
-fn parse_table<Entry: TableEntry>(table: &[u8]) -> Result<Vec<Entry>, String> {
+fn parse_table<Entry: TableEntry>(table: &[u8]) -> Result<Vec<Entry>, TableError> {
     let mut entries: Vec<Entry> = Vec::new();
     let mut expecting_offset = false;
     let mut lexer = TableToken::lexer(table);
     while let Some(token) = lexer.next() {
-        let unexpected = || format!("unexpected text at byte {}, expected {}", lexer.span().start, Entry::FORM);
+        let unexpected = || TableError::UnexpectedText { offset: lexer.span().start, form: Entry::FORM };
         let token = token.map_err(|()| unexpected())?;
         if !expecting_offset && let Some(entry) = Entry::open(token) {
             entries.push(entry?);
@@ -572,29 +639,31 @@ fn parse_table<Entry: TableEntry>(table: &[u8]) -> Result<Vec<Entry>, String> {
         }
     }
     if expecting_offset {
-        return Err(format!("entry without O<offset> at the end, expected {}", Entry::FORM));
+        return Err(TableError::MissingOffset { form: Entry::FORM });
     }
     Ok(entries)
 }
 
 /// Parses `C<code_offset>O<script_offset>[I<inlining_id>]...`.
-pub fn parse_positions(table: &[u8]) -> Result<Vec<PositionEntry>, String> {
+pub fn parse_positions(table: &[u8]) -> Result<Vec<PositionEntry>, TableError> {
     parse_table(table)
 }
 
 /// Parses `F[<function_index>]O<call_offset>[I<parent>]...`.
-pub fn parse_inlining_positions(table: &[u8]) -> Result<Vec<InliningPosition>, String> {
+pub fn parse_inlining_positions(table: &[u8]) -> Result<Vec<InliningPosition>, TableError> {
     parse_table(table)
 }
 
 /// Parses `S<address>...`.
-pub fn parse_inlined_functions(table: &[u8]) -> Result<Vec<u64>, String> {
+pub fn parse_inlined_functions(table: &[u8]) -> Result<Vec<u64>, TableError> {
     let mut addresses = Vec::new();
     let mut lexer = TableToken::lexer(table);
     while let Some(token) = lexer.next() {
         match token {
             Ok(TableToken::SharedFunction(address)) => addresses.push(address),
-            _ => return Err(format!("unexpected text at byte {}, expected S0x<address>", lexer.span().start)),
+            _ => {
+                return Err(TableError::UnexpectedText { offset: lexer.span().start, form: "S0x<address>" });
+            }
         }
     }
     Ok(addresses)
@@ -605,7 +674,7 @@ pub fn parse_inlined_functions(table: &[u8]) -> Result<Vec<u64>, String> {
 fn parse_script_source(line: &[u8]) -> Result<ScriptSource<'_>, ParseError> {
     let mut commas = memchr_iter(b',', line);
     let (Some(first), Some(second), Some(third)) = (commas.next(), commas.next(), commas.next()) else {
-        return Err(ParseError("expected 4 fields: script-source,ID,NAME,SOURCE".to_string()));
+        return Err(ParseError::ScriptSourceFields);
     };
     let script_id = parse_decimal(&line[first + 1..second]).ok_or_else(|| ParseError::expected("a script id", 1))?;
     Ok(ScriptSource { script_id, escaped_name: &line[second + 1..third], escaped_source: &line[third + 1..] })
@@ -801,7 +870,9 @@ mod tests {
         assert!(tick.overflow);
         assert_eq!(tick.frames, (1..=12).map(|frame| frame * 16).collect::<Vec<u64>>());
         let bad = format!("tick,0x7f10,1234,0,0x0,6,{},zz", frames.join(","));
-        assert_eq!(parse_line(bad.as_bytes()).unwrap_err().0, "field 19: expected a frame address");
+        let error = parse_line(bad.as_bytes()).unwrap_err();
+        assert_eq!(error, ParseError::Field { field: 19, expected: "a frame address" });
+        assert_eq!(error.to_string(), "field 19: expected a frame address");
     }
 
     #[test]
@@ -814,6 +885,31 @@ mod tests {
         }
         assert!(parse_inlined_functions(b"S0x1S").is_err());
         let error = parse_line(b"code-source-info,0x1,1,0,1,C0O1C2,,").unwrap_err();
-        assert_eq!(error.0, "field 6 (positions): entry without O<offset> at the end, expected C<n>O<n>[I<n>]");
+        assert_eq!(
+            error,
+            ParseError::Table(SourceTableError::Positions(TableError::MissingOffset { form: "C<n>O<n>[I<n>]" }))
+        );
+        assert_eq!(
+            error.to_string(),
+            "field 6 (positions): entry without O<offset> at the end, expected C<n>O<n>[I<n>]"
+        );
+        let messages = [
+            (parse_positions(b"C1O2Z").unwrap_err(), "unexpected text at byte 4, expected C<n>O<n>[I<n>]"),
+            (parse_positions(b"C99999999999O1").unwrap_err(), "code offset 99999999999 out of range"),
+            (parse_positions(b"C1O99999999999").unwrap_err(), "script offset 99999999999 out of range"),
+            (parse_inlined_functions(b"S0x1S").unwrap_err(), "unexpected text at byte 4, expected S0x<address>"),
+        ];
+        for (error, message) in messages {
+            assert_eq!(error.to_string(), message);
+        }
+        assert_eq!(
+            parse_line(b"code-source-info,0x1,1,0,1,,,S").unwrap_err().to_string(),
+            "field 8 (inlined functions): unexpected text at byte 0, expected S0x<address>"
+        );
+        assert_eq!(parse_line(b"code-source-info,0x1").unwrap_err().to_string(), "expected 8 fields, found 2");
+        assert_eq!(
+            parse_line(b"script-source,1").unwrap_err().to_string(),
+            "expected 4 fields: script-source,ID,NAME,SOURCE"
+        );
     }
 }

@@ -8,14 +8,15 @@
 //! checked ([`inlining_table_problem`]).
 
 use super::SourceTables;
+use super::record::SourceTableError;
 
 /// What is wrong with a code object's position and inlining tables
 /// ([`CodeLog::table_problems`](super::CodeLog::table_problems)).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TableProblem {
     /// The table text does not parse: the tables are not used.
-    #[error("{0}")]
-    Unparsable(Box<str>),
+    #[error(transparent)]
+    Unparsable(SourceTableError),
     /// The tables parsed, but an id is out of range or a parent chain loops:
     /// they are used, and the stack walk cuts a stack short there.
     #[error(transparent)]
