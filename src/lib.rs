@@ -43,6 +43,7 @@ pub mod commands;
 pub mod default_input;
 pub mod diagnostics;
 pub mod error;
+pub mod expansion;
 pub mod formats;
 pub mod input;
 pub mod model;

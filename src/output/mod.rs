@@ -5,9 +5,9 @@
 //! Profiler's format. Both share the [`FrameTable`] of typed frames.
 //!
 //! ```text
-//! Folder (detailed stacks) + V8Expander ─► StackProfile ─► pprof
+//! Folder (detailed stacks) + expander ──► StackProfile ─► pprof
 //! folded text ─────────────────────────► StackProfile ─► Report ─► json, annotations, compare
-//! TimelineRecorder + V8Expander ────────► Timeline ─► cpuprofile, firefox
+//! TimelineRecorder + expander ──────────► Timeline ─► cpuprofile, firefox
 //! ```
 //!
 //! `stats` writes the `--stats` text. Which outputs a job writes is chosen

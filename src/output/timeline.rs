@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! Sample + ExpandedSample ─► TimelineRecorder (a StackSink beside the Folder) ─► Timeline
-//!                              expanded frames: V8Expander::location_details
+//!                              expanded frames: FrameExpander::location_details
 //!                              other frames: symbol and module kind
 //! ```
 //!
@@ -21,10 +21,8 @@ use indexmap::IndexSet;
 
 use super::stack_profile::{FrameKind, FrameTable, LocationId, ProfileFrame};
 use crate::collapse::naming::{fix_partially_demangled_rust_symbol, push_function_or_module, tidy_generic};
-use crate::collapse::{ExpandedFrames, ExpandedSample, FrameExpander};
-use crate::pipeline::StackSink;
+use crate::expansion::{ExpandedFrames, ExpandedSample, FrameExpander, StackSink};
 use crate::sample::{ModuleId, Sample, SampleInterner, StringId};
-use crate::v8::expand::V8Expander;
 
 /// The number of a thread in [`Timeline::threads`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -218,7 +216,7 @@ struct KnownThread {
 }
 
 /// The sink that records the [`Timeline`]: each sample's thread, time and
-/// stack, its expanded frames described by the [`V8Expander`] that made
+/// stack, its expanded frames described by the [`FrameExpander`] that made
 /// them.
 #[derive(Default)]
 pub struct TimelineRecorder {
@@ -287,7 +285,7 @@ impl TimelineRecorder {
     }
 
     /// The location of an expanded code location, described once.
-    fn expanded_location(&mut self, location: u32, expander: &V8Expander) -> Option<LocationId> {
+    fn expanded_location(&mut self, location: u32, expander: &dyn FrameExpander) -> Option<LocationId> {
         if let Some(&Some(known)) = self.expanded.get(location as usize) {
             return Some(known);
         }
@@ -332,7 +330,7 @@ impl StackSink for TimelineRecorder {
         sample: &Sample,
         interner: &SampleInterner,
         expanded: &ExpandedSample,
-        expander: &V8Expander,
+        expander: &dyn FrameExpander,
     ) {
         self.stack.clear();
         for index in 0..sample.frames.len() {

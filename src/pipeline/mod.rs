@@ -27,9 +27,10 @@ use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
 
 use crate::collapse::parallel::fold_parallel;
-use crate::collapse::{CollapseOptions, CollapseSummary, ExpandedSample, Folder, reader_summary};
+use crate::collapse::{CollapseOptions, CollapseSummary, Folder, reader_summary};
 use crate::diagnostics::{Diagnostics, WarningKind};
 use crate::error::{Error, ErrorCause};
+use crate::expansion::{ExpandedSample, StackSink};
 use crate::input::open_stream_allowing_cut;
 use crate::output::stack_profile::StackProfile;
 use crate::output::timeline::{Timeline, TimelineRecorder};
@@ -146,33 +147,6 @@ impl FoldedProfile {
     /// them on a second thread when it has [`FoldedProfile::threads`].
     pub fn write_folded<W: io::Write>(&self, output: W) -> io::Result<u64> {
         self.folder.write_folded_on(output, self.threads)
-    }
-}
-
-/// What the pipeline hands each expanded sample to: the stages after
-/// expansion ([`Folder`], [`TimelineRecorder`]).
-pub trait StackSink {
-    /// Takes one sample with what `expander` made of its frames; the ids are
-    /// those of `interner`, the same for every sample of one source, and
-    /// the expanded frames' location ids are `expander`'s.
-    fn add_sample(
-        &mut self,
-        sample: &Sample,
-        interner: &SampleInterner,
-        expanded: &ExpandedSample,
-        expander: &V8Expander,
-    );
-}
-
-impl StackSink for Folder {
-    fn add_sample(
-        &mut self,
-        sample: &Sample,
-        interner: &SampleInterner,
-        expanded: &ExpandedSample,
-        expander: &V8Expander,
-    ) {
-        Folder::add_sample(self, sample, interner, expanded, expander);
     }
 }
 

@@ -15,6 +15,7 @@
 //! return address points after its call, and a timer sample lands on the
 //! instruction after the one that was running.
 
+pub use crate::expansion::LocationDetails;
 use std::sync::Arc;
 
 use fxhash::FxHashMap;
@@ -23,7 +24,7 @@ use indexmap::IndexSet;
 use crate::collapse::{ExpandedFrames, FrameContext, FrameExpander};
 use crate::formats::v8log::{CodeName, Tier};
 use crate::model::sample::{AddressKind, FrameNumberCache, ModuleKind, SampleTime};
-use crate::v8::inline_map::{CodeId, InlineMap, SourceFrame, TimeRange};
+use crate::v8::inline_map::{CodeId, InlineMap, TimeRange};
 use crate::v8::inline_stack::{FrameFunction, InlineFrame, PositionRule};
 use crate::v8::profile::{Profiles, pid_in_file_name};
 
@@ -387,22 +388,6 @@ struct ProcessLookup {
 /// At most this many raw addresses are remembered; then the cache starts over.
 const ADDRESS_CACHE_LIMIT: usize = 1 << 20;
 
-/// An expanded code location described for detailed outputs.
-#[derive(Debug, Clone)]
-pub struct LocationDetails<'map> {
-    /// The process's index in [`Profiles::maps`].
-    pub process: usize,
-    /// The process id, if known.
-    pub pid: Option<u32>,
-    /// The sampled runtime address.
-    pub address: u64,
-    /// The code object's jitdump name.
-    pub code_name: &'map str,
-    /// The inline stack at the address, innermost first; the last frame is
-    /// the code object's own function.
-    pub frames: Vec<SourceFrame<'map>>,
-}
-
 /// Expands V8 JIT frames through the loaded (or discovered) profiles. One
 /// expander serves the samples of one source: it keeps the answers for raw
 /// addresses by the source's frame numbers ([`crate::model::sample::FrameNumber`]).
@@ -573,6 +558,10 @@ impl V8Expander {
 }
 
 impl FrameExpander for V8Expander {
+    fn location_details(&self, location: u32) -> Option<LocationDetails<'_>> {
+        V8Expander::location_details(self, location)
+    }
+
     fn name_location(&self, location: u32, frames: &mut ExpandedFrames) {
         let Some(cached) = self.locations.get(location as usize) else { return };
         for cached_frame in &self.location_frames[cached.frames()] {

@@ -16,6 +16,7 @@
 //! addresses reused after an isolate freed them), each LOAD takes the next
 //! code-creation of the log whose aligned time is nearest to it.
 
+pub use crate::expansion::{PositionOrigin, SourceFrame};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -23,7 +24,7 @@ use std::sync::{Arc, OnceLock};
 use fxhash::FxHashMap;
 
 use crate::formats::jitdump::{CodeLoad, JitDump};
-use crate::formats::v8log::{CodeLog, CodeObject, CodeObjectId, NameId, SharedFunction, TagId, Tier, TierMarker};
+use crate::formats::v8log::{CodeLog, CodeObject, CodeObjectId, NameId, SharedFunction, TagId, TierMarker};
 use crate::formats::v8log::{FunctionName, LineColumn};
 use crate::v8::inline_stack::{FrameFunction, InlineFrame, PositionRule, WalkProblem, inlining_stack};
 use crate::v8::source::LineTable;
@@ -303,42 +304,6 @@ pub struct SourceOptions {
     pub path_substitutions: Vec<(String, String)>,
     /// Where source maps come from, and whether frames are mapped at all.
     pub source_maps: SourceMapOptions,
-}
-
-/// Where a frame's line and column come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PositionOrigin {
-    /// The script text (log or disk) and the source-position table.
-    Script,
-    /// No script text: the function's own start, from its name.
-    FunctionStart,
-    /// Nothing known.
-    Unknown,
-}
-
-/// One frame of an inline stack, described for people. Where the script
-/// has a source map, the function, script, position and start are the
-/// original ones ([`crate::v8::source_map`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SourceFrame<'map> {
-    /// The frame's name in folded stacks: the jitdump name for the code
-    /// object's own function, and for an inlined function the name V8 gives
-    /// that function's own code, so both merge.
-    pub frame_name: Cow<'map, str>,
-    /// The bare function name (empty for top-level code).
-    pub function_name: &'map str,
-    /// The script's name (usually its path).
-    pub script_name: &'map str,
-    /// Line and column in the script.
-    pub position: Option<LineColumn>,
-    /// Where `position` comes from.
-    pub position_origin: PositionOrigin,
-    /// Where the function itself starts, when its V8 name carries it.
-    pub function_start: Option<LineColumn>,
-    /// Whether this function was inlined into the code object.
-    pub inlined: bool,
-    /// The tier of the code object it runs in.
-    pub tier: Option<Tier>,
 }
 
 /// The code object found for an address.
