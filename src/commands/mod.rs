@@ -2,6 +2,10 @@
 //!
 //! - [`record`]: run a node or Deno program under perf and fold it.
 //! - [`lookup`]: the inline stack of one address.
+//! - [`compare`]: two profiles' functions, share by share.
+//! - [`repair`]: a jitdump with V8's mis-sized records corrected.
 
+pub mod compare;
 pub mod lookup;
 pub mod record;
+pub mod repair;

@@ -46,6 +46,12 @@ pub enum CompareError {
     },
 }
 
+/// Whether `text` is a JSON report rather than folded stacks: it starts
+/// with `{`, which no folded line does.
+pub fn is_json_report(text: &str) -> bool {
+    text.trim_start().starts_with('{')
+}
+
 /// One side of a comparison: each function's shares.
 #[derive(Debug, Clone, Default)]
 pub struct Shares {
@@ -68,7 +74,7 @@ impl Shares {
     /// Reads folded stacks or a JSON report (told apart by a leading `{`),
     /// the text of the file at `path` (which names it in errors).
     pub fn parse(text: &str, path: &Path) -> Result<Shares, CompareError> {
-        if text.trim_start().starts_with('{') {
+        if is_json_report(text) {
             let report =
                 JsonReport::parse(text).map_err(|source| CompareError::JsonReport { path: path.to_owned(), source })?;
             return Ok(Shares::from_json(&report));
@@ -260,7 +266,7 @@ pub fn markdown_table(changes: &[FunctionChange], root: &SourceRoot, limit: usiz
 /// Warnings on the first lines of functions (under `root`) whose self or
 /// inclusive share grew by at least `threshold` (a share, e.g. 0.005 for
 /// half a percentage point); at most `limit`.
-pub fn github_annotations(
+pub fn regression_annotations(
     changes: &[FunctionChange],
     root: &SourceRoot,
     threshold: f64,
@@ -339,7 +345,7 @@ mod tests {
             ]
         );
         let root = SourceRoot::new(std::path::Path::new("/r"));
-        let annotations = github_annotations(&changes, &root, 0.005, 10);
+        let annotations = regression_annotations(&changes, &root, 0.005, 10);
         assert_eq!(annotations.len(), 1);
         assert_eq!(
             annotations[0].command(),
