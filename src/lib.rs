@@ -6,20 +6,25 @@
 //! inlining tree of every code object. This crate joins the two and turns a
 //! sampled address back into the stack of JavaScript functions that ran there.
 //!
-//! Data flow, one module per step ([`pipeline::fold`] runs it):
+//! The crate in layers, bottom to top; each imports only those below it:
 //!
 //! ```text
-//!  formats (readers only)          sources                 the one pipeline
-//!  perf_script text ─────────► sources::perf_script ──┐
-//!  perf.data (linux-perf-data) ► sources::perf_data ──┼─► sample::Sample ─► v8::expand ─► collapse::Folder ─► folded text
-//!  v8log ticks ──────────────► sources::ticks ────────┘   (typed, interned)  (V8Expander,     (stack sink)     output::flamegraph
-//!                                  │ symbols (ELF, kallsyms)                 ExpandedSample)         │          output::stack_profile ─►
-//!  v8log code log ──┐                                                            ▲                    │            pprof, report, json,
-//!  jitdump ─────────┴─► v8::profile ─► v8::inline_map ─► v8::inline_stack ───────┘                    │            annotations, compare
-//!                                            │ frames named and described through                     │
-//!                                            └ v8::source_map (original .ts files, lines, names)      ▼
-//!  diagnostics: every reader's warnings, one channel (--strict)                    commands: record, lookup
+//!  model        plain data: Sample (typed, interned frames), the frame table, StackProfile
+//!  formats      bytes -> records and typed warnings: v8log, jitdump, perf_script, perf_data, folded
+//!  error, diagnostics, input    the crate's Error; every reader's warnings in one channel; files
+//!  expansion    FrameExpander, ExpandedSample, StackSink: between sources and sinks
+//!  v8           code logs + jitdumps -> InlineMap -> V8Expander (SourcePosition::InliningStack)
+//!  sources      perf script, perf.data, V8 ticks -> Sample (symbols: ELF, kallsyms)
+//!  collapse     the sinks: Folder (folded stacks), details (StackProfile), TimelineRecorder
+//!  output       renderers, model -> bytes: flame graph, pprof, report, annotations, cpuprofile, firefox, stats
+//!  pipeline     the one orchestration: fold (threads, relay), outputs::run(Job) writes the OutputRequests
+//!  commands     record, lookup, compare, repair-jitdump
+//!  bin          arguments -> Job; prints what run tells; exit codes
 //! ```
+//!
+//! The main entry is [`run`]: a [`Job`] names the samples, how to fold them
+//! and the [`OutputRequest`]s to write; the command line and `record` both
+//! build one. [`fold`] returns the [`FoldedProfile`] without writing.
 //!
 //! On two cores or more, a perf script is folded in chunks on each, the
 //! stacks counted in one shared folder ([`collapse::parallel`]); any other
@@ -29,15 +34,8 @@
 //!
 //! An input that cannot be used at all is one [`Error`]: the file and a typed
 //! [`ErrorCause`]. Damage that still leaves something to read is a warning in
-//! [`diagnostics`] instead.
-//!
-//! The stack sinks ([`pipeline::StackSink`]) take each expanded sample:
-//!
-//! ```text
-//!  ExpandedSample ─┬─► collapse::Folder: counted stacks ─► folded text, flame graph, pprof, reports
-//!                  └─► output::timeline::TimelineRecorder (when asked): every sample in time order
-//!                        └─► Timeline ─► output::cpuprofile (.cpuprofile), output::firefox (Firefox Profiler)
-//! ```
+//! [`Diagnostics`] instead; a producer's known defect read around exactly
+//! (V8's mis-sized jitdump records) is a note there.
 pub mod collapse;
 pub mod commands;
 pub mod default_input;
@@ -53,7 +51,16 @@ pub mod sources;
 pub mod symbols;
 pub mod v8;
 
+pub use commands::compare::{CompareOptions, Comparison, ComparisonFormat, compare_files};
+pub use commands::lookup::{AddressQuery, LookupAnswer, lookup};
+pub use commands::record::{RecordOptions, Recording, record};
+pub use commands::repair::repair_jitdump;
+pub use diagnostics::Diagnostics;
 pub use error::{Error, ErrorCause};
+pub use model::frames::{FrameKind, Function, FunctionId, Location, LocationId, ProfileFrame, SourceLine};
 /// The typed sample at its old path, while code that imports it from here
 /// moves to [`model::sample`].
 pub use model::sample;
+pub use model::stack_profile::StackProfile;
+pub use pipeline::outputs::{Destination, Job, OutputRequest, RunError, RunEvent, RunSummary, UsageError, run};
+pub use pipeline::{FoldOptions, FoldedProfile, SampleInput, fold};

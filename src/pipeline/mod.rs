@@ -12,10 +12,11 @@
 //! ```
 //!
 //! [`fold`] reads one input to the end and returns a [`FoldedProfile`]: the
-//! aggregated stacks, the expanders (which describe expanded frames), what
+//! aggregated stacks, the [`StackProfile`] and the [`Timeline`] when asked
+//! for (finished here, so that renderers never see the expander), what
 //! happened on the way ([`CollapseSummary`], [`ExpansionStats`]) and every
-//! warning of every reader in one [`Diagnostics`], and the [`Timeline`] when
-//! asked for. It decides the threads: a perf script is folded in chunks on
+//! warning of every reader in one [`Diagnostics`]. [`outputs::run`] folds a
+//! [`outputs::Job`] and writes the outputs it asks for. It decides the threads: a perf script is folded in chunks on
 //! several when nothing needs a single folder or every sample in time order;
 //! otherwise, and for every other source, the source reads on the calling
 //! thread and the expansion and sinks run on another ([`relay`]).
@@ -83,7 +84,7 @@ pub struct FoldOptions {
     pub profiles: ProfileOptions,
     /// How JIT frames are expanded.
     pub expand: ExpandOptions,
-    /// Keep each stack's code locations for [`FoldedProfile::stack_profile`]
+    /// Keep each stack's code locations for [`FoldedProfile::details`]
     /// (pprof, reports). Folds into one folder (see [`FoldOptions::threads`]).
     pub record_details: bool,
     /// Also record every sample in time order for
