@@ -27,14 +27,7 @@ const APP_URL: &str = "file:///tmp/v8inline-esmapp/";
 
 /// The one file of `testdata/esmapp/<runtime>/` whose name starts with `prefix`.
 fn esmapp_file(runtime: &str, prefix: &str) -> PathBuf {
-    let directory = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/esmapp").join(runtime);
-    let mut matches: Vec<PathBuf> = std::fs::read_dir(&directory)
-        .unwrap_or_else(|error| panic!("{}: {error}", directory.display()))
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.file_name().unwrap().to_string_lossy().starts_with(prefix))
-        .collect();
-    assert_eq!(matches.len(), 1, "one {prefix}* in {}", directory.display());
-    matches.pop().unwrap()
+    common::file_starting(&Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/esmapp").join(runtime), prefix)
 }
 
 /// The code log, jitdump and perf script of a recording, as arguments.

@@ -7,22 +7,11 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{gunzip, run, stderr, temp_dir};
+use common::{file_starting, gunzip, run, stderr, temp_dir};
 use v8inline::formats::jitdump::{self, ReadOptions};
 
 /// The recordings of testdata/esmapp.
 const RUNTIMES: [&str; 2] = ["node26", "deno"];
-
-/// The one file of `directory` whose name starts with `prefix`.
-fn file_starting(directory: &Path, prefix: &str) -> PathBuf {
-    let mut found: Vec<PathBuf> = std::fs::read_dir(directory)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.file_name().unwrap().to_string_lossy().starts_with(prefix))
-        .collect();
-    assert_eq!(found.len(), 1, "one {prefix}* in {}", directory.display());
-    found.pop().unwrap()
-}
 
 fn esmapp(runtime: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/esmapp").join(runtime)

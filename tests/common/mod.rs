@@ -15,8 +15,13 @@ pub fn recording_dir(version: u32) -> PathBuf {
 
 /// The one file in a recording whose name starts with `prefix`.
 pub fn recording_file(version: u32, prefix: &str) -> PathBuf {
-    let directory = recording_dir(version);
-    let mut matches: Vec<PathBuf> = std::fs::read_dir(&directory)
+    file_starting(&recording_dir(version), prefix)
+}
+
+/// The one file in `directory` whose name starts with `prefix` (a recording's
+/// files carry the pid in their names).
+pub fn file_starting(directory: &Path, prefix: &str) -> PathBuf {
+    let mut matches: Vec<PathBuf> = std::fs::read_dir(directory)
         .unwrap_or_else(|error| panic!("{}: {error}", directory.display()))
         .map(|entry| entry.unwrap().path())
         .filter(|path| path.file_name().unwrap().to_string_lossy().starts_with(prefix))
