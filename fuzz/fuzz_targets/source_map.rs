@@ -48,10 +48,10 @@ fuzz_target!(|bytes: &[u8]| {
                 assert!(url.is_some());
                 look_up_every_line(&map, &script);
             }
-            ScriptSourceMap::Failed(problem) => {
+            ScriptSourceMap::Failed(unusable) => {
                 assert!(url.is_some());
-                assert_eq!(problem.map, format!("data: URL in {SCRIPT_NAME}"));
-                assert!(!problem.message.is_empty());
+                assert_eq!(unusable.map, format!("data: URL in {SCRIPT_NAME}"));
+                assert!(!unusable.problem.to_string().is_empty());
             }
             ScriptSourceMap::None => assert!(url.is_none()),
         }

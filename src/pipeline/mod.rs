@@ -253,12 +253,12 @@ fn with_expansion_warnings(mut profile: FoldedProfile) -> FoldedProfile {
 fn warn_source_maps(profiles: &Profiles, diagnostics: &mut Diagnostics) {
     let mut problems = std::collections::BTreeMap::new();
     for map in profiles.maps() {
-        for problem in map.source_map_problems() {
-            problems.entry(&problem.map).or_insert(&problem.message);
+        for unusable in map.source_map_problems() {
+            problems.entry(&unusable.map).or_insert(unusable);
         }
     }
-    for (map, message) in problems {
-        diagnostics.warn(WarningKind::SourceMapUnusable, || format!("{map}: {message}"));
+    for unusable in problems.into_values() {
+        diagnostics.warn(WarningKind::SourceMapUnusable, || unusable.to_string());
     }
 }
 

@@ -129,7 +129,7 @@ pub struct PerfDataSource {
     /// ELF symbols by path.
     symbols: SymbolCache,
     /// The running kernel's symbols, once loaded (or why they cannot be).
-    running_kernel: Option<Rc<Result<KernelSymbols, String>>>,
+    running_kernel: Option<Rc<Result<KernelSymbols, KernelSymbolsError>>>,
     /// Whether symbols are read only on this thread, when first needed
     /// (see [`PerfDataSource::on_one_thread`]).
     one_thread: bool,
@@ -495,6 +495,22 @@ impl AddressSpace {
     }
 }
 
+/// Why the running kernel's symbols cannot be used: a warning
+/// ([`WarningKind::NoKernelSymbols`]), its kernel frames stay unnamed.
+/// Displays as `/proc/kallsyms: CAUSE`.
+#[derive(Debug, thiserror::Error)]
+enum KernelSymbolsError {
+    /// `/proc/kallsyms` cannot be read.
+    #[error("{KALLSYMS}: {0}")]
+    Unreadable(#[source] std::io::Error),
+    /// It lists no function with an address: all addresses read as zero
+    /// (`kernel.kptr_restrict`).
+    #[error(
+        "{KALLSYMS}: expected function symbols with their addresses, found none (addresses hidden: kernel.kptr_restrict)"
+    )]
+    Hidden,
+}
+
 /// The kernel's function symbols (`/proc/kallsyms`), by address.
 #[derive(Debug, Default)]
 struct KernelSymbols {
@@ -505,8 +521,8 @@ struct KernelSymbols {
 impl KernelSymbols {
     /// Reads `/proc/kallsyms`; why not when it is unreadable or hidden (all
     /// zeros).
-    fn load() -> Result<KernelSymbols, String> {
-        let text = std::fs::read_to_string(KALLSYMS).map_err(|error| format!("{KALLSYMS}: {error}"))?;
+    fn load() -> Result<KernelSymbols, KernelSymbolsError> {
+        let text = std::fs::read_to_string(KALLSYMS).map_err(KernelSymbolsError::Unreadable)?;
         let mut symbols: Vec<(u64, Box<str>)> = text
             .lines()
             .filter_map(|line| {
@@ -518,9 +534,7 @@ impl KernelSymbols {
             })
             .collect();
         if symbols.is_empty() {
-            return Err(format!(
-                "{KALLSYMS}: expected function symbols with their addresses, found none (addresses hidden: kernel.kptr_restrict)"
-            ));
+            return Err(KernelSymbolsError::Hidden);
         }
         symbols.sort_by_key(|(address, _)| *address);
         Ok(KernelSymbols { symbols })
@@ -593,14 +607,14 @@ struct PerfDataReader {
     symbols: SymbolCache,
     /// The kernel symbols frames are named by: the running kernel's, or
     /// none when the recording is of another kernel.
-    kernel: Option<Rc<Result<KernelSymbols, String>>>,
+    kernel: Option<Rc<Result<KernelSymbols, KernelSymbolsError>>>,
     /// The running kernel's symbols, once loaded.
-    running_kernel: Option<Rc<Result<KernelSymbols, String>>>,
+    running_kernel: Option<Rc<Result<KernelSymbols, KernelSymbolsError>>>,
     /// The running kernel's symbols being read on another thread, from
     /// when the recording's events turn out to allow kernel frames: the
     /// kernel formats `/proc/kallsyms` slowly (30 ms), and the files the
     /// samples hit are read meanwhile ([`SymbolCache::read_ahead`]).
-    kernel_read_ahead: Option<std::thread::JoinHandle<Result<KernelSymbols, String>>>,
+    kernel_read_ahead: Option<std::thread::JoinHandle<Result<KernelSymbols, KernelSymbolsError>>>,
     /// Whether symbols are read ahead at all.
     reads_ahead: bool,
     /// Address spaces by pid.
@@ -637,7 +651,7 @@ impl PerfDataReader {
     fn new(
         event: Option<&str>,
         symbols: SymbolCache,
-        running_kernel: Option<Rc<Result<KernelSymbols, String>>>,
+        running_kernel: Option<Rc<Result<KernelSymbols, KernelSymbolsError>>>,
     ) -> PerfDataReader {
         PerfDataReader {
             interner: SampleInterner::new(),
@@ -1129,7 +1143,7 @@ impl PerfDataReader {
     /// recorded none, its release differs from the running one. Where the
     /// kernel was placed elsewhere at boot since, its symbols are moved to
     /// the recorded addresses, as perf does (`kallsyms__delta`).
-    fn load_kernel_symbols(&mut self) -> Rc<Result<KernelSymbols, String>> {
+    fn load_kernel_symbols(&mut self) -> Rc<Result<KernelSymbols, KernelSymbolsError>> {
         if let Some(other_kernel) = self.other_kernel() {
             self.diagnostics.warn(WarningKind::OtherKernel, || format!("{}: {other_kernel}", self.path.display()));
             return Rc::new(Ok(KernelSymbols::default()));
@@ -1181,7 +1195,7 @@ impl PerfDataReader {
     }
 
     /// The summary, and the caches to keep for the next file.
-    fn finish(mut self) -> (PerfDataSummary, SymbolCache, Option<Rc<Result<KernelSymbols, String>>>) {
+    fn finish(mut self) -> (PerfDataSummary, SymbolCache, Option<Rc<Result<KernelSymbols, KernelSymbolsError>>>) {
         // Each file reports the binaries it could not use.
         self.diagnostics.merge(&std::mem::take(&mut self.symbols.diagnostics));
         let summary = PerfDataSummary {
@@ -1217,6 +1231,17 @@ mod tests {
         assert_eq!(unmoved.relocation("_text", 0xffff_ffff_8100_0000), 0);
         assert_eq!(unmoved.relocation("_stext", 0xffff_ffff_8100_0000), 0, "a reference it does not have");
         assert_eq!(unmoved.lookup(0xffff_ffff_8100_0105), Some(("schedule", 5)));
+    }
+
+    #[test]
+    fn kernel_symbol_problems_name_kallsyms() {
+        let unreadable = KernelSymbolsError::Unreadable(std::io::Error::from(std::io::ErrorKind::PermissionDenied));
+        assert_eq!(unreadable.to_string(), "/proc/kallsyms: permission denied");
+        assert_eq!(
+            KernelSymbolsError::Hidden.to_string(),
+            "/proc/kallsyms: expected function symbols with their addresses, found none \
+             (addresses hidden: kernel.kptr_restrict)"
+        );
     }
 
     #[test]

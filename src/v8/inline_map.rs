@@ -29,7 +29,7 @@ use crate::formats::v8log::{FunctionName, LineColumn};
 use crate::v8::inline_stack::{FrameFunction, InlineFrame, PositionRule, WalkProblem, inlining_stack};
 use crate::v8::source::LineTable;
 use crate::v8::source_map::{
-    LoadedSourceMap, ScriptSourceMap, SourceMapOptions, SourceMapProblem, load_script_map, script_file_name,
+    LoadedSourceMap, ScriptSourceMap, SourceMapOptions, UnusableSourceMap, load_script_map, script_file_name,
 };
 
 /// Index of a code object in an [`InlineMap`] (one per jitdump LOAD, or per
@@ -671,7 +671,7 @@ impl InlineMap {
     }
 
     /// The source maps found so far that could not be used.
-    pub fn source_map_problems(&self) -> impl Iterator<Item = &SourceMapProblem> {
+    pub fn source_map_problems(&self) -> impl Iterator<Item = &UnusableSourceMap> {
         self.source_maps.iter().flat_map(|scripts| scripts.values()).filter_map(|cell| match cell.get() {
             Some(ScriptSourceMap::Failed(problem)) => Some(problem),
             _ => None,

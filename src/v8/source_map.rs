@@ -14,6 +14,7 @@
 //! made for other files, and each is one [`SourceMapProblem`].
 
 use std::borrow::Cow;
+use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 
@@ -49,13 +50,112 @@ pub struct SourceMapOverride {
     pub map: PathBuf,
 }
 
-/// A source map that could not be used: a warning with its path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SourceMapProblem {
+/// A source map that could not be used, with its path: a warning
+/// ([`crate::diagnostics::WarningKind::SourceMapUnusable`]) that displays
+/// as `MAP: PROBLEM`.
+#[derive(Debug, thiserror::Error)]
+#[error("{map}: {problem}")]
+pub struct UnusableSourceMap {
     /// The map's path (or `data: URL in SCRIPT` for an inline one).
     pub map: String,
     /// What went wrong.
-    pub message: String,
+    pub problem: SourceMapProblem,
+}
+
+/// Why a source map cannot be used: it cannot be read or decoded, or it was
+/// made for other files.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceMapProblem {
+    /// The map's path names a directory, a device or another non-file.
+    #[error("not a regular file")]
+    NotARegularFile,
+    /// The map file cannot be read.
+    #[error("cannot read it: {0}")]
+    Unreadable(#[source] io::Error),
+    /// An inline map's URL does not start with `data:`.
+    #[error("not a data: URL")]
+    NotADataUrl,
+    /// An inline map's `data:` URL has no `,` before its data.
+    #[error("data: URL without a comma")]
+    DataUrlWithoutComma,
+    /// An inline map's `data:` URL says base64 and its data is not.
+    #[error("data: URL: bad base64: {0}")]
+    BadBase64(#[source] data_encoding::DecodeError),
+    /// The bytes do not decode as a source map.
+    #[error("not a source map: {0}")]
+    NotASourceMap(#[source] sourcemap::Error),
+    /// An index map whose sections cannot be flattened into one map.
+    #[error("index map not usable: {0}")]
+    IndexMapNotUsable(#[source] sourcemap::Error),
+    /// A relative source with more `..` than the absolute directory it
+    /// resolves against is deep.
+    #[error("sources[{index}] {name:?} leads above / from {}", base_directory.display())]
+    SourceAboveRoot {
+        /// The source's index in `sources`.
+        index: usize,
+        /// The source as the map names it.
+        name: String,
+        /// The directory it resolves against.
+        base_directory: PathBuf,
+    },
+    /// A mapping's generated position lies outside the script's text.
+    #[error("a mapping at generated line {line}, column {column} lies {}", outside.of("the script"))]
+    OutsideScript {
+        /// The mapping's generated line, 1-based.
+        line: u64,
+        /// Its generated column, 1-based.
+        column: u64,
+        /// Where it lies.
+        outside: Outside,
+    },
+    /// A mapping's original position lies outside its source's text as the
+    /// map carries it (`sourcesContent`).
+    #[error(
+        "the mapping at generated line {line}, column {column} to line {original_line}, column {original_column} lies {}",
+        outside.of(&format!("the sourcesContent of {source_name}"))
+    )]
+    OutsideSourceContent {
+        /// The mapping's generated line, 1-based.
+        line: u64,
+        /// Its generated column, 1-based.
+        column: u64,
+        /// Its original line, 1-based.
+        original_line: u64,
+        /// Its original column, 1-based.
+        original_column: u64,
+        /// The source's resolved name (`?` for an index past `sources`).
+        source_name: String,
+        /// Where it lies.
+        outside: Outside,
+    },
+}
+
+/// Where a mapping lies outside a text: past its last line, or past the end
+/// of its line (a column may be that of the line's break, not beyond).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outside {
+    /// Past the last line.
+    PastLastLine {
+        /// The text's number of lines.
+        line_count: usize,
+    },
+    /// Past the end of the line.
+    PastLineEnd {
+        /// The line's last column, 1-based.
+        last_column: u64,
+    },
+}
+
+impl Outside {
+    /// Where, in the text named `what`: `past the last line of WHAT (line N)`.
+    fn of(&self, what: &str) -> String {
+        match self {
+            Outside::PastLastLine { line_count } => format!("past the last line of {what} (line {line_count})"),
+            Outside::PastLineEnd { last_column } => {
+                format!("past the end of that line of {what} (column {last_column})")
+            }
+        }
+    }
 }
 
 /// What a script's source map lookup came to.
@@ -66,7 +166,7 @@ pub enum ScriptSourceMap {
     /// The map, parsed.
     Loaded(Box<LoadedSourceMap>),
     /// A map was named or given but could not be used.
-    Failed(SourceMapProblem),
+    Failed(UnusableSourceMap),
 }
 
 /// A parsed source map with its sources resolved.
@@ -105,26 +205,28 @@ pub struct OriginalPosition<'map> {
 impl LoadedSourceMap {
     /// Parses `bytes` as a source map (index maps are flattened); sources are
     /// resolved against `base_directory`.
-    pub fn parse(bytes: &[u8], base_directory: &Path) -> Result<LoadedSourceMap, String> {
-        let decoded = sourcemap::decode_slice(bytes).map_err(|error| format!("not a source map: {error}"))?;
+    pub fn parse(bytes: &[u8], base_directory: &Path) -> Result<LoadedSourceMap, SourceMapProblem> {
+        let decoded = sourcemap::decode_slice(bytes).map_err(SourceMapProblem::NotASourceMap)?;
         LoadedSourceMap::from_decoded(decoded, base_directory)
     }
 
-    fn from_decoded(decoded: DecodedMap, base_directory: &Path) -> Result<LoadedSourceMap, String> {
+    fn from_decoded(decoded: DecodedMap, base_directory: &Path) -> Result<LoadedSourceMap, SourceMapProblem> {
         let map = match decoded {
             DecodedMap::Regular(map) => map,
-            DecodedMap::Index(index) => index.flatten().map_err(|error| format!("index map not usable: {error}"))?,
+            DecodedMap::Index(index) => index.flatten().map_err(SourceMapProblem::IndexMapNotUsable)?,
             DecodedMap::Hermes(hermes) => (*hermes).clone(),
         };
         let sources = map
             .sources()
             .enumerate()
             .map(|(index, source)| {
-                resolve_source(source, base_directory).ok_or_else(|| {
-                    format!("sources[{index}] {source:?} leads above / from {}", base_directory.display())
+                resolve_source(source, base_directory).ok_or_else(|| SourceMapProblem::SourceAboveRoot {
+                    index,
+                    name: source.to_string(),
+                    base_directory: base_directory.to_path_buf(),
                 })
             })
-            .collect::<Result<_, String>>()?;
+            .collect::<Result<_, SourceMapProblem>>()?;
         Ok(LoadedSourceMap { map, sources, lookups: Mutex::default() })
     }
 
@@ -134,20 +236,20 @@ impl LoadedSourceMap {
     /// (`sourcesContent`). A column may be that of the line's break (or the
     /// end of the text on the last line), not beyond. The first mapping that
     /// does not fit is the error: the map was made for other files.
-    pub fn check_positions(&self, script: Option<&LineTable>) -> Result<(), String> {
+    pub fn check_positions(&self, script: Option<&LineTable>) -> Result<(), SourceMapProblem> {
         let contents: Vec<Option<LineTable>> = (0..self.map.get_source_count())
             .map(|index| self.map.get_source_contents(index).map(LineTable::from_text))
             .collect();
         for token in self.map.tokens() {
             let (line, column) = (token.get_dst_line(), token.get_dst_col());
             if let Some(script) = script
-                && let Err(place) = within(script, line, column, "the script")
+                && let Err(outside) = within(script, line, column)
             {
-                return Err(format!(
-                    "a mapping at generated line {}, column {} lies {place}",
-                    one_based(line),
-                    one_based(column)
-                ));
+                return Err(SourceMapProblem::OutsideScript {
+                    line: one_based(line),
+                    column: one_based(column),
+                    outside,
+                });
             }
             if !token.has_source() {
                 continue;
@@ -155,17 +257,15 @@ impl LoadedSourceMap {
             let source = token.get_src_id();
             let Some(Some(text)) = contents.get(source as usize) else { continue };
             let (original_line, original_column) = (token.get_src_line(), token.get_src_col());
-            let source_name = self.sources.get(source as usize).map_or("?", String::as_str);
-            if let Err(place) =
-                within(text, original_line, original_column, &format!("the sourcesContent of {source_name}"))
-            {
-                return Err(format!(
-                    "the mapping at generated line {}, column {} to line {}, column {} lies {place}",
-                    one_based(line),
-                    one_based(column),
-                    one_based(original_line),
-                    one_based(original_column),
-                ));
+            if let Err(outside) = within(text, original_line, original_column) {
+                return Err(SourceMapProblem::OutsideSourceContent {
+                    line: one_based(line),
+                    column: one_based(column),
+                    original_line: one_based(original_line),
+                    original_column: one_based(original_column),
+                    source_name: self.sources.get(source as usize).map_or("?", String::as_str).to_string(),
+                    outside,
+                });
             }
         }
         Ok(())
@@ -266,7 +366,7 @@ pub fn load_script_map(
     };
     match loaded.and_then(|map| map.check_positions(script).map(|()| map)) {
         Ok(map) => ScriptSourceMap::Loaded(Box::new(map)),
-        Err(message) => ScriptSourceMap::Failed(SourceMapProblem { map: map_name, message }),
+        Err(problem) => ScriptSourceMap::Failed(UnusableSourceMap { map: map_name, problem }),
     }
 }
 
@@ -283,26 +383,26 @@ fn is_file(path: &Path) -> bool {
 }
 
 /// Reads and parses a map file; its sources resolve against `base_directory`.
-fn read_map_file(path: &Path, base_directory: &Path) -> Result<LoadedSourceMap, String> {
+fn read_map_file(path: &Path, base_directory: &Path) -> Result<LoadedSourceMap, SourceMapProblem> {
     // Only regular files: a map named `/dev/zero` must not hang the run.
     match std::fs::metadata(path) {
         Ok(metadata) if metadata.is_file() => {}
-        Ok(_) => return Err("not a regular file".to_string()),
-        Err(error) => return Err(format!("cannot read it: {error}")),
+        Ok(_) => return Err(SourceMapProblem::NotARegularFile),
+        Err(error) => return Err(SourceMapProblem::Unreadable(error)),
     }
-    let bytes = std::fs::read(path).map_err(|error| format!("cannot read it: {error}"))?;
+    let bytes = std::fs::read(path).map_err(SourceMapProblem::Unreadable)?;
     LoadedSourceMap::parse(&bytes, base_directory)
 }
 
 /// The bytes of a `data:[MEDIA TYPE][;base64],DATA` URL.
-fn decode_data_url(url: &str) -> Result<Vec<u8>, String> {
-    let rest = url.strip_prefix("data:").ok_or("not a data: URL")?;
-    let (header, data) = rest.split_once(',').ok_or("data: URL without a comma")?;
+fn decode_data_url(url: &str) -> Result<Vec<u8>, SourceMapProblem> {
+    let rest = url.strip_prefix("data:").ok_or(SourceMapProblem::NotADataUrl)?;
+    let (header, data) = rest.split_once(',').ok_or(SourceMapProblem::DataUrlWithoutComma)?;
     if header.split(';').any(|part| part == "base64") {
         data_encoding::BASE64
             .decode(data.trim_end_matches(['\r', '\n']).as_bytes())
             .or_else(|_| data_encoding::BASE64_NOPAD.decode(data.trim_end_matches('=').as_bytes()))
-            .map_err(|error| format!("data: URL: bad base64: {error}"))
+            .map_err(SourceMapProblem::BadBase64)
     } else {
         Ok(percent_decode(data).into_owned().into_bytes())
     }
@@ -341,12 +441,12 @@ fn one_based(zero_based: u32) -> u64 {
     u64::from(zero_based) + 1
 }
 
-/// Whether the 0-based `line` and `column` lie within `text` (named
-/// `what`); else where they lie.
-fn within(text: &LineTable, line: u32, column: u32, what: &str) -> Result<(), String> {
+/// Whether the 0-based `line` and `column` lie within `text`; else where
+/// they lie.
+fn within(text: &LineTable, line: u32, column: u32) -> Result<(), Outside> {
     match text.last_column(line as usize) {
-        None => Err(format!("past the last line of {what} (line {})", text.line_count())),
-        Some(last) if column > last => Err(format!("past the end of that line of {what} (column {})", one_based(last))),
+        None => Err(Outside::PastLastLine { line_count: text.line_count() }),
+        Some(last) if column > last => Err(Outside::PastLineEnd { last_column: one_based(last) }),
         Some(_) => Ok(()),
     }
 }
@@ -437,7 +537,8 @@ mod tests {
     fn a_source_above_the_root_makes_the_map_unusable() {
         let json = br#"{"version":3,"sources":["a.ts","../../../../etc/x.ts"],"names":[],"mappings":"AAAA"}"#;
         let error = LoadedSourceMap::parse(json, Path::new("/app/dist/tsc")).expect_err("refused");
-        assert_eq!(error, r#"sources[1] "../../../../etc/x.ts" leads above / from /app/dist/tsc"#);
+        assert!(matches!(&error, SourceMapProblem::SourceAboveRoot { index: 1, .. }), "{error:?}");
+        assert_eq!(error.to_string(), r#"sources[1] "../../../../etc/x.ts" leads above / from /app/dist/tsc"#);
     }
 
     #[test]
@@ -446,23 +547,34 @@ mod tests {
         let json = br#"{"version":3,"sources":["a.ts"],"sourcesContent":["abc\nde"],"names":[],
             "mappings":"AAAA,GAAG;AACH"}"#;
         let map = LoadedSourceMap::parse(json, Path::new("/app")).expect("parses");
-        assert_eq!(map.check_positions(Some(&LineTable::from_text("abc\nxy"))), Ok(()));
-        assert_eq!(map.check_positions(Some(&LineTable::from_text("abc\r\nxy"))), Ok(()));
-        assert_eq!(map.check_positions(None), Ok(()));
-        assert_eq!(
+        let check = |map: &LoadedSourceMap, script: Option<&str>| {
+            map.check_positions(script.map(LineTable::from_text).as_ref()).map_err(|problem| problem.to_string())
+        };
+        assert_eq!(check(&map, Some("abc\nxy")), Ok(()));
+        assert_eq!(check(&map, Some("abc\r\nxy")), Ok(()));
+        assert_eq!(check(&map, None), Ok(()));
+        assert!(matches!(
             map.check_positions(Some(&LineTable::from_text("ab\nxy"))),
+            Err(SourceMapProblem::OutsideScript {
+                line: 1,
+                column: 4,
+                outside: Outside::PastLineEnd { last_column: 3 }
+            })
+        ));
+        assert_eq!(
+            check(&map, Some("ab\nxy")),
             Err("a mapping at generated line 1, column 4 lies past the end of that line of the script (column 3)"
                 .into())
         );
         assert_eq!(
-            map.check_positions(Some(&LineTable::from_text("abc"))),
+            check(&map, Some("abc")),
             Err("a mapping at generated line 2, column 1 lies past the last line of the script (line 1)".into())
         );
         // The original text is a line shorter than the mappings say.
         let json = br#"{"version":3,"sources":["a.ts"],"sourcesContent":["abc"],"names":[],"mappings":"AAAA;AACA"}"#;
         let map = LoadedSourceMap::parse(json, Path::new("/app")).expect("parses");
         assert_eq!(
-            map.check_positions(None),
+            check(&map, None),
             Err("the mapping at generated line 2, column 1 to line 2, column 1 lies \
                  past the last line of the sourcesContent of /app/a.ts (line 1)"
                 .into())
@@ -470,7 +582,7 @@ mod tests {
         // Without sourcesContent the original side is not checked.
         let json = br#"{"version":3,"sources":["a.ts"],"names":[],"mappings":"AAAA;AACA"}"#;
         let map = LoadedSourceMap::parse(json, Path::new("/app")).expect("parses");
-        assert_eq!(map.check_positions(Some(&LineTable::from_text("x\ny"))), Ok(()));
+        assert_eq!(check(&map, Some("x\ny")), Ok(()));
     }
 
     #[test]
