@@ -26,11 +26,25 @@ use crate::sample::{ModuleId, Sample, SampleInterner, StringId};
 
 /// The number of a thread in [`Timeline::threads`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ThreadId(pub u32);
+pub struct ThreadId(pub(crate) u32);
+
+impl ThreadId {
+    /// Its index from 0.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// The number of a stack in [`Timeline::stacks`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct StackId(pub u32);
+pub struct StackId(pub(crate) u32);
+
+impl StackId {
+    /// Its index from 0.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// A sampled thread.
 #[derive(Debug, Clone, PartialEq, Eq)]

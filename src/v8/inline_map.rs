@@ -35,11 +35,25 @@ use crate::v8::source_map::{
 /// Index of a code object in an [`InlineMap`] (one per jitdump LOAD, or per
 /// log code object when there is no jitdump), in load order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CodeId(pub u32);
+pub struct CodeId(pub(crate) u32);
+
+impl CodeId {
+    /// Its index from 0.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// Index of a code log in an [`InlineMap`]: one per isolate of the process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct LogId(pub u32);
+pub struct LogId(pub(crate) u32);
+
+impl LogId {
+    /// Its index from 0.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// A code object of one of an [`InlineMap`]'s code logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -78,7 +92,14 @@ impl ClockAlignment {
 /// Index of a code object's name in the names of an [`InlineMap`] (or of the
 /// [`JitCodes`] it is built from): [`InlineMap::code_name`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CodeNameId(pub u32);
+pub struct CodeNameId(pub(crate) u32);
+
+impl CodeNameId {
+    /// Its index from 0.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// A code object as the sampled process saw it.
 ///
@@ -457,6 +478,11 @@ impl InlineMap {
         &self.logs
     }
 
+    /// The ids of the code logs, in the order of [`InlineMap::logs`].
+    pub fn log_ids(&self) -> impl ExactSizeIterator<Item = LogId> + use<> {
+        (0..self.logs.len()).map(|index| LogId(index as u32))
+    }
+
     /// The path of the first code log (empty without one): the one that
     /// messages name, and whose name may carry the pid.
     pub fn log_path(&self) -> &std::path::Path {
@@ -482,6 +508,11 @@ impl InlineMap {
     /// All code objects, in load order.
     pub fn codes(&self) -> &[JitCode] {
         &self.codes
+    }
+
+    /// The ids of all code objects, in the order of [`InlineMap::codes`].
+    pub fn code_ids(&self) -> impl ExactSizeIterator<Item = CodeId> + use<> {
+        (0..self.codes.len()).map(|index| CodeId(index as u32))
     }
 
     /// The code object with this id.

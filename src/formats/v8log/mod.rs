@@ -32,7 +32,14 @@ pub use tables::{InliningTableProblem, TableProblem};
 
 /// Index of a code object in [`CodeLog::code_objects`], in log order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CodeObjectId(pub u32);
+pub struct CodeObjectId(pub(crate) u32);
+
+impl CodeObjectId {
+    /// Its index from 0.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// Index of a code object's source information in [`CodeLog::source_info`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -41,7 +48,7 @@ pub struct SourceInfoId(std::num::NonZeroU32);
 impl SourceInfoId {
     /// The id of the `index`-th source information (kept as `index + 1`, so
     /// that an absent one takes no room in a [`CodeObject`]).
-    pub fn new(index: u32) -> SourceInfoId {
+    pub(crate) fn new(index: u32) -> SourceInfoId {
         SourceInfoId(std::num::NonZeroU32::MIN.saturating_add(index))
     }
 
@@ -53,16 +60,37 @@ impl SourceInfoId {
 
 /// Index of an interned code-object name in a [`CodeLog`] ([`CodeLog::name`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NameId(pub u32);
+pub struct NameId(pub(crate) u32);
+
+impl NameId {
+    /// Its index from 0.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// Index of an interned code-object tag in a [`CodeLog`] ([`CodeLog::tag`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TagId(pub u32);
+pub struct TagId(pub(crate) u32);
+
+impl TagId {
+    /// Its index from 0.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// Index of a function (one SharedFunctionInfo, followed through moves) in
 /// [`CodeLog::functions`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SharedFunctionId(pub u32);
+pub struct SharedFunctionId(pub(crate) u32);
+
+impl SharedFunctionId {
+    /// Its index from 0.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// A code object from a `code-creation` record.
 ///
