@@ -487,12 +487,12 @@ impl CodeLog {
 
     /// The name with this id (unescaped).
     pub fn name(&self, id: NameId) -> &str {
-        &self.names[id.0 as usize]
+        &self.names[id.index()]
     }
 
     /// The tag with this id.
     pub fn tag(&self, id: TagId) -> &str {
-        &self.tags[id.0 as usize]
+        &self.tags[id.index()]
     }
 
     /// A code object's name, e.g. `root /tmp/exp/bench.js:4:14`.
@@ -507,7 +507,7 @@ impl CodeLog {
 
     /// The code object with this id.
     pub fn code_object(&self, id: CodeObjectId) -> &CodeObject {
-        &self.code_objects[id.0 as usize]
+        &self.code_objects[id.index()]
     }
 
     /// The source information of a code object, if its log had any.
@@ -573,7 +573,7 @@ impl CodeLog {
 
     /// The function with this id.
     pub fn function(&self, id: SharedFunctionId) -> &SharedFunction {
-        &self.functions[id.0 as usize]
+        &self.functions[id.index()]
     }
 
     /// Whether several isolates wrote this file at once
@@ -915,9 +915,9 @@ impl LogBuilder {
     /// The function a code-creation carries. A different name at a known SFI
     /// address means the GC freed that SFI and put another there.
     fn function_for_creation(&mut self, address: u64, name: NameId) -> SharedFunctionId {
-        let name = &self.log.names[name.0 as usize];
+        let name = &self.log.names[name.index()];
         if let Some(&existing) = self.function_at_address.get(&address) {
-            let function = &mut self.log.functions[existing.0 as usize];
+            let function = &mut self.log.functions[existing.index()];
             // Functions take their names from the interned ones: the same
             // name is nearly always the same string.
             if Arc::ptr_eq(&function.name, name) || function.name.is_empty() || *function.name == **name {
@@ -1022,16 +1022,16 @@ impl LogBuilder {
             };
             self.log.inlined_functions.push(function);
         }
-        let code = &mut self.log.code_objects[code_id.0 as usize];
+        let code = &mut self.log.code_objects[code_id.index()];
         // Without `script-source` or `script-details` (`--no-log-source-code`),
         // the code's name is the only place that names its script.
         let script = self.log.scripts.entry(script_id).or_default();
         if script.name.is_empty() {
-            let name = &self.log.names[code.name.0 as usize];
+            let name = &self.log.names[code.name.index()];
             script.name = FunctionName::parse(name, None).script.into();
         }
         if let Some(function) = code.function {
-            let function = &mut self.log.functions[function.0 as usize];
+            let function = &mut self.log.functions[function.index()];
             function.script_id = Some(script_id);
             function.function_start = Some(function_start);
         }
