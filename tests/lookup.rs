@@ -9,7 +9,7 @@ use common::{NODE_VERSIONS, assert_matches_expected, jitdump_path, log_path, rec
 use v8inline::formats::jitdump::{self, JitDump, ReadOptions};
 use v8inline::formats::v8log::{CodeLog, Tier};
 use v8inline::input::read_file;
-use v8inline::v8::inline_map::{CodeId, InlineMap, PositionOrigin, SourceOptions};
+use v8inline::v8::inline_map::{InlineMap, PositionOrigin, SourceOptions};
 use v8inline::v8::inline_stack::{FrameFunction, PositionRule};
 
 fn load(version: u32, debug_info: bool) -> (InlineMap, JitDump) {
@@ -97,12 +97,12 @@ fn every_load_joins_its_code_creation() {
         assert_eq!(map.codes().len(), jitdump.loads.len());
         let mut reused_addresses = 0;
         let mut seen = fxhash::FxHashSet::default();
-        for (index, code) in map.codes().iter().enumerate() {
-            let object = map.log_object(CodeId(index as u32)).unwrap();
+        for (id, code) in map.code_ids().zip(map.codes()) {
+            let object = map.log_object(id).unwrap();
             assert_eq!((object.address, object.size), (code.address, code.size));
             // The jitdump name is TAG:MARKER then the log name (node 18 drops the column).
             let marker = object.tier.map(|tier| tier.text()).unwrap_or_default();
-            let log = map.log_of(CodeId(index as u32)).unwrap();
+            let log = map.log_of(id).unwrap();
             let prefix = format!("{}:{}", log.object_tag(object), marker);
             if object.function.is_some() {
                 let code_name = map.name_of(code);
@@ -136,23 +136,18 @@ fn lookup_prints_golden_inline_stacks() {
     for version in NODE_VERSIONS {
         let (map, _) = load(version, false);
         let mut queries = Vec::new();
-        for (index, code) in map.codes().iter().enumerate() {
-            let Some(object) = map.log_object(CodeId(index as u32)) else { continue };
+        for (id, code) in map.code_ids().zip(map.codes()) {
+            let Some(object) = map.log_object(id) else { continue };
             let optimized = object.tier.is_some_and(|tier| tier.tier.is_optimizing());
-            let name = map.log_of(CodeId(index as u32)).unwrap().object_name(object);
+            let name = map.log_of(id).unwrap().object_name(object);
             if !optimized || !name.starts_with("kernel ") {
                 continue;
             }
-            let info = map.log_of(CodeId(index as u32)).unwrap().source_tables(object).unwrap();
+            let info = map.log_of(id).unwrap().source_tables(object).unwrap();
             let mut deepest = (0, 0);
             for entry in info.positions {
                 let mut frames = Vec::new();
-                map.inline_frames(
-                    CodeId(index as u32),
-                    u64::from(entry.code_offset),
-                    PositionRule::AtOrBefore,
-                    &mut frames,
-                );
+                map.inline_frames(id, u64::from(entry.code_offset), PositionRule::AtOrBefore, &mut frames);
                 if frames.len() > deepest.0 {
                     deepest = (frames.len(), entry.code_offset);
                 }
@@ -185,8 +180,7 @@ fn cross_script_inlined_frames_name_their_own_script() {
     for version in NODE_VERSIONS {
         let (map, _) = load(version, false);
         let mut found = false;
-        'codes: for (index, _) in map.codes().iter().enumerate() {
-            let code = CodeId(index as u32);
+        'codes: for code in map.code_ids() {
             let Some(object) = map.log_object(code) else { continue };
             let Some(info) = map.log_of(code).unwrap().source_tables(object) else { continue };
             if !map.log_of(code).unwrap().object_name(object).contains("deep.js") {

@@ -15,7 +15,7 @@ use std::process::{Command, Output};
 use common::gunzip;
 use v8inline::formats::jitdump::{self, ReadOptions};
 use v8inline::formats::v8log::CodeLog;
-use v8inline::v8::inline_map::{CodeId, InlineMap, LogId, SourceOptions};
+use v8inline::v8::inline_map::{InlineMap, SourceOptions};
 
 /// The node versions recorded in testdata/workers.
 const WORKER_NODE_VERSIONS: [u32; 2] = [20, 24];
@@ -225,12 +225,12 @@ fn each_load_joins_the_log_of_its_own_isolate() {
         let map = InlineMap::new(logs, Some(&jitdump), SourceOptions::default());
         assert_eq!(map.logs().len(), 3, "node {version}");
         // (log, thread) -> LOADs joined.
-        let mut joined: BTreeMap<(u32, u32), usize> = BTreeMap::new();
+        let mut joined: BTreeMap<(usize, u32), usize> = BTreeMap::new();
         let mut loads_by_thread: BTreeMap<u32, usize> = BTreeMap::new();
         for (code, load) in map.codes().iter().zip(&jitdump.loads) {
             *loads_by_thread.entry(load.tid).or_default() += 1;
             let object = code.log_object().unwrap_or_else(|| panic!("node {version}: LOAD {load:?} not joined"));
-            *joined.entry((object.log.0, load.tid)).or_default() += 1;
+            *joined.entry((object.log.index(), load.tid)).or_default() += 1;
         }
         assert_eq!(map.unmatched_loads, 0, "node {version}");
         assert_eq!(joined.len(), 3, "node {version}: each log's LOADs are one thread's: {joined:?}");
@@ -240,8 +240,8 @@ fn each_load_joins_the_log_of_its_own_isolate() {
         }
         assert_eq!(threads.iter().collect::<std::collections::BTreeSet<_>>().len(), 3, "node {version}");
         let mut offsets = Vec::new();
-        for log in 0..3 {
-            let clock = map.clock_alignment(LogId(log)).unwrap();
+        for (log, id) in map.log_ids().enumerate() {
+            let clock = map.clock_alignment(id).unwrap();
             assert!(clock.pair_count >= 400, "node {version}, log {log}: {clock:?}");
             assert!(clock.spread_nanoseconds <= 20_000, "node {version}, log {log}: {clock:?}");
             offsets.push(clock.offset_nanoseconds);
@@ -366,9 +366,8 @@ fn a_log_dealt_into_two_joins_as_the_whole_log() {
         let jitdump = jitdump::read(&gunzip(&common::jitdump_path(version)), &ReadOptions::default()).unwrap();
         let bytes = gunzip(&common::log_path(version));
         let whole = InlineMap::new(vec![CodeLog::parse(&bytes)], Some(&jitdump), SourceOptions::default());
-        let whole_lines: Vec<Option<u64>> = (0..whole.codes().len())
-            .map(|id| whole.log_object(CodeId(id as u32)).map(|object| object.log_line))
-            .collect();
+        let whole_lines: Vec<Option<u64>> =
+            whole.code_ids().map(|id| whole.log_object(id).map(|object| object.log_line)).collect();
         // Each dealt log's text and, per line, its line in the whole log.
         let mut dealt: [(Vec<u8>, Vec<u64>); 2] = Default::default();
         let mut hand = 0;
@@ -381,14 +380,15 @@ fn a_log_dealt_into_two_joins_as_the_whole_log() {
         }
         let logs = dealt.iter().map(|(text, _)| CodeLog::parse(text)).collect();
         let map = InlineMap::new(logs, Some(&jitdump), SourceOptions::default());
-        let (first, second) = (map.clock_alignment(LogId(0)).unwrap(), map.clock_alignment(LogId(1)).unwrap());
+        let mut clocks = map.log_ids().map(|log| map.clock_alignment(log).unwrap());
+        let (first, second) = (clocks.next().unwrap(), clocks.next().unwrap());
         let what = format!("node {version}: {first:?} {second:?}");
         // The medians of two samples of one clock: within microseconds.
         assert!(first.offset_nanoseconds.abs_diff(second.offset_nanoseconds) <= 20_000, "{what}");
         for (id, code) in map.codes().iter().enumerate() {
             let line = code.log_object().map(|object| {
                 let line = map.log(object.log).code_object(object.object).log_line;
-                dealt[object.log.0 as usize].1[line as usize - 1]
+                dealt[object.log.index()].1[line as usize - 1]
             });
             assert_eq!(line, whole_lines[id], "{what}: LOAD {id} at 0x{:x}", code.address);
             let created_in = |log: &CodeLog| {

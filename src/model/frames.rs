@@ -130,7 +130,14 @@ pub struct SourceLine {
 /// The index of a [`Function`] in [`FrameTable::functions`] (and
 /// [`StackProfile::functions`](super::stack_profile::StackProfile::functions)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FunctionId(pub u32);
+pub struct FunctionId(pub(crate) u32);
+
+impl FunctionId {
+    /// Its index from 0.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// One frame: a function running at a line, in a kind of code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -158,7 +165,14 @@ pub struct Location {
 /// The index of a [`Location`] in [`FrameTable::locations`] (and
 /// [`StackProfile::locations`](super::stack_profile::StackProfile::locations)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct LocationId(pub u32);
+pub struct LocationId(pub(crate) u32);
+
+impl LocationId {
+    /// Its index from 0.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// Functions and locations, interned: what stacks of typed frames refer to
 /// by [`FunctionId`] and [`LocationId`]. [`StackProfile`](super::stack_profile::StackProfile)
@@ -174,12 +188,12 @@ pub struct FrameTable {
 impl FrameTable {
     /// The function with this id.
     pub fn function(&self, id: FunctionId) -> &Function {
-        &self.functions[id.0 as usize]
+        &self.functions[id.index()]
     }
 
     /// The location with this id.
     pub fn location(&self, id: LocationId) -> &Location {
-        &self.locations[id.0 as usize]
+        &self.locations[id.index()]
     }
 
     /// The id of `function`, added if new.

@@ -69,7 +69,7 @@ pub struct FrameNumber(u32);
 
 impl FrameNumber {
     /// The `index`-th distinct frame.
-    pub fn new(index: u32) -> FrameNumber {
+    pub(crate) fn new(index: u32) -> FrameNumber {
         FrameNumber(index)
     }
 

@@ -40,12 +40,12 @@ pub struct StackProfile {
 impl StackProfile {
     /// The function with this id.
     pub fn function(&self, id: FunctionId) -> &Function {
-        &self.functions[id.0 as usize]
+        &self.functions[id.index()]
     }
 
     /// The location with this id.
     pub fn location(&self, id: LocationId) -> &Location {
-        &self.locations[id.0 as usize]
+        &self.locations[id.index()]
     }
 
     /// The number of samples of all stacks.

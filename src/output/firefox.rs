@@ -167,7 +167,7 @@ impl<'timeline> ProfileBuilder<'timeline> {
     fn add_threads(&mut self) {
         let mut first_times: Vec<u64> = vec![u64::MAX; self.timeline.threads.len()];
         for sample in &self.timeline.samples {
-            let first = &mut first_times[sample.thread.0 as usize];
+            let first = &mut first_times[sample.thread.index()];
             *first = (*first).min(sample.time_nanoseconds);
         }
         let mut processes: FxHashMap<Option<u32>, ProcessHandle> = FxHashMap::default();
@@ -232,7 +232,7 @@ impl<'timeline> ProfileBuilder<'timeline> {
                 }
             })
             .collect();
-        let handle = self.profile.intern_stack_frames(self.threads[thread.0 as usize], frame_infos.into_iter());
+        let handle = self.profile.intern_stack_frames(self.threads[thread.index()], frame_infos.into_iter());
         self.stacks.insert(key, handle);
         handle
     }
@@ -247,7 +247,7 @@ impl<'timeline> ProfileBuilder<'timeline> {
                 _ => interval,
             };
             self.profile.add_sample(
-                self.threads[sample.thread.0 as usize],
+                self.threads[sample.thread.index()],
                 self.timestamp(sample.time_nanoseconds),
                 stack,
                 CpuDelta::from_nanos(cpu_nanoseconds),

@@ -26,7 +26,7 @@ pub fn code_log_report(maps: &[Arc<InlineMap>]) -> String {
     for map in maps.iter().filter(|map| map.logs().len() > 1) {
         let mut joined = vec![0usize; map.logs().len()];
         for object in map.codes().iter().filter_map(|code| code.log_object()) {
-            joined[object.log.0 as usize] += 1;
+            joined[object.log.index()] += 1;
         }
         let pid = map.pid.map_or_else(|| "?".to_string(), |pid| pid.to_string());
         let _ = writeln!(report, "v8inline: code logs of pid {pid}: {} isolates", map.logs().len());

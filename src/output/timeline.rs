@@ -26,11 +26,25 @@ use crate::sample::{ModuleId, Sample, SampleInterner, StringId};
 
 /// The number of a thread in [`Timeline::threads`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ThreadId(pub u32);
+pub struct ThreadId(pub(crate) u32);
+
+impl ThreadId {
+    /// Its index from 0.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// The number of a stack in [`Timeline::stacks`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct StackId(pub u32);
+pub struct StackId(pub(crate) u32);
+
+impl StackId {
+    /// Its index from 0.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// A sampled thread.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,12 +101,12 @@ pub struct Timeline {
 impl Timeline {
     /// The thread with this id.
     pub fn thread(&self, id: ThreadId) -> &TimelineThread {
-        &self.threads[id.0 as usize]
+        &self.threads[id.index()]
     }
 
     /// The locations of a stack, leaf first.
     pub fn stack(&self, id: StackId) -> &[LocationId] {
-        &self.stacks[id.0 as usize]
+        &self.stacks[id.index()]
     }
 
     /// The frames of a stack, leaf first (each location's frames innermost
@@ -314,7 +328,7 @@ impl TimelineRecorder {
             });
             KnownThread { id: ThreadId(threads.len() as u32 - 1), last_comm: sample.comm }
         });
-        let thread = &mut threads[known.id.0 as usize];
+        let thread = &mut threads[known.id.index()];
         if known.last_comm != sample.comm {
             known.last_comm = sample.comm;
             thread.name = interner.string_or_empty(sample.comm).to_string();

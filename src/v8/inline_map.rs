@@ -35,11 +35,25 @@ use crate::v8::source_map::{
 /// Index of a code object in an [`InlineMap`] (one per jitdump LOAD, or per
 /// log code object when there is no jitdump), in load order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CodeId(pub u32);
+pub struct CodeId(pub(crate) u32);
+
+impl CodeId {
+    /// Its index from 0.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// Index of a code log in an [`InlineMap`]: one per isolate of the process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct LogId(pub u32);
+pub struct LogId(pub(crate) u32);
+
+impl LogId {
+    /// Its index from 0.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// A code object of one of an [`InlineMap`]'s code logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -78,7 +92,14 @@ impl ClockAlignment {
 /// Index of a code object's name in the names of an [`InlineMap`] (or of the
 /// [`JitCodes`] it is built from): [`InlineMap::code_name`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CodeNameId(pub u32);
+pub struct CodeNameId(pub(crate) u32);
+
+impl CodeNameId {
+    /// Its index from 0.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// A code object as the sampled process saw it.
 ///
@@ -187,7 +208,7 @@ impl JitCodes {
                 let name = self.intern(&load.name);
                 // The names keep the pointer's text alive only when it is
                 // interned as it is; a renamed one is keyed by its text.
-                if Arc::ptr_eq(&self.names[name.0 as usize], &load.name) {
+                if Arc::ptr_eq(&self.names[name.index()], &load.name) {
                     self.names_by_pointer.insert(pointer, name);
                 }
                 name
@@ -457,6 +478,11 @@ impl InlineMap {
         &self.logs
     }
 
+    /// The ids of the code logs, in the order of [`InlineMap::logs`].
+    pub fn log_ids(&self) -> impl ExactSizeIterator<Item = LogId> + use<> {
+        (0..self.logs.len()).map(|index| LogId(index as u32))
+    }
+
     /// The path of the first code log (empty without one): the one that
     /// messages name, and whose name may carry the pid.
     pub fn log_path(&self) -> &std::path::Path {
@@ -465,13 +491,13 @@ impl InlineMap {
 
     /// The code log with this id.
     pub fn log(&self, id: LogId) -> &CodeLog {
-        &self.logs[id.0 as usize]
+        &self.logs[id.index()]
     }
 
     /// How the clock of a log relates to the jitdump's, when the process
     /// has several logs and code objects to learn it from.
     pub fn clock_alignment(&self, id: LogId) -> Option<ClockAlignment> {
-        self.clocks.get(id.0 as usize).copied().flatten()
+        self.clocks.get(id.index()).copied().flatten()
     }
 
     /// The log that created a code, if joined.
@@ -484,9 +510,14 @@ impl InlineMap {
         &self.codes
     }
 
+    /// The ids of all code objects, in the order of [`InlineMap::codes`].
+    pub fn code_ids(&self) -> impl ExactSizeIterator<Item = CodeId> + use<> {
+        (0..self.codes.len()).map(|index| CodeId(index as u32))
+    }
+
     /// The code object with this id.
     pub fn code(&self, id: CodeId) -> &JitCode {
-        &self.codes[id.0 as usize]
+        &self.codes[id.index()]
     }
 
     /// The name of a code: the jitdump's, e.g. `JS:*kernel /app/deep.js:24:16`,
@@ -497,7 +528,7 @@ impl InlineMap {
 
     /// The name of one of this map's codes ([`InlineMap::code_name`]).
     pub fn name_of(&self, code: &JitCode) -> &str {
-        &self.code_names[code.name.0 as usize]
+        &self.code_names[code.name.index()]
     }
 
     /// The log's code object for a code, if joined.
@@ -638,7 +669,7 @@ impl InlineMap {
         if !self.sources.source_maps.enabled {
             return None;
         }
-        let cell = self.source_maps.get(log.0 as usize)?.get(&script_id)?;
+        let cell = self.source_maps.get(log.index())?.get(&script_id)?;
         let state = cell.get_or_init(|| {
             let Some(script) = self.log(log).scripts.get(&script_id) else { return ScriptSourceMap::None };
             // Node's own scripts (`node:internal/...`) have no maps.
@@ -766,7 +797,7 @@ impl InlineMap {
     /// [`InlineMap::line_table`], built from `escaped`, the script's source
     /// as the log carries it, when the caller has read it already.
     fn line_table_given(&self, log: LogId, script_id: i64, escaped: Option<&[u8]>) -> Option<&LineTable> {
-        let cell = self.line_tables.get(log.0 as usize)?.get(&script_id)?;
+        let cell = self.line_tables.get(log.index())?.get(&script_id)?;
         cell.get_or_init(|| {
             let script = self.log(log).scripts.get(&script_id)?;
             if let Some(escaped) = escaped {
@@ -854,8 +885,8 @@ fn detect_name_style(logs: &[CodeLog], codes: &[JitCode], names: &[Arc<str>]) ->
     let mut line_and_column = 0;
     for code in codes.iter().filter(|code| code.has_code_index) {
         let Some(id) = code.log_object() else { continue };
-        let code_name = &names[code.name.0 as usize];
-        let log = &logs[id.log.0 as usize];
+        let code_name = &names[code.name.index()];
+        let log = &logs[id.log.index()];
         let object = log.code_object(id.object);
         if object.function.is_none() {
             continue;
@@ -996,10 +1027,9 @@ fn learn_clocks<'join>(
     let mut differences: Vec<Vec<i64>> = vec![Vec::new(); logs.len()];
     for group in groups {
         let ([(_, load)], [(_, object)]) = (group.load_order, group.objects) else { continue };
-        let creation = logs[object.log.0 as usize].code_object(object.object);
+        let creation = logs[object.log.index()].code_object(object.object);
         let load_time = load_time(&loads[*load as usize]);
-        differences[object.log.0 as usize]
-            .push(load_time.saturating_sub(creation.timestamp_micros.saturating_mul(1000)));
+        differences[object.log.index()].push(load_time.saturating_sub(creation.timestamp_micros.saturating_mul(1000)));
     }
     differences.into_iter().map(|mut pairs| median_alignment(&mut pairs)).collect()
 }
@@ -1034,9 +1064,9 @@ fn match_nearest_in_time(
         let load_time = load_time(&loads[load as usize]);
         let distance = |run: &[KeyedObject]| {
             let (_, object) = run[0];
-            match clocks[object.log.0 as usize] {
+            match clocks[object.log.index()] {
                 Some(clock) => {
-                    let creation = logs[object.log.0 as usize].code_object(object.object);
+                    let creation = logs[object.log.index()].code_object(object.object);
                     clock.jitdump_time(creation.timestamp_micros).abs_diff(load_time)
                 }
                 None => u64::MAX,
@@ -1328,7 +1358,7 @@ mod tests {
             name: "eval\nat f",
             log_object: None,
         });
-        let names: Vec<&str> = codes.codes.iter().map(|code| &*codes.names[code.name.0 as usize]).collect();
+        let names: Vec<&str> = codes.codes.iter().map(|code| &*codes.names[code.name.index()]).collect();
         assert_eq!(names, ["JS:*f /a.js:1:1", "eval at f", "JS:*f /a.js:1:1", "eval at f", "eval at f"]);
         assert_eq!(codes.names.len(), 2);
         assert_eq!((codes.codes[4].load_time(), codes.codes[4].code_index()), (None, None));

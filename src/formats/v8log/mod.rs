@@ -32,7 +32,14 @@ pub use tables::{InliningTableProblem, TableProblem};
 
 /// Index of a code object in [`CodeLog::code_objects`], in log order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CodeObjectId(pub u32);
+pub struct CodeObjectId(pub(crate) u32);
+
+impl CodeObjectId {
+    /// Its index from 0.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// Index of a code object's source information in [`CodeLog::source_info`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -41,7 +48,7 @@ pub struct SourceInfoId(std::num::NonZeroU32);
 impl SourceInfoId {
     /// The id of the `index`-th source information (kept as `index + 1`, so
     /// that an absent one takes no room in a [`CodeObject`]).
-    pub fn new(index: u32) -> SourceInfoId {
+    pub(crate) fn new(index: u32) -> SourceInfoId {
         SourceInfoId(std::num::NonZeroU32::MIN.saturating_add(index))
     }
 
@@ -53,16 +60,37 @@ impl SourceInfoId {
 
 /// Index of an interned code-object name in a [`CodeLog`] ([`CodeLog::name`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NameId(pub u32);
+pub struct NameId(pub(crate) u32);
+
+impl NameId {
+    /// Its index from 0.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// Index of an interned code-object tag in a [`CodeLog`] ([`CodeLog::tag`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TagId(pub u32);
+pub struct TagId(pub(crate) u32);
+
+impl TagId {
+    /// Its index from 0.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// Index of a function (one SharedFunctionInfo, followed through moves) in
 /// [`CodeLog::functions`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SharedFunctionId(pub u32);
+pub struct SharedFunctionId(pub(crate) u32);
+
+impl SharedFunctionId {
+    /// Its index from 0.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// A code object from a `code-creation` record.
 ///
@@ -459,12 +487,12 @@ impl CodeLog {
 
     /// The name with this id (unescaped).
     pub fn name(&self, id: NameId) -> &str {
-        &self.names[id.0 as usize]
+        &self.names[id.index()]
     }
 
     /// The tag with this id.
     pub fn tag(&self, id: TagId) -> &str {
-        &self.tags[id.0 as usize]
+        &self.tags[id.index()]
     }
 
     /// A code object's name, e.g. `root /tmp/exp/bench.js:4:14`.
@@ -479,7 +507,7 @@ impl CodeLog {
 
     /// The code object with this id.
     pub fn code_object(&self, id: CodeObjectId) -> &CodeObject {
-        &self.code_objects[id.0 as usize]
+        &self.code_objects[id.index()]
     }
 
     /// The source information of a code object, if its log had any.
@@ -545,7 +573,7 @@ impl CodeLog {
 
     /// The function with this id.
     pub fn function(&self, id: SharedFunctionId) -> &SharedFunction {
-        &self.functions[id.0 as usize]
+        &self.functions[id.index()]
     }
 
     /// Whether several isolates wrote this file at once
@@ -887,9 +915,9 @@ impl LogBuilder {
     /// The function a code-creation carries. A different name at a known SFI
     /// address means the GC freed that SFI and put another there.
     fn function_for_creation(&mut self, address: u64, name: NameId) -> SharedFunctionId {
-        let name = &self.log.names[name.0 as usize];
+        let name = &self.log.names[name.index()];
         if let Some(&existing) = self.function_at_address.get(&address) {
-            let function = &mut self.log.functions[existing.0 as usize];
+            let function = &mut self.log.functions[existing.index()];
             // Functions take their names from the interned ones: the same
             // name is nearly always the same string.
             if Arc::ptr_eq(&function.name, name) || function.name.is_empty() || *function.name == **name {
@@ -994,16 +1022,16 @@ impl LogBuilder {
             };
             self.log.inlined_functions.push(function);
         }
-        let code = &mut self.log.code_objects[code_id.0 as usize];
+        let code = &mut self.log.code_objects[code_id.index()];
         // Without `script-source` or `script-details` (`--no-log-source-code`),
         // the code's name is the only place that names its script.
         let script = self.log.scripts.entry(script_id).or_default();
         if script.name.is_empty() {
-            let name = &self.log.names[code.name.0 as usize];
+            let name = &self.log.names[code.name.index()];
             script.name = FunctionName::parse(name, None).script.into();
         }
         if let Some(function) = code.function {
-            let function = &mut self.log.functions[function.0 as usize];
+            let function = &mut self.log.functions[function.index()];
             function.script_id = Some(script_id);
             function.function_start = Some(function_start);
         }
