@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::Error;
+use crate::error::Error;
 use crate::input::read_file;
 use crate::output::annotations::SourceRoot;
 use crate::output::compare::{

@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::Error;
 use crate::diagnostics::Diagnostics;
+use crate::error::Error;
 use crate::formats::jitdump::repair;
 use crate::input::read_file;
 

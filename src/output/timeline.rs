@@ -22,7 +22,7 @@ use indexmap::IndexSet;
 use super::stack_profile::{FrameKind, FrameTable, LocationId, ProfileFrame};
 use crate::collapse::naming::{fix_partially_demangled_rust_symbol, push_function_or_module, tidy_generic};
 use crate::expansion::{ExpandedFrames, ExpandedSample, FrameExpander, StackSink};
-use crate::sample::{ModuleId, Sample, SampleInterner, StringId};
+use crate::model::sample::{ModuleId, Sample, SampleInterner, StringId};
 
 /// The number of a thread in [`Timeline::threads`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

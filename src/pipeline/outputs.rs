@@ -197,7 +197,7 @@ pub struct RunSummary {
 pub enum RunError {
     /// An input that cannot be used at all.
     #[error(transparent)]
-    Input(#[from] crate::Error),
+    Input(#[from] crate::error::Error),
     /// The job asks for something that cannot be done.
     #[error(transparent)]
     Usage(#[from] UsageError),

@@ -11,7 +11,7 @@
 
 use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 
-use crate::sample::{Frame, InternerGrowth, InternerMark, Sample, SampleInterner, SampleSink};
+use crate::model::sample::{Frame, InternerGrowth, InternerMark, Sample, SampleInterner, SampleSink};
 
 /// A batch is sent once it holds this many frames (115 KB of them, a
 /// thousand batches for 25,000 samples of 74 frames): on the realapp
@@ -151,7 +151,7 @@ fn receive<Sink: SampleSink>(sink: &mut Sink, batches: Receiver<SampleBatch>, re
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sample::{AddressKind, Frame, ModuleKind};
+    use crate::model::sample::{AddressKind, Frame, ModuleKind};
 
     /// Records each sample as text, its ids resolved through the interner
     /// it came with.
