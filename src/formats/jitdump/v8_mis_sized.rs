@@ -109,13 +109,13 @@ pub(crate) fn frame_debug_info(
         if rest.get(entries_end..written).is_none_or(|bytes| bytes.iter().any(|&byte| byte != 0)) {
             break;
         }
-        // The end of the file does not count here: a record cut in its
-        // padding would look mis-sized.
         // The entries carry each name one entry late, so the name the size
         // counted for the last entry was never written; its size follows
         // from the sizes, and must be one a script name can have.
         let last_name_size = (declared + first_name_size).checked_sub(written);
         let name_size_possible = last_name_size.is_some_and(|size| (2..=MOST_NAME_BYTES).contains(&size));
+        // The end of the file does not count as the next record here: a
+        // record cut in its padding would look mis-sized.
         if written != declared && name_size_possible && next_is_plausible(written) {
             let (Ok(entries_size), Ok(written_size)) = (u32::try_from(entries_end), u32::try_from(written)) else {
                 break;
