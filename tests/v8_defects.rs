@@ -225,3 +225,37 @@ fn perf_inject_reads_the_repaired_jitdump_whole() {
     assert!(before < loads, "perf inject is expected to stop at V8's first mis-sized record");
     let _ = std::fs::remove_file(&jitdump_path);
 }
+
+/// V8's defect beside real damage, through the binary: a node 26 jitdump
+/// cut after its first mis-sized record. The records before the cut are
+/// read (the mis-sized one among them, noted), the cut is a warning, and
+/// `--strict` refuses the run for the cut, not for V8's defect.
+#[test]
+fn a_cut_jitdump_with_mis_sized_records_warns_and_strict_refuses_it() {
+    let recording = esmapp("node26");
+    let original = gunzip(&file_starting(&recording, "jit-"));
+    let read = jitdump::read(&original, &ReadOptions::default()).unwrap();
+    let first = read.mis_sized_debug_infos[0];
+    let cut_at = (first.record_offset + u64::from(first.written_size)) as usize + 100;
+    let directory = temp_dir("v8_defects", "cut");
+    let jitdump_path = directory.join(file_starting(&recording, "jit-").file_stem().unwrap());
+    std::fs::write(&jitdump_path, &original[..cut_at]).unwrap();
+    let log = file_starting(&recording, "codspeed-v8-");
+    let script = recording.join("perf.script.gz");
+    for strict in [false, true] {
+        let mut args = vec!["--log", text(&log), "--jitdump", text(&jitdump_path), text(&script)];
+        if strict {
+            args.push("--strict");
+        }
+        let output = run(&args);
+        let errors = stderr(&output);
+        assert_eq!(output.status.code(), Some(if strict { 1 } else { 0 }), "{errors}");
+        let note = format!(
+            "v8inline: note: {}: 1 debug-info record(s) mis-sized by V8 (cross-script inlining), read by their entries",
+            jitdump_path.display()
+        );
+        assert!(errors.contains(&note), "{errors}");
+        assert!(errors.contains("jitdump(s) cut short"), "{errors}");
+        assert_eq!(output.stdout.is_empty(), strict, "strict writes nothing");
+    }
+}
