@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use flate2::read::MultiGzDecoder;
 
+use v8inline::model::sample::{Sample, SampleInterner, SampleSink};
 use v8inline::pipeline::relay::read_with_sink_on_thread;
 use v8inline::pipeline::{ExpandingSinks, FoldOptions, fold_perf_script_from};
-use v8inline::sample::{Sample, SampleInterner, SampleSink};
 use v8inline::sources::perf_data::PerfDataSource;
 use v8inline::v8::profile::{ProfileOptions, Profiles};
 

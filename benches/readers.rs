@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use flate2::read::MultiGzDecoder;
 
-use v8inline::collapse::{CollapseOptions, NoExpansion, collapse};
+use v8inline::collapse::{CollapseOptions, collapse};
+use v8inline::expansion::NoExpansion;
 use v8inline::formats::jitdump::{self, ReadOptions};
 use v8inline::formats::v8log::CodeLog;
 use v8inline::v8::expand::{ExpandOptions, V8Expander};

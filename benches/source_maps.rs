@@ -21,10 +21,11 @@ use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_mai
 use flate2::read::MultiGzDecoder;
 
 use v8inline::collapse::{CollapseOptions, collapse};
+use v8inline::formats::v8log::LineColumn;
 use v8inline::v8::expand::{ExpandOptions, V8Expander};
 use v8inline::v8::inline_map::SourceOptions;
 use v8inline::v8::profile::{ProfileOptions, Profiles};
-use v8inline::v8::source::{LineColumn, LineTable};
+use v8inline::v8::source::LineTable;
 use v8inline::v8::source_map::{LoadedSourceMap, ScriptSourceMap, SourceMapOptions, load_script_map};
 
 /// Where record.sh ran the programs: the prefix of every script name.

@@ -58,9 +58,6 @@ pub use commands::repair::repair_jitdump;
 pub use diagnostics::Diagnostics;
 pub use error::{Error, ErrorCause};
 pub use model::frames::{FrameKind, Function, FunctionId, Location, LocationId, ProfileFrame, SourceLine};
-/// The typed sample at its old path, while code that imports it from here
-/// moves to [`model::sample`].
-pub use model::sample;
 pub use model::stack_profile::StackProfile;
 pub use pipeline::outputs::{Destination, Job, OutputRequest, RunError, RunEvent, RunSummary, UsageError, run};
 pub use pipeline::{FoldOptions, FoldedProfile, SampleInput, fold};

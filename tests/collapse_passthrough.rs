@@ -5,11 +5,10 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use inferno::collapse::Collapse;
-use v8inline::collapse::{
-    CollapseOptions, CollapseSummary, ExpandedFrames, FrameContext, FrameExpander, NoExpansion, collapse,
-};
+use v8inline::collapse::{CollapseOptions, CollapseSummary, collapse};
+use v8inline::expansion::{ExpandedFrames, FrameContext, FrameExpander, NoExpansion};
 use v8inline::formats::perf_script::PerfScriptReader;
-use v8inline::sample::{AddressKind, SampleTime};
+use v8inline::model::sample::{AddressKind, SampleTime};
 
 /// inferno's folded output for `input` with the same options, single-threaded.
 fn inferno_output(input: &[u8], options: &CollapseOptions) -> Vec<u8> {

@@ -18,7 +18,8 @@ use std::sync::OnceLock;
 
 use common::{jitdump_path, log_path, recording_dir};
 use proptest::prelude::*;
-use v8inline::collapse::{CollapseOptions, CollapseSummary, FrameExpander, NoExpansion, collapse};
+use v8inline::collapse::{CollapseOptions, CollapseSummary, collapse};
+use v8inline::expansion::{FrameExpander, NoExpansion};
 use v8inline::formats::jitdump::{self, ReadOptions};
 use v8inline::formats::v8log::CodeLog;
 use v8inline::v8::expand::{ExpandOptions, V8Expander};

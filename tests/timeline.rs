@@ -14,8 +14,9 @@ use std::process::Command;
 use common::{NODE_VERSIONS, gunzip, jitdump_path, log_path, recording_dir, tempdir};
 use serde_json::Value;
 use v8inline::collapse::naming::tidy_generic;
+use v8inline::model::frames::Function;
+use v8inline::model::stack_profile::StackProfile;
 use v8inline::output::cpuprofile::{CallFrame, CpuProfile, CpuProfileNode, script_url};
-use v8inline::output::stack_profile::{Function, StackProfile};
 
 /// A recording and the arguments that fold it.
 struct Recording {

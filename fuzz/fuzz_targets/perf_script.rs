@@ -7,7 +7,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use v8inline::collapse::parallel::collapse_parallel_in_chunks;
-use v8inline::collapse::{CollapseOptions, NoExpansion, collapse};
+use v8inline::collapse::{CollapseOptions, collapse};
+use v8inline::expansion::NoExpansion;
 
 fuzz_target!(|bytes: &[u8]| {
     let Some((&flags, script)) = bytes.split_first() else { return };

@@ -11,7 +11,8 @@ use super::naming::{
     tidy_java,
 };
 use super::stack_table::{FrameId, StackIndex, StackTable};
-use super::{CollapseOptions, CollapseSummary, ExpandedFrames, ExpandedSample, FrameContext, FrameExpander};
+use super::{CollapseOptions, CollapseSummary};
+use crate::expansion::{ExpandedFrames, ExpandedSample, FrameContext, FrameExpander};
 use crate::model::sample::{FrameNumberCache, ModuleId, Sample, SampleInterner, StringId};
 
 /// The size of the buffer output is written through.
@@ -878,7 +879,8 @@ impl RenderedPath {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collapse::{NoExpansion, fold_samples};
+    use crate::collapse::fold_samples;
+    use crate::expansion::NoExpansion;
 
     /// The bundled real app's stacks, folded without expansion.
     fn realapp_folder() -> Folder {

@@ -16,16 +16,15 @@ mod folded;
 pub mod naming;
 pub mod parallel;
 mod stack_table;
+pub mod timeline;
 
 use std::io::{self, BufRead, Write};
 
+use crate::expansion::{ExpandedSample, FrameExpander, StackSink};
 use crate::formats::perf_script::{EventSelection, ReaderWarnings};
 use crate::model::sample::{Sample, SampleInterner, SampleSink};
 use crate::sources::perf_script::PerfScriptSource;
 
-pub use crate::expansion::{
-    ExpandedFrame, ExpandedFrames, ExpandedSample, FrameContext, FrameExpander, NoExpansion, StackSink,
-};
 pub use folded::{DetailedFrame, DetailedStack, Folder, FrameIdTranslation, FrameOrigin, PassedThroughKind};
 pub use stack_table::{FrameId, StackIndex, StackTable};
 

@@ -21,7 +21,8 @@ use std::io::{self, Read, Write};
 use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, Sender, channel, sync_channel};
 
-use super::{CollapseOptions, CollapseSummary, ExpandedSample, Folder, FrameExpander, FrameIdTranslation};
+use super::{CollapseOptions, CollapseSummary, Folder, FrameIdTranslation};
+use crate::expansion::{ExpandedSample, FrameExpander};
 use crate::formats::perf_script::{EventSelection, ReaderStatistics, ReaderWarnings, WarningTally};
 use crate::model::sample::{Sample, SampleInterner};
 use crate::sources::perf_script::{LineMemory, PerfScriptSource};
@@ -364,7 +365,8 @@ mod tests {
     use std::io::Read;
 
     use super::*;
-    use crate::collapse::{NoExpansion, collapse};
+    use crate::collapse::collapse;
+    use crate::expansion::NoExpansion;
 
     fn real_perf_script(recording: &str) -> Vec<u8> {
         let path =

@@ -4,7 +4,8 @@ use std::fmt::Write as _;
 
 use crate::diagnostics::Diagnostics;
 use crate::error::Error;
-use crate::v8::inline_map::{InlineMap, PositionOrigin, SourceFrame};
+use crate::expansion::{PositionOrigin, SourceFrame};
+use crate::v8::inline_map::InlineMap;
 use crate::v8::inline_stack::PositionRule;
 use crate::v8::profile::{ProfileOptions, Profiles};
 

@@ -5,7 +5,9 @@
 //!   consumes, its frames and the interner of their text.
 //! - [`frames`]: typed frames of functions at source lines, interned.
 //! - [`stack_profile`]: distinct stacks of those frames and their weights.
+//! - [`timeline`]: every sample in time order with its thread and stack.
 
 pub mod frames;
 pub mod sample;
 pub mod stack_profile;
+pub mod timeline;

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::report::{FunctionStatistics, Report, Weights, percent};
-use super::stack_profile::{FrameKind, Function};
+use crate::model::frames::{FrameKind, Function};
 
 /// How file paths are shown.
 #[derive(Debug, Clone)]

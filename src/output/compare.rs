@@ -13,7 +13,8 @@ use crate::formats::folded::FoldedLineError;
 use super::annotations::{GithubAnnotation, Severity, SourceRoot, function_location, markdown_cell};
 use super::json::{JsonReport, JsonReportError};
 use super::report::{Report, WeightUnit};
-use super::stack_profile::{Function, StackProfile};
+use crate::model::frames::Function;
+use crate::model::stack_profile::StackProfile;
 
 /// Why `compare` cannot use one of its inputs: the file and what is wrong
 /// with its text. Displays as `path: what`, `path:LINE: what` for a line.

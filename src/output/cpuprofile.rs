@@ -47,8 +47,8 @@ use std::io;
 use fxhash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use super::stack_profile::{FunctionId, ProfileFrame};
-use super::timeline::{StackId, ThreadId, Timeline, TimelineThread};
+use crate::model::frames::{FunctionId, ProfileFrame};
+use crate::model::timeline::{StackId, ThreadId, Timeline, TimelineThread};
 
 /// A `.cpuprofile`: the DevTools protocol's `Profiler.Profile`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -523,8 +523,8 @@ impl CpuProfile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::stack_profile::{FrameKind, Function, Location, LocationId, SourceLine};
-    use crate::output::timeline::TimelineSample;
+    use crate::model::frames::{FrameKind, Function, Location, LocationId, SourceLine};
+    use crate::model::timeline::TimelineSample;
 
     /// A timeline of one thread: `kernel` (TurboFan) with `square` inlined,
     /// garbage collection under `kernel`, an unnamed stack; cpu-clock at 1 ms.

@@ -21,8 +21,8 @@ use fxprof_processed_profile::{
     ReferenceTimestamp, SamplingInterval, StackHandle, StringHandle, ThreadHandle, Timestamp,
 };
 
-use super::stack_profile::{FrameKind, FunctionId, ProfileFrame};
-use super::timeline::{StackId, ThreadId, Timeline};
+use crate::model::frames::{FrameKind, FunctionId, ProfileFrame};
+use crate::model::timeline::{StackId, ThreadId, Timeline};
 
 /// The sampling interval declared when the samples do not tell one.
 const DEFAULT_INTERVAL_NANOSECONDS: u64 = 1_000_000;

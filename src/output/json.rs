@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use serde::{Deserialize, Serialize};
 
 use super::report::{Report, Weights};
-use super::stack_profile::Function;
+use crate::model::frames::Function;
 
 /// The value of the `schema` field.
 pub const SCHEMA: &str = "v8inline-report/1";
@@ -115,7 +115,7 @@ impl JsonReport {
         let tiers = |by_kind: &BTreeMap<_, Weights>| {
             by_kind
                 .iter()
-                .map(|(kind, kind_weights): (&super::stack_profile::FrameKind, _)| {
+                .map(|(kind, kind_weights): (&crate::model::frames::FrameKind, _)| {
                     (kind.name().to_string(), weights(kind_weights))
                 })
                 .collect()
@@ -200,7 +200,7 @@ impl JsonFunction {
         Function {
             name: self.name.clone(),
             file: self.file.clone(),
-            start: self.line.map(|line| super::stack_profile::SourceLine { line, column: self.column }),
+            start: self.line.map(|line| crate::model::frames::SourceLine { line, column: self.column }),
         }
     }
 }

@@ -13,9 +13,9 @@
 //! `stats` writes the `--stats` text. Which outputs a job writes is chosen
 //! in [`crate::pipeline::outputs`].
 //!
-//! [`StackProfile`]: stack_profile::StackProfile
-//! [`FrameTable`]: stack_profile::FrameTable
-//! [`Timeline`]: timeline::Timeline
+//! [`StackProfile`]: crate::model::stack_profile::StackProfile
+//! [`FrameTable`]: crate::model::frames::FrameTable
+//! [`Timeline`]: crate::model::timeline::Timeline
 
 pub mod annotations;
 pub mod compare;
@@ -25,6 +25,4 @@ pub mod flamegraph;
 pub mod json;
 pub mod pprof;
 pub mod report;
-pub mod stack_profile;
 pub mod stats;
-pub mod timeline;

@@ -12,7 +12,7 @@ use std::io::{self, Write};
 use indexmap::IndexSet;
 use prost::Message;
 
-use super::stack_profile::StackProfile;
+use crate::model::stack_profile::StackProfile;
 
 /// `profile.proto`'s `Profile`.
 #[derive(Clone, PartialEq, Message)]

@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 
 use fxhash::{FxHashMap, FxHashSet};
 
-use super::stack_profile::{FrameKind, Function, FunctionId, StackProfile};
+use crate::model::frames::{FrameKind, Function, FunctionId};
+use crate::model::stack_profile::StackProfile;
 
 /// Self and inclusive weights.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

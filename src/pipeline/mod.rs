@@ -28,14 +28,15 @@ use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
 
 use crate::collapse::parallel::fold_parallel;
+use crate::collapse::timeline::TimelineRecorder;
 use crate::collapse::{CollapseOptions, CollapseSummary, Folder, reader_summary};
 use crate::diagnostics::{Diagnostics, WarningKind};
 use crate::error::{Error, ErrorCause};
 use crate::expansion::{ExpandedSample, StackSink};
 use crate::input::open_stream_allowing_cut;
 use crate::model::sample::{Sample, SampleInterner, SampleSink};
-use crate::output::stack_profile::StackProfile;
-use crate::output::timeline::{Timeline, TimelineRecorder};
+use crate::model::stack_profile::StackProfile;
+use crate::model::timeline::Timeline;
 use crate::sources::perf_data::{PerfDataSource, recording_directory};
 use crate::sources::perf_script::PerfScriptSource;
 use crate::sources::ticks::{NativeFrameStats, TickLog};

@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use super::{FoldOptions, FoldedProfile, SampleInput, fold, fold_all};
 use crate::collapse::CollapseSummary;
 use crate::diagnostics::Diagnostics;
+use crate::model::stack_profile::StackProfile;
+use crate::model::timeline::Timeline;
 use crate::output::annotations::{SourceRoot, github_annotations, markdown_summary};
 use crate::output::cpuprofile::{CpuProfile, CpuProfileOptions, ThreadSelection, ThreadSelectionError};
 use crate::output::firefox::{firefox_profile, write_firefox_profile};
@@ -19,9 +21,7 @@ use crate::output::flamegraph::{SvgOptions, write_svg};
 use crate::output::json::JsonReport;
 use crate::output::pprof::write_pprof;
 use crate::output::report::{Report, WeightUnit};
-use crate::output::stack_profile::StackProfile;
 use crate::output::stats::{code_log_report, native_frames_line, stats_report};
-use crate::output::timeline::Timeline;
 use crate::v8::expand::ExpansionStats;
 
 /// Where a text output goes.

@@ -15,13 +15,13 @@
 //! return address points after its call, and a timer sample lands on the
 //! instruction after the one that was running.
 
-pub use crate::expansion::LocationDetails;
+use crate::expansion::LocationDetails;
 use std::sync::Arc;
 
 use fxhash::FxHashMap;
 use indexmap::IndexSet;
 
-use crate::collapse::{ExpandedFrames, FrameContext, FrameExpander};
+use crate::expansion::{ExpandedFrames, FrameContext, FrameExpander};
 use crate::formats::v8log::{CodeName, Tier};
 use crate::model::sample::{AddressKind, FrameNumberCache, ModuleKind, SampleTime};
 use crate::v8::inline_map::{CodeId, InlineMap, TimeRange};

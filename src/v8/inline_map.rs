@@ -16,7 +16,7 @@
 //! addresses reused after an isolate freed them), each LOAD takes the next
 //! code-creation of the log whose aligned time is nearest to it.
 
-pub use crate::expansion::{PositionOrigin, SourceFrame};
+use crate::expansion::{PositionOrigin, SourceFrame};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};

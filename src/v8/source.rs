@@ -9,7 +9,7 @@ use crate::formats::v8log::escape;
 /// The position [`LineTable::position`] gives, parsed with V8's names in
 /// [`crate::formats::v8log::name`]; also here for the benches and fuzz
 /// targets that take it from this module.
-pub use crate::formats::v8log::name::LineColumn;
+use crate::formats::v8log::name::LineColumn;
 
 /// Where each line of a script starts, in UTF-16 code units.
 #[derive(Debug, Clone, PartialEq, Eq)]
