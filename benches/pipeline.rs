@@ -20,7 +20,7 @@ use v8inline::model::sample::{Sample, SampleInterner, SampleSink};
 use v8inline::pipeline::relay::read_with_sink_on_thread;
 use v8inline::pipeline::{ExpandingSinks, FoldOptions, fold_perf_script_from};
 use v8inline::sources::perf_data::PerfDataSource;
-use v8inline::v8::profile::{ProfileOptions, Profiles};
+use v8inline::v8::code_logs::{CodeLogOptions, CodeLogs};
 
 /// The realapp recording decompressed into a directory of its own; another
 /// recording of the same app when `V8INLINE_BENCH_RECORDING` names its
@@ -65,12 +65,12 @@ impl SampleSink for CountingSink {
 fn pipeline(criterion: &mut Criterion) {
     let directory = realapp();
     let perf_data = file(&directory, "perf.data");
-    let profile_options = ProfileOptions {
+    let code_log_options = CodeLogOptions {
         logs: vec![file(&directory, "codspeed-v8-")],
         jitdumps: vec![file(&directory, "jit-")],
-        ..ProfileOptions::default()
+        ..CodeLogOptions::default()
     };
-    let profiles = Profiles::load(profile_options).expect("realapp code log and jitdump");
+    let code_logs = CodeLogs::load(code_log_options).expect("realapp code log and jitdump");
     let options = FoldOptions::default();
     let mut source = PerfDataSource::new();
     let mut counter = CountingSink(0);
@@ -89,7 +89,7 @@ fn pipeline(criterion: &mut Criterion) {
     });
     group.bench_function("perf_data_expanded_and_folded", |bencher| {
         bencher.iter(|| {
-            let mut sink = ExpandingSinks::new(profiles.clone(), &options);
+            let mut sink = ExpandingSinks::new(code_logs.clone(), &options);
             source.read(&perf_data, None, &mut sink).expect("realapp perf.data");
             sink.folder().distinct_stacks()
         })
@@ -98,7 +98,7 @@ fn pipeline(criterion: &mut Criterion) {
     // expanded and folded on another.
     group.bench_function("perf_data_expanded_and_folded_on_two_threads", |bencher| {
         bencher.iter(|| {
-            let mut sink = ExpandingSinks::new(profiles.clone(), &options);
+            let mut sink = ExpandingSinks::new(code_logs.clone(), &options);
             read_with_sink_on_thread(&mut sink, |relay| source.read(&perf_data, None, relay))
                 .expect("realapp perf.data");
             sink.folder().distinct_stacks()
@@ -113,7 +113,7 @@ fn pipeline(criterion: &mut Criterion) {
             let profile = fold_perf_script_from(
                 black_box(script.as_slice()),
                 Path::new("perf.script"),
-                profiles.clone(),
+                code_logs.clone(),
                 &options,
             )
             .expect("realapp perf script");

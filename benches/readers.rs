@@ -14,8 +14,8 @@ use v8inline::collapse::{CollapseOptions, collapse};
 use v8inline::expansion::NoExpansion;
 use v8inline::formats::jitdump::{self, ReadOptions};
 use v8inline::formats::v8log::CodeLog;
+use v8inline::v8::code_logs::{CodeLogOptions, CodeLogs};
 use v8inline::v8::expand::{ExpandOptions, V8Expander};
-use v8inline::v8::profile::{ProfileOptions, Profiles};
 
 /// The node versions recorded in testdata/.
 const NODE_VERSIONS: [u32; 5] = [18, 20, 22, 24, 26];
@@ -80,15 +80,15 @@ fn perf_script(criterion: &mut Criterion) {
         group.bench_function(format!("node{version}_collapse_only"), |bencher| {
             bencher.iter(|| collapse(black_box(script.as_slice()), &options, &mut NoExpansion, std::io::sink()))
         });
-        let profiles = Profiles::load(ProfileOptions {
+        let code_logs = CodeLogs::load(CodeLogOptions {
             logs: vec![recording_file(version, "codspeed-v8-")],
             jitdumps: vec![recording_file(version, "jit-")],
-            ..ProfileOptions::default()
+            ..CodeLogOptions::default()
         })
         .expect("recording loads");
         // One expander for all iterations: its cache is warm after the first,
         // as it is after the first megabytes of a large input.
-        let mut expander = V8Expander::new(profiles, ExpandOptions::default());
+        let mut expander = V8Expander::new(code_logs, ExpandOptions::default());
         group.bench_function(format!("node{version}_expanded"), |bencher| {
             bencher.iter(|| collapse(black_box(script.as_slice()), &options, &mut expander, std::io::sink()))
         });

@@ -9,7 +9,7 @@
 //!   every line of the bundle, first on a fresh map (each position looked up
 //!   in the map and cached), then again (from the cache).
 //! - `source_map_fold`: the recording's perf script expanded and folded with
-//!   a fresh [`Profiles`] per run, with source maps and without: the
+//!   a fresh [`CodeLogs`] per run, with source maps and without: the
 //!   difference is what mapping costs a whole run (loading the code log and
 //!   jitdump is not timed).
 
@@ -22,9 +22,9 @@ use flate2::read::MultiGzDecoder;
 
 use v8inline::collapse::{CollapseOptions, collapse};
 use v8inline::formats::v8log::LineColumn;
+use v8inline::v8::code_logs::{CodeLogOptions, CodeLogs};
 use v8inline::v8::expand::{ExpandOptions, V8Expander};
 use v8inline::v8::inline_map::SourceOptions;
-use v8inline::v8::profile::{ProfileOptions, Profiles};
 use v8inline::v8::source::LineTable;
 use v8inline::v8::source_map::{LoadedSourceMap, ScriptSourceMap, SourceMapOptions, load_script_map};
 
@@ -135,7 +135,7 @@ fn fold(criterion: &mut Criterion) {
                 .unwrap();
             group.throughput(Throughput::Bytes(perf_script.len() as u64));
             for maps in [true, false] {
-                let options = ProfileOptions {
+                let options = CodeLogOptions {
                     logs: vec![recording_file(version, build, "codspeed-v8-")],
                     jitdumps: vec![recording_file(version, build, "jit-")],
                     sources: SourceOptions {
@@ -143,14 +143,14 @@ fn fold(criterion: &mut Criterion) {
                         path_substitutions: vec![(RECORDED_ROOT.to_string(), testdata().display().to_string())],
                         source_maps: SourceMapOptions { enabled: maps, ..SourceMapOptions::default() },
                     },
-                    ..ProfileOptions::default()
+                    ..CodeLogOptions::default()
                 };
                 let name = format!("node{version}_{build}_{}", if maps { "with_maps" } else { "without_maps" });
                 group.bench_function(name, |bencher| {
                     bencher.iter_batched(
-                        || Profiles::load(options.clone()).expect("code log and jitdump"),
-                        |profiles| {
-                            let mut expander = V8Expander::new(profiles, ExpandOptions::default());
+                        || CodeLogs::load(options.clone()).expect("code log and jitdump"),
+                        |code_logs| {
+                            let mut expander = V8Expander::new(code_logs, ExpandOptions::default());
                             collapse(
                                 perf_script.as_slice(),
                                 &CollapseOptions::default(),

@@ -11,7 +11,7 @@
 //! ```text
 //!  model        plain data: Sample (typed, interned frames), the frame table, StackProfile
 //!  formats      bytes -> records and typed warnings: v8log, jitdump, perf_script, perf_data, folded
-//!  error, diagnostics, input    the crate's Error; every reader's warnings in one channel; files
+//!  error, diagnostics, files    the crate's Error; every reader's warnings in one channel; opening files (.gz, mmap)
 //!  expansion    FrameExpander, ExpandedSample, StackSink: between sources and sinks
 //!  v8           code logs + jitdumps -> InlineMap -> V8Expander (SourcePosition::InliningStack)
 //!  sources      perf script, perf.data, V8 ticks -> Sample (symbols: ELF, kallsyms)
@@ -30,7 +30,7 @@
 //! stacks counted in one shared folder ([`collapse::parallel`]); any other
 //! run reads on one thread and expands and aggregates on another
 //! ([`pipeline::relay`]). The jitdumps are read while the code logs are
-//! ([`v8::profile::ProfileOptions::read_threads`]).
+//! ([`v8::code_logs::CodeLogOptions::read_threads`]).
 //!
 //! An input that cannot be used at all is one [`Error`]: the file and a typed
 //! [`ErrorCause`]. Damage that still leaves something to read is a warning in
@@ -42,8 +42,9 @@ pub mod default_input;
 pub mod diagnostics;
 pub mod error;
 pub mod expansion;
+pub mod files;
 pub mod formats;
-pub mod input;
+
 pub mod model;
 pub mod output;
 pub mod pipeline;

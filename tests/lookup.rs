@@ -7,9 +7,9 @@ use std::process::Command;
 
 use common::{NODE_VERSIONS, assert_matches_expected, jitdump_path, log_path, recording_dir};
 use v8inline::expansion::PositionOrigin;
+use v8inline::files::read_file;
 use v8inline::formats::jitdump::{self, JitDump, ReadOptions};
 use v8inline::formats::v8log::{CodeLog, Tier};
-use v8inline::input::read_file;
 use v8inline::v8::inline_map::{InlineMap, SourceOptions};
 use v8inline::v8::inline_stack::{FrameFunction, PositionRule};
 

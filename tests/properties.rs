@@ -22,9 +22,9 @@ use v8inline::collapse::{CollapseOptions, CollapseSummary, collapse};
 use v8inline::expansion::{FrameExpander, NoExpansion};
 use v8inline::formats::jitdump::{self, ReadOptions};
 use v8inline::formats::v8log::CodeLog;
+use v8inline::v8::code_logs::CodeLogs;
 use v8inline::v8::expand::{ExpandOptions, V8Expander};
 use v8inline::v8::inline_map::{InlineMap, SourceOptions};
-use v8inline::v8::profile::Profiles;
 
 fn gunzip(path: &std::path::Path) -> Vec<u8> {
     let mut bytes = Vec::new();
@@ -74,7 +74,7 @@ fn expander() -> V8Expander {
     let recording = recording();
     let jitdump = jitdump::read(&recording.jitdump, &ReadOptions::default()).unwrap();
     let map = InlineMap::new(vec![CodeLog::parse(&recording.log)], Some(&jitdump), SourceOptions::default());
-    V8Expander::new(Profiles::from_maps(vec![(map.pid.unwrap_or(0), map)]), ExpandOptions::default())
+    V8Expander::new(CodeLogs::from_maps(vec![(map.pid.unwrap_or(0), map)]), ExpandOptions::default())
 }
 
 /// What goes into a generated perf script, in order.

@@ -20,9 +20,9 @@ use v8inline::collapse::{CollapseOptions, CollapseSummary, collapse};
 use v8inline::diagnostics::{Diagnostics, WarningKind};
 use v8inline::formats::jitdump::{self, ReadOptions};
 use v8inline::formats::v8log::{CodeLog, LogWarningKind};
+use v8inline::v8::code_logs::CodeLogs;
 use v8inline::v8::expand::{ExpandOptions, V8Expander};
 use v8inline::v8::inline_map::{InlineMap, SourceOptions};
-use v8inline::v8::profile::Profiles;
 
 fn gunzip(path: &Path) -> Vec<u8> {
     let mut bytes = Vec::new();
@@ -604,11 +604,11 @@ fn fold_in_memory(log: &str, jitdump: &JitDumpWriter, script: &str) -> (String, 
     assert!(jitdump.warnings.is_empty(), "{:?}", jitdump.warnings);
     let map = InlineMap::new(vec![log], Some(&jitdump), SourceOptions::default());
     let mut expander =
-        V8Expander::new(Profiles::from_maps(vec![(map.pid.unwrap_or(0), map)]), ExpandOptions::default());
+        V8Expander::new(CodeLogs::from_maps(vec![(map.pid.unwrap_or(0), map)]), ExpandOptions::default());
     let mut folded = Vec::new();
     let summary = collapse(script.as_bytes(), &CollapseOptions::default(), &mut expander, &mut folded).unwrap();
     // Tables are checked when a sample needs them.
-    expander.profiles().add_table_problems(&mut diagnostics);
+    expander.code_logs().add_table_problems(&mut diagnostics);
     (String::from_utf8(folded).unwrap(), summary, diagnostics)
 }
 

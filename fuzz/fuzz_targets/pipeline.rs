@@ -30,7 +30,7 @@ use v8inline::output::json::JsonReport;
 use prost::Message;
 use v8inline::output::pprof::{read_pprof, to_pprof};
 use v8inline::output::report::{Report, WeightUnit};
-use v8inline::v8::profile::Profiles;
+use v8inline::v8::code_logs::CodeLogs;
 use v8inline::formats::v8log::CodeLog;
 
 /// Splits off the first `length` bytes (all of them if fewer).
@@ -68,7 +68,7 @@ fuzz_target!(|bytes: &[u8]| {
     let script = rest;
 
     let map = InlineMap::new(logs, jitdump.as_ref(), SourceOptions::default());
-    let profiles = Profiles::from_maps(vec![(map.pid.unwrap_or(0), map)]);
+    let profiles = CodeLogs::from_maps(vec![(map.pid.unwrap_or(0), map)]);
     let expand_options = ExpandOptions { exact_pc: flags & 1 != 0 };
     let collapse = CollapseOptions {
         include_pid: flags & 2 != 0,

@@ -17,7 +17,7 @@ fuzz_target!(|bytes: &[u8]| {
     // The pid comes from the name, as from `prof-PID.log`.
     let Ok(mut log) = TickLog::parse(bytes, Path::new("prof-42.log"), SourceOptions::default()) else { return };
     let options = FoldOptions::default();
-    let mut sink = ExpandingSinks::new(log.profiles().clone(), &options);
+    let mut sink = ExpandingSinks::new(log.code_logs().clone(), &options);
     // Native frames stay unnamed: reading the ELF files an input happens to
     // name (node's binary) would make such inputs 500 times slower.
     log.read_samples_with(&mut sink, SymbolCache::reading_no_files());

@@ -416,8 +416,8 @@ mod tests {
     /// With V8 expansion too: each thread's expander gives the same frames.
     #[test]
     fn parallel_expansion_equals_single_threaded() {
+        use crate::v8::code_logs::{CodeLogOptions, CodeLogs};
         use crate::v8::expand::{ExpandOptions, V8Expander};
-        use crate::v8::profile::{ProfileOptions, Profiles};
         let directory = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/node20");
         let file = |prefix: &str| {
             std::fs::read_dir(&directory)
@@ -426,19 +426,19 @@ mod tests {
                 .find(|path| path.file_name().unwrap().to_string_lossy().starts_with(prefix))
                 .unwrap()
         };
-        let profiles = Profiles::load(ProfileOptions {
+        let code_logs = CodeLogs::load(CodeLogOptions {
             logs: vec![file("codspeed-v8-")],
             jitdumps: vec![file("jit-")],
-            ..ProfileOptions::default()
+            ..CodeLogOptions::default()
         })
         .unwrap();
         let input = real_perf_script("node20");
         let options = CollapseOptions { annotate_inline: true, ..CollapseOptions::default() };
         let mut expected = Vec::new();
-        let mut expander = V8Expander::new(profiles.clone(), ExpandOptions::default());
+        let mut expander = V8Expander::new(code_logs.clone(), ExpandOptions::default());
         let expected_summary = collapse(input.as_slice(), &options, &mut expander, &mut expected).unwrap();
         assert!(expected_summary.expanded_frames > expected_summary.stack_lines_expanded);
-        let expanders = (0..2).map(|_| V8Expander::new(profiles.clone(), ExpandOptions::default())).collect();
+        let expanders = (0..2).map(|_| V8Expander::new(code_logs.clone(), ExpandOptions::default())).collect();
         let mut output = Vec::new();
         let outcome = collapse_parallel_in_chunks(input.as_slice(), &options, expanders, &mut output, 10_000).unwrap();
         assert!(output == expected, "expanded output differs");

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
-use crate::input::read_file;
+use crate::files::read_file;
 use crate::output::annotations::SourceRoot;
 use crate::output::compare::{
     CompareError, Shares, compare, is_json_report, markdown_table, regression_annotations, text_table,

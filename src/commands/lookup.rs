@@ -5,9 +5,9 @@ use std::fmt::Write as _;
 use crate::diagnostics::Diagnostics;
 use crate::error::Error;
 use crate::expansion::{PositionOrigin, SourceFrame};
+use crate::v8::code_logs::{CodeLogOptions, CodeLogs};
 use crate::v8::inline_map::InlineMap;
 use crate::v8::inline_stack::PositionRule;
-use crate::v8::profile::{ProfileOptions, Profiles};
 
 /// An address to look up, optionally at a time (jitdump clock, ns).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +63,7 @@ pub struct LookupAnswer {
     pub diagnostics: Diagnostics,
     /// The code logs and jitdump, kept so that a command line can exit
     /// without dropping millions of code objects one by one.
-    pub code_logs: Profiles,
+    pub code_logs: CodeLogs,
 }
 
 /// Why [`lookup`] could not answer.
@@ -87,11 +87,11 @@ pub enum LookupError {
 
 /// Loads the code logs and jitdump of one process and describes the inline
 /// stack at each address.
-pub fn lookup(options: ProfileOptions, queries: &[AddressQuery]) -> Result<LookupAnswer, LookupError> {
+pub fn lookup(options: CodeLogOptions, queries: &[AddressQuery]) -> Result<LookupAnswer, LookupError> {
     if options.logs.is_empty() && options.jitdumps.is_empty() {
         return Err(LookupError::NoInputs);
     }
-    let code_logs = Profiles::load(options)?;
+    let code_logs = CodeLogs::load(options)?;
     let [map] = code_logs.maps() else {
         return Err(LookupError::NotOneProcess {
             processes: code_logs.maps().len(),

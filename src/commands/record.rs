@@ -26,8 +26,8 @@ use crate::diagnostics::Diagnostics;
 use crate::output::cpuprofile::ThreadSelection;
 use crate::pipeline::outputs::{Destination, Job, OutputRequest, RunError, RunEvent, run};
 use crate::pipeline::{FoldOptions, SampleInput};
+use crate::v8::code_logs::{CodeLogOptions, IsolateLogName};
 use crate::v8::inline_map::SourceOptions;
-use crate::v8::profile::{IsolateLogName, ProfileOptions};
 
 /// The folded stacks' file name in the output directory.
 pub const FOLDED_FILE: &str = "profile.folded";
@@ -460,11 +460,11 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
             move_jitdumps_here(&output_dir, &mut notes);
             let fold_options = FoldOptions {
                 collapse,
-                profiles: ProfileOptions {
+                code_logs: CodeLogOptions {
                     jitdump_dir: Some(output_dir.clone()),
                     codspeed_log_dir: Some(output_dir.clone()),
                     sources,
-                    ..ProfileOptions::default()
+                    ..CodeLogOptions::default()
                 },
                 timeline: true,
                 ..FoldOptions::default()
@@ -486,7 +486,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
             }
             let fold_options = FoldOptions {
                 collapse,
-                profiles: ProfileOptions { sources, ..ProfileOptions::default() },
+                code_logs: CodeLogOptions { sources, ..CodeLogOptions::default() },
                 timeline: true,
                 ..FoldOptions::default()
             };

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use crate::diagnostics::Diagnostics;
 use crate::error::Error;
+use crate::files::read_file;
 use crate::formats::jitdump::repair;
-use crate::input::read_file;
 
 /// What a repair did.
 #[derive(Debug)]

@@ -33,15 +33,15 @@ use crate::collapse::{CollapseOptions, CollapseSummary, Folder, reader_summary};
 use crate::diagnostics::{Diagnostics, WarningKind};
 use crate::error::{Error, ErrorCause};
 use crate::expansion::{ExpandedSample, StackSink};
-use crate::input::open_stream_allowing_cut;
+use crate::files::open_stream_allowing_cut;
 use crate::model::sample::{Sample, SampleInterner, SampleSink};
 use crate::model::stack_profile::StackProfile;
 use crate::model::timeline::Timeline;
 use crate::sources::perf_data::{PerfDataSource, recording_directory};
 use crate::sources::perf_script::PerfScriptSource;
 use crate::sources::ticks::{NativeFrameStats, TickLog};
+use crate::v8::code_logs::{CodeLogOptions, CodeLogs};
 use crate::v8::expand::{ExpandOptions, ExpansionStats, V8Expander};
-use crate::v8::profile::{ProfileOptions, Profiles};
 use crate::v8::unexpanded::warn_unexpanded;
 use relay::read_with_sink;
 
@@ -82,7 +82,7 @@ pub struct FoldOptions {
     pub collapse: CollapseOptions,
     /// The code logs and jitdumps (ignored for ticks, whose log is both),
     /// and where script sources come from.
-    pub profiles: ProfileOptions,
+    pub code_logs: CodeLogOptions,
     /// How JIT frames are expanded.
     pub expand: ExpandOptions,
     /// Keep each stack's code locations for [`FoldedProfile::details`]
@@ -112,8 +112,8 @@ impl FoldOptions {
     }
 
     /// Where to find the code logs and jitdumps, read on as many threads.
-    fn profile_options(&self) -> ProfileOptions {
-        ProfileOptions { read_threads: self.thread_count(), ..self.profiles.clone() }
+    fn code_log_options(&self) -> CodeLogOptions {
+        CodeLogOptions { read_threads: self.thread_count(), ..self.code_logs.clone() }
     }
 }
 
@@ -127,7 +127,7 @@ pub struct FoldedProfile {
     pub details: Option<StackProfile>,
     /// The processes' code logs and jitdumps (of the first input of
     /// [`fold_all`]).
-    pub code_logs: Profiles,
+    pub code_logs: CodeLogs,
     /// Samples read, kept, skipped; distinct stacks.
     pub summary: CollapseSummary,
     /// What happened to JIT frames, over all threads.
@@ -179,13 +179,13 @@ impl SampleSink for ExpandingSinks {
 impl ExpandingSinks {
     /// A sink expanding with `profiles`, folding (and recording a timeline)
     /// as `options` say.
-    pub fn new(profiles: Profiles, options: &FoldOptions) -> ExpandingSinks {
+    pub fn new(code_logs: CodeLogs, options: &FoldOptions) -> ExpandingSinks {
         let mut folder = Folder::new(&options.collapse);
         if options.record_details {
             folder.record_details();
         }
         ExpandingSinks {
-            expander: V8Expander::new(profiles, options.expand),
+            expander: V8Expander::new(code_logs, options.expand),
             expanded: ExpandedSample::new(),
             folder,
             timeline: options.timeline.then(TimelineRecorder::new),
@@ -208,7 +208,7 @@ impl ExpandingSinks {
         native: Option<NativeFrameStats>,
     ) -> FoldedProfile {
         summary.take_folder_counts(&self.folder.summary());
-        diagnostics.merge(&self.expander.profiles().diagnostics);
+        diagnostics.merge(&self.expander.code_logs().diagnostics);
         let timeline = self.timeline.map(|recorder| recorder.finish(summary.event.clone()));
         let details =
             self.record_details.then(|| StackProfile::from_folder(&self.folder, &self.expander, summary.event.clone()));
@@ -219,7 +219,7 @@ impl ExpandingSinks {
             native,
             diagnostics,
             details,
-            code_logs: self.expander.profiles().clone(),
+            code_logs: self.expander.code_logs().clone(),
             input_name,
             timeline,
             threads: self.threads,
@@ -251,9 +251,9 @@ fn with_expansion_warnings(mut profile: FoldedProfile) -> FoldedProfile {
 /// One warning per source map that was needed and could not be used, in
 /// the order of their paths (every expander shares the processes' maps, so
 /// the first one sees all).
-fn warn_source_maps(profiles: &Profiles, diagnostics: &mut Diagnostics) {
+fn warn_source_maps(code_logs: &CodeLogs, diagnostics: &mut Diagnostics) {
     let mut problems = std::collections::BTreeMap::new();
-    for map in profiles.maps() {
+    for map in code_logs.maps() {
         for unusable in map.source_map_problems() {
             problems.entry(&unusable.map).or_insert(unusable);
         }
@@ -268,10 +268,10 @@ fn fold_samples_of(input: &SampleInput, options: &FoldOptions) -> Result<FoldedP
     match input {
         SampleInput::PerfScript(path) => fold_perf_script(path, input, options),
         SampleInput::PerfData(path) => {
-            let mut profile_options = options.profile_options();
-            profile_options.jitdump_dir.get_or_insert_with(|| recording_directory(path));
-            let profiles = Profiles::load(profile_options)?;
-            let mut sink = ExpandingSinks::new(profiles, options);
+            let mut code_log_options = options.code_log_options();
+            code_log_options.jitdump_dir.get_or_insert_with(|| recording_directory(path));
+            let code_logs = CodeLogs::load(code_log_options)?;
+            let mut sink = ExpandingSinks::new(code_logs, options);
             let event = options.collapse.event_filter.as_deref();
             let threads = options.thread_count();
             // On one thread, the symbols too are read there, when needed.
@@ -286,8 +286,8 @@ fn fold_samples_of(input: &SampleInput, options: &FoldOptions) -> Result<FoldedP
             Ok(sink.finish(summary, read.diagnostics, input.display_name(), None))
         }
         SampleInput::Ticks(path) => {
-            let mut log = TickLog::read(path, options.profiles.sources.clone())?;
-            let mut sink = ExpandingSinks::new(log.profiles().clone(), options);
+            let mut log = TickLog::read(path, options.code_logs.sources.clone())?;
+            let mut sink = ExpandingSinks::new(log.code_logs().clone(), options);
             let native = read_with_sink(&mut sink, options.thread_count(), |sink| log.read_samples(sink));
             let summary = CollapseSummary { samples_read: log.tick_count() as u64, ..CollapseSummary::default() };
             let diagnostics = std::mem::take(&mut log.diagnostics);
@@ -327,7 +327,7 @@ pub fn fold_all(inputs: &[SampleInput], options: &FoldOptions) -> Result<FoldedP
 
 /// Folds a perf script, on several threads when nothing needs one folder.
 fn fold_perf_script(path: &Path, input: &SampleInput, options: &FoldOptions) -> Result<FoldedProfile, Error> {
-    let code_logs = Profiles::load(options.profile_options())?;
+    let code_logs = CodeLogs::load(options.code_log_options())?;
     let (stream, cut_short) = open_stream_allowing_cut(path)?;
     let name = if path == Path::new("-") { Path::new("<stdin>") } else { path };
     let mut profile = fold_perf_script_text(stream, name, code_logs, options).map_err(Error::at::<io::Error>(path))?;
@@ -345,7 +345,7 @@ fn fold_perf_script(path: &Path, input: &SampleInput, options: &FoldOptions) -> 
 pub fn fold_perf_script_from<R: BufRead>(
     stream: R,
     name: &Path,
-    code_logs: Profiles,
+    code_logs: CodeLogs,
     options: &FoldOptions,
 ) -> io::Result<FoldedProfile> {
     Ok(with_expansion_warnings(fold_perf_script_text(stream, name, code_logs, options)?))
@@ -355,7 +355,7 @@ pub fn fold_perf_script_from<R: BufRead>(
 fn fold_perf_script_text<R: BufRead>(
     stream: R,
     name: &Path,
-    code_logs: Profiles,
+    code_logs: CodeLogs,
     options: &FoldOptions,
 ) -> io::Result<FoldedProfile> {
     let threads = options.thread_count();
@@ -377,7 +377,7 @@ fn fold_perf_script_text<R: BufRead>(
         let profile = FoldedProfile {
             folder: outcome.folder,
             details: None,
-            code_logs: outcome.expanders[0].profiles().clone(),
+            code_logs: outcome.expanders[0].code_logs().clone(),
             summary: outcome.summary,
             expansion,
             native: None,

@@ -54,8 +54,8 @@ use linux_perf_data::{PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
 
 use crate::diagnostics::{Diagnostics, EXAMPLES_PER_KIND, WarningKind};
 use crate::error::{Error, ErrorCause};
+use crate::files::read_file_allowing_cut;
 use crate::formats::perf_data::{PerfDataError, PerfFileHeader, check_header};
-use crate::input::read_file_allowing_cut;
 use crate::model::sample::{
     AddressKind, Frame, FrameNumber, KERNEL_ADDRESS_START, ModuleId, ModuleKind, Sample, SampleInterner, SampleSink,
     SampleTime, StringId,
@@ -171,8 +171,8 @@ impl PerfDataSource {
         } else {
             // Mapped, so that records are copied from memory rather than
             // through read(2) (a twentieth of the time on a real recording).
-            match crate::input::MappedFile::open(path) {
-                Ok(Some(mapped)) => reader.read(crate::input::MappedReader::new(mapped), path, sink),
+            match crate::files::MappedFile::open(path) {
+                Ok(Some(mapped)) => reader.read(crate::files::MappedReader::new(mapped), path, sink),
                 Ok(None) => match std::fs::File::open(path) {
                     Ok(file) => reader.read(std::io::BufReader::with_capacity(1 << 20, file), path, sink),
                     Err(error) => Err(error.into()),

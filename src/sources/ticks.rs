@@ -36,12 +36,12 @@ use fxhash::FxHashMap;
 
 use crate::diagnostics::Diagnostics;
 use crate::error::{Error, ErrorCause};
+use crate::files::read_file_allowing_cut;
 use crate::formats::v8log::{CodeLog, CodeObjectId, Tick};
-use crate::input::read_file_allowing_cut;
 use crate::model::sample::{AddressKind, Frame, ModuleKind, Sample, SampleInterner, SampleSink, SampleTime};
 use crate::symbols::{FileMapping, SymbolCache};
+use crate::v8::code_logs::{CodeLogs, pid_in_file_name};
 use crate::v8::inline_map::{CodeDescription, InlineMap, JitCodes, LogId, LogObject, SourceOptions};
-use crate::v8::profile::{Profiles, pid_in_file_name};
 
 /// The root frame of tick samples: V8 does not log the process name.
 const COMMAND_NAME: &str = "node";
@@ -56,7 +56,7 @@ pub struct TickLog {
     /// The process id (from the file name; 0 when it has none).
     pid: u32,
     /// Its code objects, for the expander and for telling live code.
-    profiles: Profiles,
+    code_logs: CodeLogs,
     /// What was wrong with the log: skipped lines, a `.gz` cut short.
     pub diagnostics: Diagnostics,
 }
@@ -111,13 +111,13 @@ impl TickLog {
         let pid = pid_in_file_name(path).unwrap_or(0);
         let codes = log_codes(&log);
         let map = InlineMap::from_codes(vec![log], codes, Some(pid), sources);
-        let profiles = Profiles::from_maps(vec![(pid, map)]);
-        Ok(TickLog { ticks, libraries, pid, profiles, diagnostics })
+        let code_logs = CodeLogs::from_maps(vec![(pid, map)]);
+        Ok(TickLog { ticks, libraries, pid, code_logs, diagnostics })
     }
 
     /// The log's code objects, for the expander of its JavaScript frames.
-    pub fn profiles(&self) -> &Profiles {
-        &self.profiles
+    pub fn code_logs(&self) -> &CodeLogs {
+        &self.code_logs
     }
 
     /// Hands each tick to `sink` as a sample, in log order, its native
@@ -137,7 +137,7 @@ impl TickLog {
             let mut context = TickContext {
                 libraries: &self.libraries,
                 symbols: &mut symbols,
-                profiles: &self.profiles,
+                code_logs: &self.code_logs,
                 log_line: tick.log_line,
                 native: &mut native,
                 interner: &mut interner,
@@ -230,7 +230,7 @@ struct TickContext<'context> {
     /// Their symbols.
     symbols: &'context mut SymbolCache,
     /// The code objects.
-    profiles: &'context Profiles,
+    code_logs: &'context CodeLogs,
     /// The tick's line in the log: its time.
     log_line: u64,
     /// Counters.
@@ -259,7 +259,7 @@ fn build_sample(tick: &Tick, pid: u32, context: &mut TickContext<'_>, sample: &m
     let top_of_stack = tick.top_of_stack_or_callback;
     if !tick.external_callback
         && top_of_stack != 0
-        && is_javascript_code(context.profiles, top_of_stack, tick.log_line)
+        && is_javascript_code(context.code_logs, top_of_stack, tick.log_line)
         && !context.libraries.iter().any(|library| library.contains(top_of_stack))
     {
         sample.frames.push(tick_frame(top_of_stack, TickAddressKind::ReturnAddress, context));
@@ -271,8 +271,8 @@ fn build_sample(tick: &Tick, pid: u32, context: &mut TickContext<'_>, sample: &m
 
 /// Whether `address` is in the code of a JavaScript function at `log_line`
 /// (the tick processor's `isJSFunction` test for the top of stack).
-fn is_javascript_code(profiles: &Profiles, address: u64, log_line: u64) -> bool {
-    let Some(map) = profiles.maps().first() else { return false };
+fn is_javascript_code(code_logs: &CodeLogs, address: u64, log_line: u64) -> bool {
+    let Some(map) = code_logs.maps().first() else { return false };
     map.find(address, Some(log_line))
         .filter(|found| found.time_matched)
         .and_then(|found| map.log_object(found.code))
@@ -280,8 +280,8 @@ fn is_javascript_code(profiles: &Profiles, address: u64, log_line: u64) -> bool 
 }
 
 /// Whether a code object covering `address` was created before `log_line`.
-fn is_live_code(profiles: &Profiles, address: u64, log_line: u64) -> bool {
-    profiles.maps().first().and_then(|map| map.find(address, Some(log_line))).is_some_and(|found| found.time_matched)
+fn is_live_code(code_logs: &CodeLogs, address: u64, log_line: u64) -> bool {
+    code_logs.maps().first().and_then(|map| map.find(address, Some(log_line))).is_some_and(|found| found.time_matched)
 }
 
 /// What an address of a tick is.
@@ -301,7 +301,7 @@ enum TickAddressKind {
 
 /// One frame: a library's symbol, or a raw address for the expander.
 fn tick_frame(address: u64, kind: TickAddressKind, context: &mut TickContext<'_>) -> Frame {
-    let TickContext { libraries, symbols, profiles, log_line, native, interner } = context;
+    let TickContext { libraries, symbols, code_logs, log_line, native, interner } = context;
     let address_kind = if kind == TickAddressKind::ProgramCounter {
         AddressKind::InstructionPointer
     } else {
@@ -322,7 +322,7 @@ fn tick_frame(address: u64, kind: TickAddressKind, context: &mut TickContext<'_>
         native.outside_libraries += 1;
         // The expander resolves unknown frames; code created only after the
         // tick is not there yet (the tick processor says unknown).
-        if !is_live_code(profiles, address, *log_line) {
+        if !is_live_code(code_logs, address, *log_line) {
             frame.module = interner.module("[unknown]", ModuleKind::NoCode);
         }
         return frame;

@@ -24,9 +24,9 @@ use indexmap::IndexSet;
 use crate::expansion::{ExpandedFrames, FrameContext, FrameExpander};
 use crate::formats::v8log::{CodeName, Tier};
 use crate::model::sample::{AddressKind, FrameNumberCache, ModuleKind, SampleTime};
+use crate::v8::code_logs::{CodeLogs, pid_in_file_name};
 use crate::v8::inline_map::{CodeId, InlineMap, TimeRange};
 use crate::v8::inline_stack::{FrameFunction, InlineFrame, PositionRule};
-use crate::v8::profile::{Profiles, pid_in_file_name};
 
 /// How frames are expanded.
 #[derive(Debug, Clone, Copy, Default)]
@@ -57,7 +57,7 @@ pub struct ExpansionStats {
     pub clock_mismatches: u64,
     /// Frames passed through because they are not JIT code.
     pub not_jit: u64,
-    /// The samples of each loaded process (indexed as [`Profiles::maps`]),
+    /// The samples of each loaded process (indexed as [`CodeLogs::maps`]),
     /// by what became of their innermost JavaScript frame.
     pub processes: Vec<ProcessSamples>,
     /// Samples whose innermost JIT frame (in a perf map or
@@ -388,11 +388,11 @@ struct ProcessLookup {
 /// At most this many raw addresses are remembered; then the cache starts over.
 const ADDRESS_CACHE_LIMIT: usize = 1 << 20;
 
-/// Expands V8 JIT frames through the loaded (or discovered) profiles. One
+/// Expands V8 JIT frames through the loaded (or discovered) code_logs. One
 /// expander serves the samples of one source: it keeps the answers for raw
 /// addresses by the source's frame numbers ([`crate::model::sample::FrameNumber`]).
 pub struct V8Expander {
-    profiles: Profiles,
+    code_logs: CodeLogs,
     options: ExpandOptions,
     /// Counts by outcome.
     pub stats: ExpansionStats,
@@ -421,10 +421,10 @@ pub struct V8Expander {
 }
 
 impl V8Expander {
-    /// An expander over `profiles`.
-    pub fn new(profiles: Profiles, options: ExpandOptions) -> V8Expander {
+    /// An expander over `code_logs`.
+    pub fn new(code_logs: CodeLogs, options: ExpandOptions) -> V8Expander {
         V8Expander {
-            profiles,
+            code_logs,
             options,
             stats: ExpansionStats::default(),
             names: IndexSet::default(),
@@ -441,12 +441,12 @@ impl V8Expander {
         }
     }
 
-    /// The profiles (with any discovered on the way).
-    pub fn profiles(&self) -> &Profiles {
-        &self.profiles
+    /// The code_logs (with any discovered on the way).
+    pub fn code_logs(&self) -> &CodeLogs {
+        &self.code_logs
     }
 
-    /// The process of `pid` (see [`Profiles::process_for_pid`]). Most
+    /// The process of `pid` (see [`CodeLogs::process_for_pid`]). Most
     /// frames in a row are of one process, and the answer changes only when
     /// a process is loaded (discovery): the last answer is kept.
     /// What the expansion of cached `location` counts.
@@ -460,15 +460,15 @@ impl V8Expander {
     }
 
     fn process_for_pid(&mut self, pid: u32) -> Option<usize> {
-        let loaded = self.profiles.maps().len();
+        let loaded = self.code_logs.maps().len();
         if let Some(last) = self.last_process
             && last.pid == pid
             && last.loaded_processes == loaded
         {
             return last.process;
         }
-        let process = self.profiles.process_for_pid(pid);
-        self.last_process = Some(ProcessLookup { pid, loaded_processes: self.profiles.maps().len(), process });
+        let process = self.code_logs.process_for_pid(pid);
+        self.last_process = Some(ProcessLookup { pid, loaded_processes: self.code_logs.maps().len(), process });
         process
     }
 
@@ -489,7 +489,7 @@ impl V8Expander {
     /// Counters for the processes loaded since the last call.
     #[cold]
     fn add_process_counters(&mut self) {
-        for map in &self.profiles.maps()[self.stats.processes.len()..] {
+        for map in &self.code_logs.maps()[self.stats.processes.len()..] {
             let pid = map.pid.or_else(|| pid_in_file_name(map.log_path()));
             self.stats.processes.push(ProcessSamples { pid, ..ProcessSamples::default() });
         }
@@ -497,7 +497,7 @@ impl V8Expander {
 
     fn code_for_index(&mut self, process: usize, code_index: u64) -> Option<CodeId> {
         // Index the processes loaded since the last call (discovery appends).
-        let maps = self.profiles.maps();
+        let maps = self.code_logs.maps();
         for (process, map) in maps.iter().enumerate().skip(self.indexed_processes) {
             for (id, code) in map.codes().iter().enumerate() {
                 if let Some(index) = code.code_index() {
@@ -521,7 +521,7 @@ impl V8Expander {
         if let Some(&location) = self.cache.get(&key) {
             return location;
         }
-        let map = Arc::clone(&self.profiles.maps()[key.process]);
+        let map = Arc::clone(&self.code_logs.maps()[key.process]);
         let frames_start = self.location_inline_frames.len();
         map.inline_frames(key.code, key.offset, key.rule, &mut self.location_inline_frames);
         for index in frames_start..self.location_inline_frames.len() {
@@ -542,7 +542,7 @@ impl V8Expander {
     /// Describes a location id that tagged expanded frames.
     pub fn location_details(&self, location: u32) -> Option<LocationDetails<'_>> {
         let cached = self.locations.get(location as usize)?;
-        let map = self.profiles.maps().get(cached.key.process)?;
+        let map = self.code_logs.maps().get(cached.key.process)?;
         let code = map.code(cached.key.code);
         Some(LocationDetails {
             process: cached.key.process,
@@ -597,7 +597,7 @@ impl FrameExpander for V8Expander {
                 JitFrame::Injected { pid, .. } => pid,
                 JitFrame::Raw { .. } => None,
             };
-            match (injected_pid, self.profiles.maps()[process].pid) {
+            match (injected_pid, self.code_logs.maps()[process].pid) {
                 (Some(injected_pid), Some(map_pid)) => injected_pid == map_pid,
                 _ => true,
             }
@@ -653,7 +653,7 @@ impl FrameExpander for V8Expander {
                         (hit.location, hit.summary)
                     }
                     None => {
-                        let map = &self.profiles.maps()[process];
+                        let map = &self.code_logs.maps()[process];
                         let Some(found) = map.find(address, time) else {
                             // `[unknown] ([unknown])` is only JIT code if a jitdump says so.
                             if module_pid.is_some() {

@@ -11,10 +11,10 @@
 //! - [`expand`]: the pipeline's expansion stage.
 //! - [`unexpanded`]: after the fold, why a process's JavaScript did not expand.
 
+pub mod code_logs;
 pub mod expand;
 pub mod inline_map;
 pub mod inline_stack;
-pub mod profile;
 pub mod source;
 pub mod source_map;
 pub mod unexpanded;

@@ -28,9 +28,9 @@
 use std::fmt::Write as _;
 
 use crate::diagnostics::{Diagnostics, WarningKind};
+use crate::v8::code_logs::{CodeLogs, pid_in_file_name};
 use crate::v8::expand::{ExpansionStats, PidCounts, ProcessSamples, TimeSpan};
 use crate::v8::inline_map::InlineMap;
-use crate::v8::profile::{Profiles, pid_in_file_name};
 
 /// Why most samples of a process that ran JavaScript did not expand.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,8 +78,8 @@ enum Cause {
 /// samples. Processes without a code log are left to
 /// [`WarningKind::NoCodeLog`], those with a log several isolates wrote at
 /// once to [`WarningKind::LogSharedByIsolates`].
-pub fn warn_unexpanded(stats: &ExpansionStats, profiles: &Profiles, diagnostics: &mut Diagnostics) {
-    let maps = profiles.maps();
+pub fn warn_unexpanded(stats: &ExpansionStats, code_logs: &CodeLogs, diagnostics: &mut Diagnostics) {
+    let maps = code_logs.maps();
     for (map, samples) in maps.iter().zip(&stats.processes) {
         let total = samples.total();
         if total == 0 || samples.not_expanded() * 2 <= total || map.log_path().as_os_str().is_empty() {

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use v8inline::v8::code_logs::CodeLogOptions;
 use v8inline::v8::inline_map::SourceOptions;
-use v8inline::v8::profile::ProfileOptions;
 use v8inline::v8::source_map::{SourceMapOptions, SourceMapOverride};
 
 /// Expand V8's inlined JavaScript frames in perf profiles.
@@ -314,8 +314,8 @@ pub(crate) fn parse_substitution(text: &str) -> Result<(String, String), String>
 }
 
 impl InputArgs {
-    pub(crate) fn profile_options(&self) -> ProfileOptions {
-        ProfileOptions {
+    pub(crate) fn code_log_options(&self) -> CodeLogOptions {
+        CodeLogOptions {
             logs: self.logs.clone(),
             jitdumps: self.jitdumps.clone(),
             jitdump_dir: self.jitdump_dir.clone(),

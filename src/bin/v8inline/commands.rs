@@ -9,7 +9,7 @@ use v8inline::commands::lookup::{AddressQuery, LookupError};
 use v8inline::commands::record::RecordOptions;
 use v8inline::commands::repair::RepairError;
 use v8inline::pipeline::thread_count;
-use v8inline::v8::profile::ProfileOptions;
+use v8inline::v8::code_logs::CodeLogOptions;
 
 pub(crate) fn lookup(args: LookupArgs) -> Result<(), Failure> {
     let queries = args
@@ -19,7 +19,7 @@ pub(crate) fn lookup(args: LookupArgs) -> Result<(), Failure> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(|error| Failure::Usage(error.to_string()))?;
     let read_threads = thread_count(args.threads);
-    let options = ProfileOptions { read_threads, ..args.inputs.profile_options() };
+    let options = CodeLogOptions { read_threads, ..args.inputs.code_log_options() };
     let answer = match v8inline::commands::lookup::lookup(options, &queries) {
         Ok(answer) => answer,
         Err(LookupError::NotOneProcess { diagnostics, processes }) => {

@@ -68,7 +68,7 @@ fn fold_options(args: &FoldArgs) -> FoldOptions {
     };
     FoldOptions {
         collapse,
-        profiles: args.inputs.profile_options(),
+        code_logs: args.inputs.code_log_options(),
         expand: ExpandOptions { exact_pc: args.exact_pc },
         threads: args.threads,
         ..FoldOptions::default()

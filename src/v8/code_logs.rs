@@ -21,14 +21,14 @@ use fxhash::{FxHashMap, FxHashSet};
 
 use crate::diagnostics::{Diagnostics, WarningKind};
 use crate::error::Error;
+use crate::files::{CutShort, MappedFile, open_file_allowing_cut};
 use crate::formats::jitdump::{self, JitDump, JitDumpWarning, ReadOptions};
 use crate::formats::v8log::{CodeLog, RetainedText};
-use crate::input::{CutShort, MappedFile, open_file_allowing_cut};
 use crate::v8::inline_map::{InlineMap, JitCodes, SourceOptions};
 
 /// Where to find inputs.
 #[derive(Debug, Clone, Default)]
-pub struct ProfileOptions {
+pub struct CodeLogOptions {
     /// Code logs given on the command line.
     pub logs: Vec<PathBuf>,
     /// Jitdumps given on the command line.
@@ -52,44 +52,44 @@ pub struct ProfileOptions {
 /// Cloning is cheap (the maps are shared), for one expander per thread; a
 /// process discovered later is added to that clone only.
 #[derive(Clone)]
-pub struct Profiles {
+pub struct CodeLogs {
     maps: Vec<Arc<InlineMap>>,
     by_pid: FxHashMap<u32, usize>,
     looked_up_pids: FxHashSet<u32>,
-    options: ProfileOptions,
+    options: CodeLogOptions,
     /// What was odd in the inputs (skipped lines and records, missing logs).
     pub diagnostics: Diagnostics,
 }
 
-impl Profiles {
+impl CodeLogs {
     /// Loads every explicitly given file and pairs them up. A file that
     /// cannot be read, or a jitdump whose header is unusable, is an error
     /// naming it.
-    pub fn load(options: ProfileOptions) -> Result<Profiles, Error> {
-        let mut profiles = Profiles {
+    pub fn load(options: CodeLogOptions) -> Result<CodeLogs, Error> {
+        let mut code_logs = CodeLogs {
             maps: Vec::new(),
             by_pid: FxHashMap::default(),
             looked_up_pids: FxHashSet::default(),
             options,
             diagnostics: Diagnostics::new(),
         };
-        let jitdump_paths = profiles.options.jitdumps.clone();
+        let jitdump_paths = code_logs.options.jitdumps.clone();
         // Which logs go with a jitdump depends on its pid alone, in its
         // header: with the pids peeked first, the logs and the jitdumps can be
         // read side by side (on 100 TypeScript-compiler runs, 0.4 s for the
         // 1 GB log, 0.1 s for the 1.2 GB jitdump).
-        let peeked_pids: Option<Vec<u32>> = (profiles.options.read_threads > 1)
+        let peeked_pids: Option<Vec<u32>> = (code_logs.options.read_threads > 1)
             .then(|| jitdump_paths.iter().map(|path| peek_jitdump_pid(path)).collect())
             .flatten();
         let (jitdumps, pairing, mut logs_read_beside) = match peeked_pids {
             Some(pids) => {
-                let pairing = profiles.pair_up(&pids, &jitdump_paths);
+                let pairing = code_logs.pair_up(&pids, &jitdump_paths);
                 let log_paths: Vec<&PathBuf> = pairing.log_paths().collect();
                 let FilesRead { jitdumps, logs } = read_side_by_side(&jitdump_paths, &log_paths);
                 let mut loaded = Vec::with_capacity(jitdumps.len());
                 for read in jitdumps {
                     let JitDumpRead { jitdump, diagnostics } = read?;
-                    profiles.diagnostics.merge(&diagnostics);
+                    code_logs.diagnostics.merge(&diagnostics);
                     loaded.push(jitdump);
                 }
                 (loaded, pairing, Some(logs.into_iter()))
@@ -97,10 +97,10 @@ impl Profiles {
             None => {
                 let mut loaded = Vec::with_capacity(jitdump_paths.len());
                 for path in &jitdump_paths {
-                    loaded.push(read_jitdump(path, &mut profiles.diagnostics)?);
+                    loaded.push(read_jitdump(path, &mut code_logs.diagnostics)?);
                 }
                 let pids: Vec<u32> = loaded.iter().map(|jitdump| jitdump.dump.header.pid).collect();
-                (loaded, profiles.pair_up(&pids, &jitdump_paths), None)
+                (loaded, code_logs.pair_up(&pids, &jitdump_paths), None)
             }
         };
         // The logs of some paths: read beside the jitdumps, in this order, or now.
@@ -112,18 +112,18 @@ impl Profiles {
         };
         for ((jitdump, path), log_paths) in jitdumps.into_iter().zip(&jitdump_paths).zip(&pairing.of_jitdumps) {
             let pid = jitdump.dump.header.pid;
-            profiles.add(pid, log_paths, logs_of(log_paths), Some((jitdump, path)))?;
+            code_logs.add(pid, log_paths, logs_of(log_paths), Some((jitdump, path)))?;
         }
         for (pid, log_paths) in &pairing.without_jitdump {
             // Logs without a jitdump: their own addresses, no times.
-            profiles.add(pid.unwrap_or(0), log_paths, logs_of(log_paths), None)?;
+            code_logs.add(pid.unwrap_or(0), log_paths, logs_of(log_paths), None)?;
         }
-        Ok(profiles)
+        Ok(code_logs)
     }
 
     /// Pairs the given logs with the jitdumps of `pids` (one per path of
     /// `jitdump_paths`) by the pid in their names; a jitdump no log names
-    /// takes the logs found for its pid ([`Profiles::find_logs`]).
+    /// takes the logs found for its pid ([`CodeLogs::find_logs`]).
     fn pair_up(&self, pids: &[u32], jitdump_paths: &[PathBuf]) -> Pairing {
         // The logs of each pid (`None`: no pid in the name), in the order given.
         let mut logs_by_pid: BTreeMap<Option<u32>, Vec<PathBuf>> = BTreeMap::new();
@@ -152,26 +152,26 @@ impl Profiles {
         Pairing { of_jitdumps, without_jitdump: logs_by_pid }
     }
 
-    /// Profiles made of inline maps built by the caller (e.g. from a `--prof`
+    /// CodeLogs made of inline maps built by the caller (e.g. from a `--prof`
     /// log alone), one per process id. Samples of other pids may make it
-    /// look for `jit-PID.dump` in the current directory, as [`Profiles::load`]
+    /// look for `jit-PID.dump` in the current directory, as [`CodeLogs::load`]
     /// without jitdumps does.
-    pub fn from_maps(maps: Vec<(u32, InlineMap)>) -> Profiles {
-        let mut profiles = Profiles {
+    pub fn from_maps(maps: Vec<(u32, InlineMap)>) -> CodeLogs {
+        let mut code_logs = CodeLogs {
             maps: Vec::new(),
             by_pid: FxHashMap::default(),
             looked_up_pids: FxHashSet::default(),
-            options: ProfileOptions::default(),
+            options: CodeLogOptions::default(),
             diagnostics: Diagnostics::new(),
         };
         for (pid, map) in maps {
-            profiles.by_pid.insert(pid, profiles.maps.len());
-            profiles.maps.push(Arc::new(map));
+            code_logs.by_pid.insert(pid, code_logs.maps.len());
+            code_logs.maps.push(Arc::new(map));
         }
-        profiles
+        code_logs
     }
 
-    /// The index (into [`Profiles::maps`]) of the process for samples of
+    /// The index (into [`CodeLogs::maps`]) of the process for samples of
     /// `pid`, loading `jit-PID.dump` from the jitdump directory on first
     /// sight when no jitdump was given. When exactly one process is loaded,
     /// every pid maps to it: its threads have their own ids.
@@ -186,7 +186,7 @@ impl Profiles {
         }
     }
 
-    /// Whether [`Profiles::process_for_pid`] may still load files (no
+    /// Whether [`CodeLogs::process_for_pid`] may still load files (no
     /// jitdump was given, so each new pid is looked for): then every expander
     /// should see every sample.
     pub fn discovers_processes(&self) -> bool {
@@ -312,7 +312,7 @@ impl Profiles {
     }
 }
 
-/// The logs [`Profiles::pair_up`] gave each jitdump and the rest.
+/// The logs [`CodeLogs::pair_up`] gave each jitdump and the rest.
 struct Pairing {
     /// The logs of each jitdump, in the order of the jitdumps.
     of_jitdumps: Vec<Vec<PathBuf>>,
@@ -321,7 +321,7 @@ struct Pairing {
 }
 
 impl Pairing {
-    /// Every log path, in the order [`Profiles::load`] adds them.
+    /// Every log path, in the order [`CodeLogs::load`] adds them.
     fn log_paths(&self) -> impl Iterator<Item = &PathBuf> {
         self.of_jitdumps.iter().flatten().chain(self.without_jitdump.values().flatten())
     }
