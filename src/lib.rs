@@ -36,22 +36,39 @@
 //! [`ErrorCause`]. Damage that still leaves something to read is a warning in
 //! [`Diagnostics`] instead; a producer's known defect read around exactly
 //! (V8's mis-sized jitdump records) is a note there.
+// The public API is what this root re-exports, and the format readers
+// (`formats`). The other modules are reachable for the crate's own tests,
+// benches and fuzz targets only (hidden from the documentation; their items
+// may change in any release).
+#[doc(hidden)]
 pub mod collapse;
+#[doc(hidden)]
 pub mod commands;
+#[doc(hidden)]
 pub mod default_input;
+#[doc(hidden)]
 pub mod diagnostics;
+#[doc(hidden)]
 pub mod error;
+#[doc(hidden)]
 pub mod expansion;
+#[doc(hidden)]
 pub mod files;
 pub mod formats;
-
+#[doc(hidden)]
 pub mod model;
+#[doc(hidden)]
 pub mod output;
+#[doc(hidden)]
 pub mod pipeline;
+#[doc(hidden)]
 pub mod sources;
+#[doc(hidden)]
 pub mod symbols;
+#[doc(hidden)]
 pub mod v8;
 
+pub use collapse::CollapseOptions;
 pub use commands::compare::{CompareOptions, Comparison, ComparisonFormat, compare_files};
 pub use commands::lookup::{AddressQuery, LookupAnswer, lookup};
 pub use commands::record::{RecordOptions, Recording, record};
@@ -60,5 +77,9 @@ pub use diagnostics::Diagnostics;
 pub use error::{Error, ErrorCause};
 pub use model::frames::{FrameKind, Function, FunctionId, Location, LocationId, ProfileFrame, SourceLine};
 pub use model::stack_profile::StackProfile;
+pub use output::cpuprofile::ThreadSelection;
 pub use pipeline::outputs::{Destination, Job, OutputRequest, RunError, RunEvent, RunSummary, UsageError, run};
 pub use pipeline::{FoldOptions, FoldedProfile, SampleInput, fold};
+pub use v8::code_logs::CodeLogOptions;
+pub use v8::expand::ExpandOptions;
+pub use v8::inline_map::SourceOptions;
