@@ -116,6 +116,20 @@ impl OutputRequest {
     }
 
     /// Where a text output goes, if it is one.
+    /// The file it is written to, if any (not standard output).
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            OutputRequest::FlameGraph(path)
+            | OutputRequest::Pprof(path)
+            | OutputRequest::CpuProfile { path, .. }
+            | OutputRequest::FirefoxProfile(path) => Some(path),
+            _ => match self.destination()? {
+                Destination::File(path) | Destination::AppendTo(path) => Some(path),
+                Destination::StandardOutput => None,
+            },
+        }
+    }
+
     fn destination(&self) -> Option<&Destination> {
         match self {
             OutputRequest::Folded(to)

@@ -213,6 +213,63 @@ impl PerfDataSource {
     }
 }
 
+/// A process of a perf.data: the programs it executed and its samples.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProcessActivity {
+    /// Its pid.
+    pub pid: u32,
+    /// The names of the programs it executed (`execve`), in order, as the
+    /// kernel names them: the file name, at most 15 bytes.
+    pub programs: Vec<String>,
+    /// The path of the last program it executed: its first executable
+    /// mapping after the `execve`, when the recording has it.
+    pub executable: Option<String>,
+    /// Its samples, of every event.
+    pub samples: u64,
+}
+
+/// The processes of the perf.data at `path` that executed a program or were
+/// sampled, by pid: what `record` needs to tell which node processes ran
+/// without its flags. Reads the records up to the first it cannot read
+/// (the main read reports damage).
+pub fn recorded_processes(path: &Path) -> Result<Vec<ProcessActivity>, Error> {
+    let file = std::fs::File::open(path).map_err(Error::at(path))?;
+    let reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let PerfFileReader { mut perf_file, mut record_iter } =
+        PerfFileReader::parse_file(reader).map_err(|error| Error::at(path)(PerfDataError::Format(error)))?;
+    let mut processes: std::collections::BTreeMap<u32, ProcessActivity> = std::collections::BTreeMap::new();
+    fn process(processes: &mut std::collections::BTreeMap<u32, ProcessActivity>, pid: i32) -> &mut ProcessActivity {
+        let pid = pid as u32;
+        processes.entry(pid).or_insert_with(|| ProcessActivity { pid, ..ProcessActivity::default() })
+    }
+    while let Ok(Some(record)) = record_iter.next_record(&mut perf_file) {
+        let PerfFileRecord::EventRecord { record, .. } = record else { continue };
+        if mmap2_build_id_problem(&record).is_some() {
+            continue;
+        }
+        match record.parse() {
+            Ok(EventRecord::Comm(comm)) if comm.is_execve && comm.pid == comm.tid => {
+                let process = process(&mut processes, comm.pid);
+                process.programs.push(String::from_utf8_lossy(&comm.name.as_slice()).into_owned());
+                process.executable = None;
+            }
+            Ok(EventRecord::Mmap2(mmap)) if mmap.protection & PROT_EXEC != 0 => {
+                let process = process(&mut processes, mmap.pid);
+                if process.executable.is_none() && !process.programs.is_empty() {
+                    process.executable = Some(String::from_utf8_lossy(&mmap.path.as_slice()).into_owned());
+                }
+            }
+            Ok(EventRecord::Sample(sample)) => {
+                if let Some(pid) = sample.pid {
+                    process(&mut processes, pid).samples += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(processes.into_values().collect())
+}
+
 /// The directory of a perf.data: where `perf record` ran, and so where
 /// node wrote its jitdump and code log by default.
 pub fn recording_directory(path: &Path) -> PathBuf {

@@ -136,15 +136,15 @@ pub(crate) struct OutputArgs {
     /// In --cpuprofile keep only JavaScript frames, as V8's own profiler
     /// does: native and kernel time goes to the nearest JavaScript caller,
     /// samples without one to (program).
-    #[arg(long, requires = "cpuprofile")]
+    #[arg(long)]
     pub(crate) js_only: bool,
     /// --cpuprofile holds a thread of this process (the one with the most
     /// samples). Not --pid, which names root frames as inferno does.
-    #[arg(long, value_name = "PID", requires = "cpuprofile")]
+    #[arg(long, value_name = "PID")]
     pub(crate) cpuprofile_pid: Option<u32>,
     /// --cpuprofile holds this thread. Not --tid, which names root frames
     /// as inferno does.
-    #[arg(long, value_name = "TID", requires = "cpuprofile")]
+    #[arg(long, value_name = "TID")]
     pub(crate) cpuprofile_tid: Option<u32>,
     /// Also write a Firefox Profiler profile (processed format): a process
     /// per pid, a thread per tid, every sample at its time, each inlined
@@ -181,9 +181,10 @@ pub(crate) enum Command {
     /// Compare two profiles (folded stacks or JSON reports): each function's
     /// change of self and inclusive share, worst regression first.
     Compare(CompareArgs),
-    /// Profile a node or Deno command and write folded stacks and a flame
-    /// graph with inlined frames: `v8inline record -- node app.js`,
-    /// `v8inline record -- deno run -A app.js`.
+    /// Profile a command and every node and Deno process it starts, and
+    /// write folded stacks, a flame graph, a `.cpuprofile` and a Firefox
+    /// profile with inlined frames: `v8inline record -- node app.js`,
+    /// `v8inline record -- npm run bench`, `v8inline record -- deno run -A app.js`.
     Record(RecordArgs),
     /// Write a copy of a jitdump with the DEBUG_INFO records that V8 (node
     /// 26, Deno) mis-sized given their true size, so that `perf inject -j`
@@ -206,12 +207,18 @@ pub(crate) struct RecordArgs {
     /// Samples per second.
     #[arg(long, default_value_t = 997, value_name = "HZ")]
     pub(crate) frequency: u32,
-    /// Where the recording, profile.folded and flamegraph.svg go.
-    #[arg(long, default_value = "v8inline-profile", value_name = "DIR")]
-    pub(crate) output_dir: PathBuf,
-    /// The command: the node binary, node flags, script and its arguments;
-    /// or deno, its subcommand (run, test, bench, task), its flags, script
-    /// and arguments.
+    /// Where the recording and its outputs go. Default: v8inline-profile,
+    /// or v8inline-profile-2, -3, ... when it holds a recording.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) output_dir: Option<PathBuf>,
+    /// Replace the recording in --output-dir instead of refusing.
+    #[arg(long, requires = "output_dir")]
+    pub(crate) force: bool,
+    #[command(flatten)]
+    pub(crate) outputs: OutputArgs,
+    /// The command: node or deno with their flags, script and arguments, or
+    /// what starts them (npm run, npx, a shell script, a test runner); every
+    /// node and Deno process it starts is recorded.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub(crate) command: Vec<std::ffi::OsString>,
 }

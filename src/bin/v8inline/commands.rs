@@ -4,10 +4,17 @@ use std::io::Write;
 
 use crate::args::{CompareArgs, CompareFormat, LookupArgs, RecordArgs, RepairJitDumpArgs};
 use crate::failure::{Failure, report_warnings, standard_output_failure, write_file, write_output};
+use std::path::PathBuf;
 use v8inline::commands::compare::{CompareCommandError, CompareOptions, ComparisonFormat, compare_files};
 use v8inline::commands::lookup::{AddressQuery, LookupError};
-use v8inline::commands::record::RecordOptions;
+
+use crate::fold::requests_beside_folded;
+use v8inline::commands::record::{
+    CPUPROFILE_FILE, FIREFOX_PROFILE_FILE, FLAMEGRAPH_FILE, FOLDED_FILE, RecordError, RecordOptions,
+    prepare_output_directory,
+};
 use v8inline::commands::repair::RepairError;
+use v8inline::pipeline::outputs::{Destination, OutputRequest, check_outputs};
 use v8inline::pipeline::thread_count;
 use v8inline::v8::code_logs::CodeLogOptions;
 
@@ -65,15 +72,29 @@ pub(crate) fn compare(args: CompareArgs) -> Result<(), Failure> {
 }
 
 pub(crate) fn record(args: RecordArgs) -> Result<(), Failure> {
-    let options = RecordOptions {
-        frequency: args.frequency,
-        output_dir: args.output_dir,
-        command: args.command,
-        perf: "perf".into(),
+    let record_failure = |error: RecordError| match error {
+        RecordError::WouldReplace { .. } => Failure::Usage(error.to_string()),
+        error => Failure::Input(error.to_string()),
     };
+    let output_dir = prepare_output_directory(args.output_dir.as_deref(), args.force).map_err(record_failure)?;
+    // The main job's outputs, the folded stacks, flame graph, .cpuprofile
+    // and Firefox profile in the output directory unless asked elsewhere.
+    let in_directory =
+        |given: &Option<PathBuf>, name: &str| Some(given.clone().unwrap_or_else(|| output_dir.join(name)));
+    let mut outputs = vec![
+        OutputRequest::Folded(Destination::File(output_dir.join(FOLDED_FILE))),
+        OutputRequest::FlameGraph(output_dir.join(FLAMEGRAPH_FILE)),
+    ];
+    outputs.extend(requests_beside_folded(
+        &args.outputs,
+        in_directory(&args.outputs.cpuprofile, CPUPROFILE_FILE),
+        in_directory(&args.outputs.firefox_profile, FIREFOX_PROFILE_FILE),
+    ));
+    check_outputs(&outputs).map_err(|error| Failure::Usage(error.to_string()))?;
+    let options =
+        RecordOptions { frequency: args.frequency, output_dir, command: args.command, perf: "perf".into(), outputs };
     let mut announce = |message: &str| eprintln!("v8inline: {message}");
-    let recording = v8inline::commands::record::record(&options, &mut announce)
-        .map_err(|error| Failure::Input(error.to_string()))?;
+    let recording = v8inline::commands::record::record(&options, &mut announce).map_err(record_failure)?;
     eprint!("{}", recording.report());
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! what it tells on the way is printed on standard error.
 
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::args::{AnnotateFormat, FoldArgs, OutputArgs, ReportFormat, SummaryFormat};
 use crate::failure::Failure;
@@ -14,7 +14,7 @@ use v8inline::pipeline::{FoldOptions, SampleInput};
 use v8inline::v8::expand::ExpandOptions;
 
 pub(crate) fn fold(args: FoldArgs) -> Result<(), Failure> {
-    let outputs = output_requests(&args);
+    let outputs = output_requests(&args)?;
     // Before the default input is chosen (and said).
     check_outputs(&outputs).map_err(|error| Failure::Usage(error.to_string()))?;
     let job =
@@ -76,12 +76,18 @@ fn fold_options(args: &FoldArgs) -> FoldOptions {
 }
 
 /// The outputs the arguments ask for, in the order they are written.
-fn output_requests(args: &FoldArgs) -> Vec<OutputRequest> {
+fn output_requests(args: &FoldArgs) -> Result<Vec<OutputRequest>, Failure> {
     let outputs = &args.outputs;
-    let to = |path: &Option<std::path::PathBuf>| match path {
-        Some(path) => Destination::File(path.clone()),
-        None => Destination::StandardOutput,
-    };
+    if outputs.cpuprofile.is_none() {
+        let shaping = [
+            (outputs.js_only, "--js-only"),
+            (outputs.cpuprofile_pid.is_some(), "--cpuprofile-pid"),
+            (outputs.cpuprofile_tid.is_some(), "--cpuprofile-tid"),
+        ];
+        if let Some((_, flag)) = shaping.iter().find(|(given, _)| *given) {
+            return Err(Failure::Usage(format!("{flag} shapes a .cpuprofile: give --cpuprofile <FILE>")));
+        }
+    }
     let mut requests = Vec::new();
     let others_on_standard_output = (outputs.report.is_some() && outputs.report_output.is_none())
         || (outputs.summary.is_some() && outputs.summary_output.is_none())
@@ -94,28 +100,25 @@ fn output_requests(args: &FoldArgs) -> Vec<OutputRequest> {
     if let Some(path) = &args.flamegraph {
         requests.push(OutputRequest::FlameGraph(path.clone()));
     }
-    requests.extend(detailed_requests(outputs, to));
-    if let Some(path) = &outputs.cpuprofile {
-        requests.push(OutputRequest::CpuProfile {
-            path: path.clone(),
-            thread: ThreadSelection { pid: outputs.cpuprofile_pid, tid: outputs.cpuprofile_tid },
-            javascript_only: outputs.js_only,
-        });
-    }
-    if let Some(path) = &outputs.firefox_profile {
-        requests.push(OutputRequest::FirefoxProfile(path.clone()));
-    }
+    requests.extend(requests_beside_folded(outputs, outputs.cpuprofile.clone(), outputs.firefox_profile.clone()));
     if args.stats {
         requests.push(OutputRequest::Stats);
     }
-    requests
+    Ok(requests)
 }
 
-/// pprof, the report, the summary and the annotations.
-fn detailed_requests(
+/// pprof, the report, the summary, the annotations, the `.cpuprofile` and
+/// the Firefox profile (at these paths, if any): the outputs the main job
+/// and `record` share.
+pub(crate) fn requests_beside_folded(
     outputs: &OutputArgs,
-    to: impl Fn(&Option<std::path::PathBuf>) -> Destination,
+    cpuprofile: Option<PathBuf>,
+    firefox_profile: Option<PathBuf>,
 ) -> Vec<OutputRequest> {
+    let to = |path: &Option<PathBuf>| match path {
+        Some(path) => Destination::File(path.clone()),
+        None => Destination::StandardOutput,
+    };
     let mut requests = Vec::new();
     if let Some(path) = &outputs.pprof {
         requests.push(OutputRequest::Pprof(path.clone()));
@@ -141,6 +144,16 @@ fn detailed_requests(
             top: outputs.annotate_top,
             source_root: outputs.source_root.clone(),
         });
+    }
+    if let Some(path) = cpuprofile {
+        requests.push(OutputRequest::CpuProfile {
+            path,
+            thread: ThreadSelection { pid: outputs.cpuprofile_pid, tid: outputs.cpuprofile_tid },
+            javascript_only: outputs.js_only,
+        });
+    }
+    if let Some(path) = firefox_profile {
+        requests.push(OutputRequest::FirefoxProfile(path));
     }
     requests
 }

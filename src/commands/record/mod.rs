@@ -1,0 +1,578 @@
+//! `v8inline record -- node app.js` (or `-- deno run app.js`, `-- npm run
+//! bench`, `-- npx ...`, `-- sh -c '...'`): from a slow program to a flame
+//! graph with inlined frames in one command.
+//!
+//! Runs the command under `perf record -e cpu-clock -k mono -g` with the V8
+//! flags the expansion needs (`--perf-prof --log-code
+//! --interpreted-frames-native-stack`, the code logs and jitdumps written
+//! into the output directory) given to every node and Deno process it
+//! starts ([`children`]), then reads the perf.data directly
+//! ([`crate::sources::perf_data`]) and writes the outputs the caller asks
+//! for through [`crate::pipeline::outputs::run`], as the main job does.
+//! Only flags that a runtime's V8 knows (`node --v8-options`, `deno run
+//! --v8-flags=--help`) are added, so node 18 to 26 and Deno 2 all work
+//! ([`runtime`]). Each recording goes to a directory of its own
+//! ([`directory`]).
+//!
+//! When perf is missing or may not profile (`perf_event_paranoid`, no
+//! permission in a container), it says so and falls back to V8's own
+//! sampler: `--prof --log-code`, folded from the `tick` records
+//! ([`crate::sources::ticks`]).
+
+pub mod children;
+pub mod directory;
+pub mod runtime;
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+
+use crate::collapse::{CollapseOptions, CollapseSummary};
+use crate::diagnostics::Diagnostics;
+use crate::pipeline::outputs::{Job, OutputRequest, RunError, RunEvent, run};
+use crate::pipeline::{FoldOptions, SampleInput};
+use crate::sources::perf_data::{ProcessActivity, recorded_processes};
+use crate::v8::code_logs::{CodeLogOptions, pid_in_file_name};
+use crate::v8::inline_map::SourceOptions;
+pub use directory::{DEFAULT_OUTPUT_DIRECTORY, prepare_output_directory};
+use directory::{find_files, holds_recording, move_jitdumps_here};
+pub use runtime::{Runtime, known_v8_flags};
+use runtime::{perf_flags, prof_flags, supported};
+
+/// The folded stacks' file name in the output directory.
+pub const FOLDED_FILE: &str = "profile.folded";
+/// The flame graph's file name in the output directory.
+pub const FLAMEGRAPH_FILE: &str = "flamegraph.svg";
+/// The `.cpuprofile`'s file name in the output directory.
+pub const CPUPROFILE_FILE: &str = "profile.cpuprofile";
+/// The Firefox Profiler profile's file name in the output directory.
+pub const FIREFOX_PROFILE_FILE: &str = "profile.firefox.json.gz";
+
+/// What to record, where, and what to write.
+#[derive(Debug, Clone)]
+pub struct RecordOptions {
+    /// Samples per second (perf's `-F`; the `--prof` interval otherwise).
+    pub frequency: u32,
+    /// Where the recording goes: a directory that holds no recording
+    /// ([`prepare_output_directory`] chooses one).
+    pub output_dir: PathBuf,
+    /// The command: a runtime's binary (node or deno) and its arguments, or
+    /// any program that starts them (npm, npx, a shell, a test runner).
+    pub command: Vec<OsString>,
+    /// The perf binary (default `perf`, found on `PATH`).
+    pub perf: OsString,
+    /// The outputs, written as the main job writes them.
+    pub outputs: Vec<OutputRequest>,
+}
+
+/// Which sampler recorded the profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sampler {
+    /// perf, with the jitdump and code log.
+    Perf,
+    /// V8's `--prof` ticks, because perf could not be used (the reason).
+    V8Ticks {
+        /// Why perf was not used.
+        reason: String,
+    },
+}
+
+/// A node or Deno process of the recording.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuntimeProcess {
+    /// Its pid.
+    pub pid: u32,
+    /// What it ran, as far as known: its arguments, else its program.
+    pub command: String,
+    /// Its samples (0 when V8's own sampler recorded).
+    pub samples: u64,
+}
+
+/// V8 flags that a runtime's V8 does not know, so not passed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlagsNotKnown {
+    /// The runtime.
+    pub runtime: Runtime,
+    /// Its binary.
+    pub program: PathBuf,
+    /// The flags' names.
+    pub flags: Vec<String>,
+}
+
+/// What a recording produced.
+#[derive(Debug, Clone)]
+pub struct Recording {
+    /// The command's runtime, if it is one (not a launcher such as npm).
+    pub runtime: Option<Runtime>,
+    /// The sampler used.
+    pub sampler: Sampler,
+    /// How the profiled command exited.
+    pub exit_status: ExitStatus,
+    /// Where the recording is.
+    pub output_dir: PathBuf,
+    /// The node and Deno processes that ran with the expansion flags.
+    pub recorded: Vec<RuntimeProcess>,
+    /// Those that ran without them (started by a path of their own) and
+    /// were sampled: their JavaScript is not expanded.
+    pub not_reached: Vec<RuntimeProcess>,
+    /// The files written, each with what the user should know of it.
+    pub written: Vec<String>,
+    /// The folder's summary.
+    pub summary: CollapseSummary,
+    /// JIT frames expanded into inlined functions.
+    pub expanded_frames: u64,
+    /// V8 flags that were wanted but a runtime's V8 does not know.
+    pub unsupported_flags: Vec<FlagsNotKnown>,
+    /// Messages for the user that are not about damaged inputs.
+    pub notes: Vec<String>,
+    /// What was wrong with the inputs (the recording, the code logs and
+    /// jitdumps, the native files), as the main job reports it.
+    pub diagnostics: Diagnostics,
+}
+
+impl Recording {
+    /// What to tell the user, one `v8inline:` line each; the warnings as
+    /// the main job's summary.
+    pub fn report(&self) -> String {
+        let mut lines = Vec::new();
+        if let Sampler::V8Ticks { reason } = &self.sampler {
+            lines.push(format!("perf is not usable: {reason}"));
+            lines.push(format!("recorded with V8's own sampler instead ({}): counts are ticks", self.prof_command()));
+        }
+        for unknown in &self.unsupported_flags {
+            lines.push(format!(
+                "this {} ({}) does not know --{}: not passed",
+                unknown.runtime.name(),
+                unknown.program.display(),
+                unknown.flags.join(", --")
+            ));
+        }
+        lines.extend(self.notes.iter().cloned());
+        let mut report: String = lines.drain(..).map(|line| format!("v8inline: {line}\n")).collect();
+        report.push_str(&self.diagnostics.to_string());
+        if !self.exit_status.success() {
+            lines.push(format!("the command exited with {}", self.exit_status));
+        }
+        lines.push(format!("recorded {}", describe_processes(&self.recorded)));
+        if !self.not_reached.is_empty() {
+            lines.push(format!(
+                "not expanded: {} ran without the flags, started by a path of their own rather than through PATH \
+                 (as `npx node@VERSION` and `npm exec -- node` do); record that node directly: v8inline record -- \
+                 /path/to/node app.js",
+                describe_processes(&self.not_reached)
+            ));
+        }
+        lines.push(format!(
+            "{} samples, {} JIT frames expanded into inlined functions",
+            self.summary.samples_kept, self.expanded_frames
+        ));
+        lines.push(format!("wrote {}", join_as_list(&self.written)));
+        report.extend(lines.iter().map(|line| format!("v8inline: {line}\n")));
+        report
+    }
+}
+
+impl Recording {
+    /// How the runtime was given `--prof`: the command's, else node's.
+    fn prof_command(&self) -> &'static str {
+        self.runtime.unwrap_or(Runtime::Node).prof_command()
+    }
+}
+
+/// `3 processes: pid 7 (node app.js, 120 samples), ...`.
+fn describe_processes(processes: &[RuntimeProcess]) -> String {
+    let described: Vec<String> = processes
+        .iter()
+        .map(|process| match process.samples {
+            0 => format!("pid {} ({})", process.pid, process.command),
+            samples => format!("pid {} ({}, {samples} samples)", process.pid, process.command),
+        })
+        .collect();
+    match described.len() {
+        0 => "no node or Deno process".to_string(),
+        1 => format!("1 process: {}", described[0]),
+        count => format!("{count} processes: {}", described.join(", ")),
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn join_as_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [only] => only.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// A recording that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// No command was given.
+    #[error("record needs a command: v8inline record -- node app.js")]
+    NoCommand,
+    /// The output directory holds an earlier recording.
+    #[error(
+        "{}: holds a recording already: give another --output-dir, or --force to replace it",
+        directory.display()
+    )]
+    WouldReplace {
+        /// The directory.
+        directory: PathBuf,
+    },
+    /// A V8 flag that Deno would split (it splits `--v8-flags=` and
+    /// `DENO_V8_FLAGS` at commas): a path with a comma.
+    #[error("deno splits V8 flags at commas: {flag} cannot be passed (use an --output-dir without a comma)")]
+    DenoFlag {
+        /// The flag.
+        flag: String,
+    },
+    /// The output directory could not be made or written.
+    #[error("{path}: {source}")]
+    Output {
+        /// The path.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The command could not be started.
+    #[error("cannot run {program}: {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// No runtime wrote a `prof-PID.log` (the fallback without perf).
+    #[error("{}: no node or deno wrote a prof-PID.log", directory.display())]
+    NoTickLog {
+        /// The output directory.
+        directory: PathBuf,
+    },
+    /// The recording could not be folded or its outputs written.
+    #[error(transparent)]
+    Run(#[from] RunError),
+}
+
+/// Why perf cannot record here, if it cannot: it is not installed, or a
+/// trial `perf record` of `true` fails (permissions, no perf events).
+pub fn perf_unavailable_reason(perf: &OsStr) -> Option<String> {
+    let trial = Command::new(perf)
+        .args(["record", "-q", "-e", "cpu-clock", "-k", "mono", "-g", "-o", "/dev/null", "--", "true"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output();
+    match trial {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            Some(format!("{} is not installed (not on PATH)", perf.to_string_lossy()))
+        }
+        Err(error) => Some(format!("{} cannot be run: {error}", perf.to_string_lossy())),
+        Ok(output) if !output.status.success() => {
+            let message = String::from_utf8_lossy(&output.stderr);
+            // perf prints `Error:` on a line of its own before the reason.
+            let first_line = message
+                .lines()
+                .map(str::trim)
+                .find(|line| !line.is_empty() && *line != "Error:")
+                .unwrap_or("no message");
+            Some(format!("`perf record` failed ({}): {}", output.status, first_line.trim()))
+        }
+        Ok(_) => None,
+    }
+}
+
+/// How the command is started: its program, arguments and environment.
+struct Launch {
+    program: OsString,
+    arguments: Vec<OsString>,
+    environment: Vec<(OsString, OsString)>,
+    unsupported_flags: Vec<FlagsNotKnown>,
+}
+
+/// The command with the flags `wanted` (by the runtime's V8) given to its
+/// runtime, if it is one, and to every node and Deno it starts.
+fn launch(
+    command: &[OsString],
+    output_dir: &Path,
+    wanted: &[(&'static str, OsString)],
+    notes: &mut Vec<String>,
+) -> Result<Launch, RecordError> {
+    let Some((program, arguments)) = command.split_first() else { return Err(RecordError::NoCommand) };
+    let path = std::env::var_os("PATH");
+    let user_deno_v8_flags = std::env::var_os("DENO_V8_FLAGS");
+    let mut unsupported_flags = Vec::new();
+    let mut flags_for = |runtime: Runtime, binary: &Path| -> Result<Vec<OsString>, RecordError> {
+        let known = known_v8_flags(binary.as_os_str(), runtime)?;
+        let (flags, unknown) = supported(wanted.to_vec(), &known);
+        if !unknown.is_empty() && !unsupported_flags.iter().any(|seen: &FlagsNotKnown| seen.program == binary) {
+            unsupported_flags.push(FlagsNotKnown { runtime, program: binary.to_owned(), flags: unknown });
+        }
+        Ok(flags)
+    };
+    let mut launch = Launch {
+        program: program.clone(),
+        arguments: arguments.to_vec(),
+        environment: Vec::new(),
+        unsupported_flags: Vec::new(),
+    };
+    let top_runtime = Runtime::of(program);
+    if let Some(runtime) = top_runtime {
+        let flags = flags_for(runtime, Path::new(program))?;
+        let invocation = runtime.invocation(arguments, &flags, user_deno_v8_flags.as_deref())?;
+        launch.arguments = invocation.arguments;
+        launch.environment = invocation.environment;
+    }
+    // The nodes the command starts through PATH.
+    let shim_directory = output_dir.join(children::SHIM_DIRECTORY);
+    match path.as_deref().and_then(|path| children::find_on_path("node", path)) {
+        Some(_) if shim_directory.as_os_str().as_encoded_bytes().contains(&b':') => {
+            notes.push(format!(
+                "{}: a directory with `:` cannot be on PATH: nodes the command starts get no flags",
+                output_dir.display()
+            ));
+        }
+        Some(node) => {
+            let flags = flags_for(Runtime::Node, &node)?;
+            let directory = children::write_node_shim(output_dir, &node, &flags)
+                .map_err(|source| RecordError::Output { path: shim_directory.display().to_string(), source })?;
+            launch.environment.push(("PATH".into(), children::path_with_first(&directory, path.as_deref())));
+        }
+        None => {}
+    }
+    // Every deno reads DENO_V8_FLAGS (the top one has them already when it
+    // takes --v8-flags).
+    let deno = match top_runtime {
+        Some(Runtime::Deno) => Some(PathBuf::from(program)),
+        _ => path.as_deref().and_then(|path| children::find_on_path("deno", path)),
+    };
+    if let Some(deno) = deno
+        && !launch.environment.iter().any(|(name, _)| name == "DENO_V8_FLAGS")
+    {
+        let flags = flags_for(Runtime::Deno, &deno)?;
+        let invocation = runtime::deno_invocation(&[], &flags, user_deno_v8_flags.as_deref())?;
+        launch.environment.extend(invocation.environment);
+    }
+    launch.unsupported_flags = unsupported_flags;
+    Ok(launch)
+}
+
+/// Records the command and writes the outputs `options` asks for.
+/// `announce` hears at once what the user should know before the command
+/// runs (that perf is not usable and V8's sampler is used instead).
+pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result<Recording, RecordError> {
+    if options.command.is_empty() {
+        return Err(RecordError::NoCommand);
+    }
+    let output_dir = absolute(&options.output_dir);
+    if holds_recording(&output_dir) {
+        return Err(RecordError::WouldReplace { directory: options.output_dir.clone() });
+    }
+    std::fs::create_dir_all(&output_dir)
+        .map_err(|source| RecordError::Output { path: output_dir.display().to_string(), source })?;
+    let mut notes = Vec::new();
+    let sampler = match perf_unavailable_reason(&options.perf) {
+        None => Sampler::Perf,
+        Some(reason) => {
+            let prof_command = Runtime::of(&options.command[0]).unwrap_or(Runtime::Node).prof_command();
+            announce(&format!(
+                "perf is not usable: {reason}; recording with V8's own sampler ({prof_command}) instead"
+            ));
+            Sampler::V8Ticks { reason }
+        }
+    };
+    let wanted = match sampler {
+        Sampler::Perf => perf_flags(&output_dir),
+        Sampler::V8Ticks { .. } => prof_flags(&output_dir, options.frequency),
+    };
+    let launch = launch(&options.command, &output_dir, &wanted, &mut notes)?;
+    let collapse = CollapseOptions {
+        annotate_inline: true,
+        annotate_jit: true,
+        annotate_kernel: true,
+        ..CollapseOptions::default()
+    };
+    let sources = SourceOptions { read_from_disk: true, ..SourceOptions::default() };
+    let (exit_status, inputs, code_logs, activity) = match &sampler {
+        Sampler::Perf => {
+            let perf_data = output_dir.join("perf.data");
+            let mut command = Command::new(&options.perf);
+            command
+                .args(["record", "-q", "-e", "cpu-clock", "-k", "mono", "-g", "-F"])
+                .arg(options.frequency.to_string())
+                .arg("-o")
+                .arg(&perf_data)
+                .arg("--")
+                .arg(&launch.program)
+                .args(&launch.arguments)
+                .envs(launch.environment);
+            let exit_status = command.status().map_err(|source| RecordError::Spawn {
+                program: options.perf.to_string_lossy().into_owned(),
+                source,
+            })?;
+            // Node 18 knows no --perf-prof-path: its jitdump is in the
+            // working directory.
+            move_jitdumps_here(&output_dir, &mut notes);
+            let code_logs = CodeLogOptions {
+                jitdump_dir: Some(output_dir.clone()),
+                codspeed_log_dir: Some(output_dir.clone()),
+                sources,
+                ..CodeLogOptions::default()
+            };
+            let activity = recorded_processes(&perf_data).unwrap_or_default();
+            (exit_status, vec![SampleInput::PerfData(perf_data)], code_logs, activity)
+        }
+        Sampler::V8Ticks { .. } => {
+            let exit_status =
+                Command::new(&launch.program).args(&launch.arguments).envs(launch.environment).status().map_err(
+                    |source| RecordError::Spawn { program: launch.program.to_string_lossy().into_owned(), source },
+                )?;
+            // One log per isolate, each the code log of its own ticks.
+            let logs = find_files(&output_dir, "prof-", ".log");
+            if logs.is_empty() {
+                return Err(RecordError::NoTickLog { directory: output_dir.clone() });
+            }
+            let code_logs = CodeLogOptions { sources, ..CodeLogOptions::default() };
+            (exit_status, logs.into_iter().map(SampleInput::Ticks).collect(), code_logs, Vec::new())
+        }
+    };
+    let (recorded, not_reached) = processes(&output_dir, &options.command, &activity);
+    let job = Job {
+        inputs,
+        fold: FoldOptions { collapse, code_logs, timeline: true, ..FoldOptions::default() },
+        outputs: options.outputs.clone(),
+        title: Some(format!("v8inline record: {}", display_command(&options.command))),
+        strict: false,
+    };
+    let mut cpuprofile_threads = BTreeMap::new();
+    let run = run(&job, &mut |event| {
+        if let RunEvent::CpuProfileThread { path, thread, .. } = event {
+            cpuprofile_threads.insert(path.to_owned(), thread);
+        }
+    });
+    children::remove_node_shim(&output_dir);
+    let run = run?;
+    let written = options
+        .outputs
+        .iter()
+        .filter_map(|output| {
+            let path = output.path()?;
+            Some(match cpuprofile_threads.get(path) {
+                Some(thread) => format!("{} ({thread})", path.display()),
+                None => path.display().to_string(),
+            })
+        })
+        .collect();
+    Ok(Recording {
+        runtime: Runtime::of(&options.command[0]),
+        sampler,
+        exit_status,
+        output_dir: options.output_dir.clone(),
+        recorded,
+        not_reached,
+        written,
+        summary: run.summary,
+        expanded_frames: run.expansion.expanded,
+        unsupported_flags: launch.unsupported_flags,
+        notes,
+        diagnostics: run.diagnostics,
+    })
+}
+
+/// The node and Deno processes that wrote a code log into `output_dir`
+/// (with what they ran: the shim wrote it down, or the command itself), and
+/// those of `activity` that ran a runtime without one and were sampled.
+fn processes(
+    output_dir: &Path,
+    command: &[OsString],
+    activity: &[ProcessActivity],
+) -> (Vec<RuntimeProcess>, Vec<RuntimeProcess>) {
+    let started = children::started_nodes(output_dir);
+    let mut logged: Vec<u32> = find_files(output_dir, "codspeed-v8-", ".log")
+        .into_iter()
+        .chain(find_files(output_dir, "prof-", ".log"))
+        .filter_map(|path| pid_in_file_name(&path))
+        .collect();
+    logged.sort_unstable();
+    logged.dedup();
+    let samples_of = |pid: u32| activity.iter().find(|process| process.pid == pid).map_or(0, |process| process.samples);
+    let recorded = logged
+        .iter()
+        .map(|&pid| RuntimeProcess {
+            pid,
+            command: match started.get(&pid) {
+                Some(arguments) => format!("node {arguments}"),
+                None => display_command(command),
+            },
+            samples: samples_of(pid),
+        })
+        .collect();
+    let not_reached = activity
+        .iter()
+        .filter(|process| process.samples > 0 && !logged.contains(&process.pid))
+        .filter(|process| process.programs.last().is_some_and(|program| Runtime::of(OsStr::new(program)).is_some()))
+        .map(|process| RuntimeProcess {
+            pid: process.pid,
+            command: process.executable.clone().or_else(|| process.programs.last().cloned()).unwrap_or_default(),
+            samples: process.samples,
+        })
+        .collect();
+    (recorded, not_reached)
+}
+
+/// `path` made absolute against the working directory (node runs there
+/// too, and must write its files here whatever it does with its own).
+fn absolute(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        return path.to_owned();
+    }
+    std::env::current_dir().map(|directory| directory.join(path)).unwrap_or_else(|_| path.to_owned())
+}
+
+fn display_command(command: &[OsString]) -> String {
+    command.iter().map(|argument| argument.to_string_lossy()).collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_report_carries_the_warning_summary() {
+        use std::os::unix::process::ExitStatusExt;
+        let mut diagnostics = Diagnostics::new();
+        diagnostics.warn(crate::diagnostics::WarningKind::NoSymbols, || "/usr/bin/node: not ELF".to_string());
+        let recording = Recording {
+            runtime: Some(Runtime::Node),
+            sampler: Sampler::Perf,
+            exit_status: ExitStatus::from_raw(0),
+            output_dir: "out".into(),
+            recorded: vec![
+                RuntimeProcess { pid: 7, command: "npm run bench".to_string(), samples: 2 },
+                RuntimeProcess { pid: 9, command: "node bench.js".to_string(), samples: 5 },
+            ],
+            not_reached: vec![RuntimeProcess { pid: 11, command: "/x/node".to_string(), samples: 3 }],
+            written: vec![
+                "out/profile.folded".to_string(),
+                "out/flamegraph.svg".to_string(),
+                "out/profile.cpuprofile (thread MainThread (pid 9, tid 9): 5 of 7 samples, 1 other thread)".to_string(),
+            ],
+            summary: CollapseSummary { samples_kept: 7, ..CollapseSummary::default() },
+            expanded_frames: 3,
+            unsupported_flags: Vec::new(),
+            notes: vec!["a note".to_string()],
+            diagnostics,
+        };
+        assert_eq!(
+            recording.report(),
+            "v8inline: a note\n\
+             v8inline: warning: 1 input problem(s); the rest of the input was used:\n\
+             v8inline:   1 native file(s) with no symbols (missing, unreadable or not ELF): their frames are not symbolized\n\
+             v8inline:     /usr/bin/node: not ELF\n\
+             v8inline: recorded 2 processes: pid 7 (npm run bench, 2 samples), pid 9 (node bench.js, 5 samples)\n\
+             v8inline: not expanded: 1 process: pid 11 (/x/node, 3 samples) ran without the flags, started by a path of their own rather than through PATH (as `npx node@VERSION` and `npm exec -- node` do); record that node directly: v8inline record -- /path/to/node app.js\n\
+             v8inline: 7 samples, 3 JIT frames expanded into inlined functions\n\
+             v8inline: wrote out/profile.folded, out/flamegraph.svg and out/profile.cpuprofile (thread MainThread (pid 9, tid 9): 5 of 7 samples, 1 other thread)\n"
+        );
+    }
+}

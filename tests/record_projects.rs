@@ -1,0 +1,202 @@
+//! `v8inline record` of what real projects run: npm scripts, shells that
+//! start several nodes, `npm exec`; every recording kept; the main job's
+//! output options. Needs perf (`perf record -e cpu-clock`) and node and
+//! npm on PATH; skipped with a message otherwise.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use v8inline::output::cpuprofile::CpuProfile;
+
+/// A fresh directory with the test programs and a package.json whose
+/// `bench` script runs `node deep.js 300`.
+fn project(name: &str) -> Option<PathBuf> {
+    if let Some(reason) = v8inline::commands::record::perf_unavailable_reason("perf".as_ref()) {
+        eprintln!("SKIPPED: perf cannot record here ({reason})");
+        return None;
+    }
+    let on_path = |program: &str| {
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).any(|dir| dir.join(program).is_file())
+    };
+    if !on_path("node") || !on_path("npm") {
+        eprintln!("SKIPPED: node and npm are not both on PATH");
+        return None;
+    }
+    let directory = std::env::temp_dir().join(format!("v8inline-record-project-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&directory);
+    std::fs::create_dir_all(&directory).unwrap();
+    let programs = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/programs");
+    for program in ["deep.js", "lib.js"] {
+        std::fs::copy(programs.join(program), directory.join(program)).unwrap();
+    }
+    std::fs::write(
+        directory.join("package.json"),
+        r#"{ "name": "project", "version": "1.0.0", "private": true, "scripts": { "bench": "node deep.js 300" } }"#,
+    )
+    .unwrap();
+    Some(directory)
+}
+
+/// `v8inline record ARGS...` in `directory`.
+fn record(directory: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_v8inline")).current_dir(directory).arg("record").args(args).output().unwrap()
+}
+
+fn errors(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// The folded stacks with an inlined `combine` of deep.js under `kernel`.
+fn inlined_stacks(folded: &str, directory: &Path) -> usize {
+    let script = directory.join("deep.js").display().to_string();
+    folded
+        .lines()
+        .filter(|line| {
+            line.split(';').collect::<Vec<_>>().windows(2).any(|pair| {
+                pair[0].contains(&format!("kernel {script}"))
+                    && pair[1].contains(&format!("combine {script}"))
+                    && pair[1].ends_with("_[i]")
+            })
+        })
+        .count()
+}
+
+#[test]
+fn an_npm_script_is_recorded_with_npm_and_its_node_and_a_second_recording_is_kept() {
+    let Some(directory) = project("npm") else { return };
+    let first = record(&directory, &["--frequency", "499", "--", "npm", "run", "bench"]);
+    let first_errors = errors(&first);
+    assert!(first.status.success(), "{first_errors}");
+    // npm itself is a node, and so is the script's.
+    assert!(first_errors.contains("v8inline: recorded 2 processes: pid "), "{first_errors}");
+    assert!(first_errors.contains(" (node deep.js 300, "), "{first_errors}");
+    assert!(first_errors.contains("wrote v8inline-profile/profile.folded"), "{first_errors}");
+    let folded = std::fs::read_to_string(directory.join("v8inline-profile/profile.folded")).unwrap();
+    assert!(inlined_stacks(&folded, &directory) > 0, "no kernel;combine_[i] stack in\n{folded}");
+    // The second recording goes next to the first, which stays whole.
+    let first_perf_data = std::fs::metadata(directory.join("v8inline-profile/perf.data")).unwrap().len();
+    let second = record(&directory, &["--frequency", "499", "--", "npm", "run", "bench"]);
+    let second_errors = errors(&second);
+    assert!(second.status.success(), "{second_errors}");
+    assert!(second_errors.contains("wrote v8inline-profile-2/profile.folded"), "{second_errors}");
+    assert_eq!(std::fs::metadata(directory.join("v8inline-profile/perf.data")).unwrap().len(), first_perf_data);
+    assert_eq!(std::fs::read_to_string(directory.join("v8inline-profile/profile.folded")).unwrap(), folded);
+    let second_folded = std::fs::read_to_string(directory.join("v8inline-profile-2/profile.folded")).unwrap();
+    assert!(inlined_stacks(&second_folded, &directory) > 0);
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+#[test]
+fn both_nodes_a_shell_starts_are_recorded() {
+    let Some(directory) = project("shell") else { return };
+    let output =
+        record(&directory, &["--output-dir", "out", "--", "sh", "-c", "node deep.js 200 & node deep.js 200; wait"]);
+    let errors = errors(&output);
+    assert!(output.status.success(), "{errors}");
+    assert!(errors.contains("v8inline: recorded 2 processes: pid "), "{errors}");
+    assert_eq!(errors.matches(" (node deep.js 200, ").count(), 2, "{errors}");
+    // Each process's code log and jitdump, paired by pid: both expand.
+    let folded = std::fs::read_to_string(directory.join("out/profile.folded")).unwrap();
+    let cpuprofile_pids: std::collections::BTreeSet<&str> = errors
+        .split("pid ")
+        .skip(1)
+        .filter_map(|rest| rest.split(' ').next())
+        .filter(|pid| pid.bytes().all(|byte| byte.is_ascii_digit()))
+        .collect();
+    assert!(cpuprofile_pids.len() >= 2, "{errors}");
+    assert!(inlined_stacks(&folded, &directory) > 0);
+    let firefox = String::from_utf8(common::gunzip(&directory.join("out/profile.firefox.json.gz"))).unwrap();
+    for pid in &cpuprofile_pids {
+        assert!(firefox.contains(&format!(r#""pid":"{pid}""#)), "no process {pid} in the Firefox profile");
+    }
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+#[test]
+fn a_named_directory_with_a_recording_is_refused_without_force() {
+    let Some(directory) = project("force") else { return };
+    let first = record(&directory, &["--output-dir", "out", "--", "node", "deep.js", "50"]);
+    assert!(first.status.success(), "{}", errors(&first));
+    let folded = std::fs::read_to_string(directory.join("out/profile.folded")).unwrap();
+    let refused = record(&directory, &["--output-dir", "out", "--", "node", "deep.js", "50"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(
+        errors(&refused),
+        "v8inline: out: holds a recording already: give another --output-dir, or --force to replace it\n"
+    );
+    assert_eq!(std::fs::read_to_string(directory.join("out/profile.folded")).unwrap(), folded);
+    let forced = record(&directory, &["--output-dir", "out", "--force", "--", "node", "deep.js", "50"]);
+    assert!(forced.status.success(), "{}", errors(&forced));
+    // Only the new process's code log is left.
+    let logs = std::fs::read_dir(directory.join("out"))
+        .unwrap()
+        .filter(|entry| entry.as_ref().unwrap().file_name().to_string_lossy().ends_with(".log"))
+        .count();
+    assert_eq!(logs, 1);
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+#[test]
+fn record_takes_the_main_jobs_output_options() {
+    let Some(directory) = project("outputs") else { return };
+    let output = record(
+        &directory,
+        &[
+            "--output-dir",
+            "out",
+            "--js-only",
+            "--pprof",
+            "profile.pb.gz",
+            "--summary",
+            "markdown",
+            "--summary-output",
+            "summary.md",
+            "--source-root",
+            ".",
+            "--",
+            "node",
+            "deep.js",
+            "300",
+        ],
+    );
+    let errors = errors(&output);
+    assert!(output.status.success(), "{errors}");
+    assert!(errors.contains("profile.pb.gz"), "{errors}");
+    // --js-only: JavaScript frames only (each has its script), as V8's own
+    // profiler writes them.
+    let cpuprofile: CpuProfile =
+        serde_json::from_slice(&std::fs::read(directory.join("out/profile.cpuprofile")).unwrap()).unwrap();
+    let special = ["(root)", "(program)", "(garbage collector)", "(idle)"];
+    for node in &cpuprofile.nodes {
+        let frame = &node.call_frame;
+        assert!(
+            special.contains(&frame.function_name.as_str()) || !frame.url.is_empty(),
+            "a frame that is not JavaScript: {:?} {:?}",
+            frame.function_name,
+            frame.url
+        );
+    }
+    assert!(cpuprofile.nodes.iter().any(|node| node.call_frame.function_name == "combine"));
+    assert!(directory.join("profile.pb.gz").is_file());
+    // --source-root: the summary names deep.js relative to the project.
+    let summary = std::fs::read_to_string(directory.join("summary.md")).unwrap();
+    assert!(summary.contains("deep.js:"), "{summary}");
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+#[test]
+fn a_node_that_npm_exec_starts_by_its_own_path_is_named_or_recorded() {
+    let Some(directory) = project("exec") else { return };
+    let output = record(&directory, &["--output-dir", "out", "--", "npm", "exec", "--", "node", "deep.js", "200"]);
+    let errors = errors(&output);
+    assert!(output.status.success(), "{errors}");
+    // npm 7+ puts its own node's directory first on PATH: that node cannot
+    // get the flags, and record names it; an npm that does not finds ours.
+    let named = errors.contains("v8inline: not expanded: 1 process: pid ")
+        && errors.contains("ran without the flags, started by a path of their own");
+    let recorded = errors.contains("v8inline: recorded 2 processes") && errors.contains(" (node deep.js 200, ");
+    assert!(named ^ recorded, "{errors}");
+    std::fs::remove_dir_all(&directory).unwrap();
+}
