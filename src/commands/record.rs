@@ -504,7 +504,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         fold: fold_options,
         outputs: vec![
             OutputRequest::Folded(Destination::File(folded_path.clone())),
-            OutputRequest::FlameGraph(flamegraph_path.clone()),
+            OutputRequest::FlameGraph { path: flamegraph_path.clone(), style: Default::default() },
             OutputRequest::CpuProfile {
                 path: cpuprofile_path.clone(),
                 thread: ThreadSelection::default(),
