@@ -92,7 +92,7 @@ fn output_requests(args: &FoldArgs) -> Vec<OutputRequest> {
         None => {}
     }
     if let Some(path) = &args.flamegraph {
-        requests.push(OutputRequest::FlameGraph { path: path.clone(), style: Default::default() });
+        requests.push(OutputRequest::FlameGraph { path: path.clone(), style: outputs.flamegraph_style.into() });
     }
     requests.extend(detailed_requests(outputs, to));
     if let Some(path) = &outputs.cpuprofile {
