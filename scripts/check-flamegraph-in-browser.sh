@@ -106,7 +106,9 @@ lib = rf"/tmp/v8inline-testdata/(?:node|prof){version}/lib\.js"
 # Per graph: the unit of the counts, the subtitle, and the JavaScript
 # functions to find: (label, full name pattern, inlined, wide enough to be
 # read whole). The full names are V8's: `JS:*combine /path/deep.js:26:17`.
-clock = r"cpu-clock: [\d,]+ samples, [\d.]+ m?s of CPU time"
+# The default (icicle) style says which frames it leaves out.
+left_out = r"; frames under 0\.1% not drawn"
+clock = r"cpu-clock: [\d,]+ samples, [\d.]+ m?s of CPU time" + left_out
 node_functions = [
     ("kernel deep.js:32", rf"JS:[~^+*o']*kernel {deep}:32:16", False, True),
     ("combine deep.js:26", rf"JS:[~^+*o']*combine {deep}:26:17", True, True),
@@ -118,7 +120,7 @@ acorn = r"/tmp/v8inline-realapp/node_modules/acorn/dist/acorn\.js"
 marked = r"file:///tmp/v8inline-realapp/node_modules/marked/lib/marked\.esm\.js"
 specs = {
     f"node{version}": ("ms", clock, node_functions),
-    f"node{version}-ticks": ("samples", r"V8 ticks: [\d,]+ samples", [
+    f"node{version}-ticks": ("samples", r"V8 ticks: [\d,]+ samples" + left_out, [
         (label, pattern, inlined, label.startswith(("kernel", "combine"))) for label, pattern, inlined, _ in node_functions
     ]),
     "realapp": ("ms", clock, [
@@ -148,10 +150,12 @@ def frames_of(dom):
     frames = []
     for title, red, green, blue, empty_attributes, attributes, text in frame_pattern.findall(dom):
         label = re.search(r'fg:label="([^"]*)"', empty_attributes or attributes)
+        short = re.search(r'fg:short="([^"]*)"', empty_attributes or attributes)
         frames.append({
             "title": html.unescape(title),
             "rgb": (int(red), int(green), int(blue)),
             "label": html.unescape(label.group(1)) if label else None,
+            "short": html.unescape(short.group(1)) if short else None,
             "text": html.unescape(text),
         })
     return frames
@@ -173,16 +177,17 @@ for graph in graphs:
     shown_subtitle = html.unescape(shown_subtitle.group(1)) if shown_subtitle else ""
     if unit is None:  # deno: perf if it could record here, else V8's ticks
         unit = "samples" if shown_subtitle.startswith("V8 ticks") else "ms"
-        subtitle = r"V8 ticks: [\d,]+ samples" if unit == "samples" else clock
+        subtitle = r"V8 ticks: [\d,]+ samples" + left_out if unit == "samples" else clock
     if not re.fullmatch(subtitle, shown_subtitle):
         problems.append(f"{graph}: subtitle {shown_subtitle!r}")
     wrong_unit = [frame["title"] for frame in frames if not re.search(rf" \([\d,]+ {unit}, [\d.]+%\)$", frame["title"])]
     if wrong_unit:
         problems.append(f"{graph}: {len(wrong_unit)} tooltips not in {unit}, e.g. {wrong_unit[0]!r}")
-    # A labelled frame shows its label, or the start of it, never the full name.
+    # A labelled frame shows its label, its function alone (fg:short), or the
+    # start of it, never the full name.
     for frame in frames:
         label, text = frame["label"], frame["text"]
-        if label is not None and text and not (text == label or (text.endswith("..") and label.startswith(text[:-2]))):
+        if label is not None and text and not (text == label or text == frame["short"] or (text.endswith("..") and label.startswith(text[:-2]))):
             problems.append(f"{graph}: frame labelled {label!r} shows {text!r}")
             break
     print(f"{graph}: {len(frames)} frames; {shown_subtitle}")

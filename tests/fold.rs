@@ -239,7 +239,10 @@ fn flamegraph_shows_inlined_functions() {
     assert!(titles.iter().all(|title| title.contains(" ms, ")), "a frame count not in ms: {titles:?}");
     let total_ms = svg.split("<title>all (").nth(1).and_then(|rest| rest.split(" ms, 100%)").next()).unwrap();
     assert!(total_ms.replace(',', "").parse::<u64>().unwrap() > 500, "all: {total_ms}");
-    assert!(svg.contains(">cpu-clock: 1,022 samples, 1.03 s of CPU time</text>"), "subtitle");
+    assert!(
+        svg.contains(">cpu-clock: 1,022 samples, 1.03 s of CPU time; frames under 0.1% not drawn</text>"),
+        "subtitle"
+    );
     // Labels lead with the function, file name and line.
     assert!(svg.contains(r#"fg:label="square deep.js:16""#), "no square label");
     assert!(svg.contains(r#"fg:label="kernel deep.js:32""#), "no kernel label");

@@ -5,7 +5,7 @@
 //! `_[j]` green, kernel `_[k]` orange, native code yellow or red. inferno
 //! hides the annotations in the frame labels.
 //!
-//! Two things differ from inferno's defaults, in the SVG only (the folded
+//! Three things differ from inferno's defaults, in the SVG only (the folded
 //! stacks stay as inferno writes them):
 //!
 //! - Counts are stated in their unit ([`CountUnit`]): perf periods of the
@@ -21,11 +21,18 @@
 //!   `fg:label` attribute, and the embedded script, which sizes the labels
 //!   from the title when the page loads, zooms or resizes, reads that
 //!   attribute instead.
+//! - The graph is drawn to be read at first sight on a real app
+//!   ([`FlameGraphStyle::Icicle`], the default): roots at the top, frames
+//!   under [`MIN_WIDTH_PERCENT`] left out, direct recursion drawn once, and
+//!   a frame too narrow for its label shows its function alone (`fg:short`,
+//!   which the patched script reads too). [`FlameGraphStyle::Classic`] keeps
+//!   inferno's look.
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 
 use inferno::flamegraph::color::{MultiPalette, Palette};
-use inferno::flamegraph::{self, Options, TextTruncateDirection};
+use inferno::flamegraph::{self, Direction, Options, TextTruncateDirection};
 use quick_xml::events::{BytesCData, BytesStart, BytesText, Event};
 use quick_xml::{Reader, Writer};
 
@@ -43,7 +50,35 @@ pub struct SvgOptions {
     pub samples: u64,
     /// The sum of the stacks' counts.
     pub total_count: u64,
+    /// How the graph is drawn.
+    pub style: FlameGraphStyle,
 }
+
+/// How a flame graph is drawn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FlameGraphStyle {
+    /// Made to be read at first sight on a real app, whose stacks are deep
+    /// and whose time spreads over thousands of stacks: the roots at the
+    /// top and callees below their callers (an icicle graph), so that the
+    /// first screen shows the program's structure; frames narrower than
+    /// [`MIN_WIDTH_PERCENT`] of the graph left out (the subtitle says so);
+    /// each run of identical frames in a row drawn as one frame (direct
+    /// recursion; `[deno]`, `[unknown]`: native code without symbols); and a
+    /// JavaScript frame too narrow for its label (`parseStatement
+    /// acorn.js:1015`) showing its function alone (`parseStatement`) when
+    /// that fits. The folded stacks are not changed.
+    #[default]
+    Icicle,
+    /// inferno's own look, as v8inline drew flame graphs before: the roots
+    /// at the bottom, stacks growing up, every frame of at least 0.01 %
+    /// drawn (inferno's `min_width`), recursion as it is, labels cut.
+    Classic,
+}
+
+/// Frames narrower than this share of the graph (in percent) are left out of
+/// a [`FlameGraphStyle::Icicle`] graph: 1.2 px of inferno's 1200 px image,
+/// so that each frame drawn can be seen and pointed at.
+pub const MIN_WIDTH_PERCENT: f64 = 0.1;
 
 impl SvgOptions {
     /// What the counts are: see [`CountUnit::of`].
@@ -172,19 +207,59 @@ pub fn write_svg<'lines, W: Write>(
     options.colors = Palette::Multi(MultiPalette::Java);
     options.deterministic = true;
     options.title = svg_options.title.clone();
-    options.subtitle = Some(svg_options.subtitle());
     (options.count_name, options.factor) = count_name_and_factor(svg_options);
     // Labels start with the function's name; cut the script path instead.
     options.text_truncate_direction = TextTruncateDirection::Right;
+    let subtitle = svg_options.subtitle();
     let mut rendered = Vec::new();
-    flamegraph::from_lines(&mut options, folded_lines, &mut rendered)?;
+    match svg_options.style {
+        FlameGraphStyle::Classic => {
+            options.subtitle = Some(subtitle);
+            flamegraph::from_lines(&mut options, folded_lines, &mut rendered)?;
+        }
+        FlameGraphStyle::Icicle => {
+            options.subtitle = Some(format!("{subtitle}; frames under {MIN_WIDTH_PERCENT}% not drawn"));
+            options.direction = Direction::Inverted;
+            options.min_width = MIN_WIDTH_PERCENT;
+            let lines: Vec<Cow<'_, str>> = folded_lines.into_iter().map(collapse_direct_recursion).collect();
+            flamegraph::from_lines(&mut options, lines.iter().map(|line| line.as_ref()), &mut rendered)?;
+        }
+    }
     let layout = LabelLayout {
         font_size: options.font_size as f64,
         font_width: options.font_width,
         image_width: options.image_width.unwrap_or(INFERNO_IMAGE_WIDTH) as f64,
     };
-    relabel(&rendered, &layout, &mut output)?;
+    relabel(&rendered, &layout, svg_options.style == FlameGraphStyle::Icicle, &mut output)?;
     output.flush()
+}
+
+/// The folded line `stack count` with each run of identical frames in a row
+/// made one frame (`a;f;f;f;g 5` is `a;f;g 5`): direct recursion, and runs of
+/// frames named alike (`[deno]`, `[unknown]`: native code without symbols)
+/// that say no more drawn one under the other.
+fn collapse_direct_recursion(line: &str) -> Cow<'_, str> {
+    let Some((stack, count)) = line.trim_end().rsplit_once(' ') else {
+        return Cow::Borrowed(line);
+    };
+    let frames = || stack.split(';');
+    if !frames().zip(frames().skip(1)).any(|(caller, callee)| caller == callee) {
+        return Cow::Borrowed(line);
+    }
+    let mut collapsed = String::with_capacity(line.len());
+    let mut previous = None;
+    for frame in stack.split(';') {
+        if Some(frame) != previous {
+            if previous.is_some() {
+                collapsed.push(';');
+            }
+            collapsed.push_str(frame);
+        }
+        previous = Some(frame);
+    }
+    collapsed.push(' ');
+    collapsed.push_str(count);
+    Cow::Owned(collapsed)
 }
 
 /// inferno's image width when none is given (its `DEFAULT_IMAGE_WIDTH`),
@@ -200,9 +275,17 @@ const INFERNO_IMAGE_WIDTH: usize = 1200;
 /// code log, read by [`CodeName::script_line`]. Other frames (native,
 /// kernel, builtins) keep their name.
 pub fn frame_label(name: &str) -> Option<String> {
+    frame_label_and_function(name).map(|(label, _)| label)
+}
+
+/// [`frame_label`] and the length of its function part (`parseStatement`
+/// of `parseStatement acorn.js:1416`): what a frame too narrow for the
+/// label shows in a [`FlameGraphStyle::Icicle`] graph.
+fn frame_label_and_function(name: &str) -> Option<(String, usize)> {
     let ScriptLine { function, script, line } = CodeName::javascript(name)?.script_line()?;
     let file_name = script.rsplit(['/', '\\']).next().filter(|file_name| !file_name.is_empty()).unwrap_or(script);
-    Some(format!("{} {file_name}:{line}", short_function_name(function)))
+    let function = short_function_name(function);
+    Some((format!("{function} {file_name}:{line}"), function.len()))
 }
 
 /// The function's own name: the last part of a dotted name whose parts are
@@ -232,14 +315,18 @@ struct LabelLayout {
 
 impl LabelLayout {
     /// `label` cut to a frame `width_percent` wide, as inferno cuts names
-    /// (on the right, `..` appended; empty when 3 characters do not fit).
-    fn fit(&self, label: &str, width_percent: f64) -> String {
+    /// (on the right, `..` appended; empty when 3 characters do not fit);
+    /// `short` instead of a cut label when it fits whole.
+    fn fit(&self, label: &str, short: Option<&str>, width_percent: f64) -> String {
         let fitting = (width_percent / (100.0 * self.font_size * self.font_width / self.image_width)).trunc() as usize;
         if fitting < 3 {
             return String::new();
         }
         if label.chars().count() < fitting {
             return label.to_string();
+        }
+        if let Some(short) = short.filter(|short| short.chars().count() < fitting) {
+            return short.to_string();
         }
         let mut cut: String = label.chars().take(fitting - 2).collect();
         cut.push_str("..");
@@ -253,14 +340,21 @@ impl LabelLayout {
 const SCRIPT_LABEL_SOURCE: &str = r#"find_child(e, "title").textContent.replace(/\([^(]*\)$/,"")"#;
 /// What search matches a frame `e` against in inferno's script: its title.
 const SCRIPT_SEARCH_SOURCE: &str = "var func = g_to_text(e);";
-/// Functions added to inferno's script: the label of a frame is its
-/// `fg:label`, and search matches the title and the label.
+/// Functions added to inferno's script: the label of a frame `w` pixels wide
+/// is its `fg:label`, or its `fg:short` when only that fits whole, and
+/// search matches the title and the label.
 const SCRIPT_LABEL_FUNCTIONS: &str = r#"
 // v8inline: a frame's label leads with the function, file name and line;
-// the full name stays in the title (tooltip, details, search).
-function frame_label(e) {
-    var label = find_child(e, "text").getAttribute("fg:label");
-    return label != null ? label : find_child(e, "title").textContent.replace(/\([^(]*\)$/,"");
+// the full name stays in the title (tooltip, details, search). A frame too
+// narrow for the label shows its function alone (fg:short) if that fits.
+function frame_label(e, w) {
+    var text = find_child(e, "text");
+    var label = text.getAttribute("fg:label");
+    if (label == null) return find_child(e, "title").textContent.replace(/\([^(]*\)$/,"");
+    var short = text.getAttribute("fg:short");
+    var char_width = known_font_width || fontsize * fontwidth;
+    if (short != null && label.length * char_width >= w && short.length * char_width < w) return short;
+    return label;
 }
 function frame_search_text(e) {
     var label = find_child(e, "text").getAttribute("fg:label");
@@ -268,21 +362,38 @@ function frame_search_text(e) {
 }
 "#;
 
+/// How inferno's script measures a frame `w` pixels wide, just before each
+/// use of [`SCRIPT_LABEL_SOURCE`].
+const SCRIPT_WIDTH_SOURCE: &str =
+    "var w = parseFloat(r.attributes.width.value) * frames.attributes.width.value / 100 - 3;";
+
 /// inferno's script with labels and search taken from [`frame_label`]'s
-/// labels; `None` if the script no longer has the expressions replaced.
+/// labels; `None` if the script no longer has the expressions replaced, or
+/// no longer measures the frame's width `w` right before its label.
 fn patch_script(script: &str) -> Option<String> {
-    if script.matches(SCRIPT_LABEL_SOURCE).count() != 2 || script.matches(SCRIPT_SEARCH_SOURCE).count() != 1 {
+    let label_after_width = format!("{SCRIPT_WIDTH_SOURCE}\n");
+    let labels_after_width = script
+        .split(label_after_width.as_str())
+        .skip(1)
+        .filter(|after| after.trim_start().starts_with(&format!("var txt = {SCRIPT_LABEL_SOURCE};")))
+        .count();
+    if script.matches(SCRIPT_LABEL_SOURCE).count() != 2
+        || labels_after_width != 2
+        || script.matches(SCRIPT_SEARCH_SOURCE).count() != 1
+    {
         return None;
     }
     let mut patched = script
-        .replace(SCRIPT_LABEL_SOURCE, "frame_label(e)")
+        .replace(SCRIPT_LABEL_SOURCE, "frame_label(e, w)")
         .replace(SCRIPT_SEARCH_SOURCE, "var func = frame_search_text(e);");
     patched.push_str(SCRIPT_LABEL_FUNCTIONS);
     Some(patched)
 }
 
 /// Copies the SVG that inferno wrote, with each JavaScript frame's label
-/// made [`frame_label`]'s and inferno's script patched to use it.
+/// made [`frame_label`]'s and inferno's script patched to use it; with
+/// `short_labels`, each also carries its function name in `fg:short`, shown
+/// when only that fits.
 ///
 /// inferno writes a frame as `<g><title>NAME (COUNT UNIT, SHARE%)</title>
 /// <rect width="W%" .../><text ...>LABEL</text></g>` inside `<svg
@@ -290,7 +401,7 @@ fn patch_script(script: &str) -> Option<String> {
 /// the counts: inferno's count names hold none); the label is written into
 /// `<text>`, cut to the frame's width as inferno cuts it, and into its
 /// `fg:label` attribute. Everything else is copied as it is.
-fn relabel<W: Write>(svg: &[u8], layout: &LabelLayout, output: W) -> io::Result<()> {
+fn relabel<W: Write>(svg: &[u8], layout: &LabelLayout, short_labels: bool, output: W) -> io::Result<()> {
     let invalid = |error: quick_xml::Error| io::Error::new(io::ErrorKind::InvalidData, error);
     let mut reader = Reader::from_reader(svg);
     let mut writer = Writer::new(output);
@@ -347,12 +458,16 @@ fn relabel<W: Write>(svg: &[u8], layout: &LabelLayout, output: W) -> io::Result<
                     attribute(rect, b"width").and_then(|width| width.trim_end_matches('%').parse().ok()).unwrap_or(0.0);
             }
             Event::Start(text) if in_frames && text.name().as_ref() == b"text" => {
-                if let Some(label) = name.take().as_deref().and_then(frame_label) {
+                if let Some((label, function_length)) = name.take().as_deref().and_then(frame_label_and_function) {
+                    let short = short_labels.then(|| &label[..function_length]);
                     let mut start = text.to_owned();
                     start.push_attribute(("fg:label", label.as_str()));
+                    if let Some(short) = short {
+                        start.push_attribute(("fg:short", short));
+                    }
                     writer.write_event(Event::Start(start))?;
                     skip_to_end_of_text(&mut reader).map_err(invalid)?;
-                    writer.write_event(Event::Text(BytesText::new(&layout.fit(&label, width_percent))))?;
+                    writer.write_event(Event::Text(BytesText::new(&layout.fit(&label, short, width_percent))))?;
                     writer.write_event(Event::End(text.to_end().into_owned()))?;
                     continue;
                 }
@@ -436,6 +551,7 @@ mod tests {
             event: Some("cpu-clock".into()),
             samples,
             total_count: total,
+            style: FlameGraphStyle::Icicle,
         };
         assert_eq!(clock(1526, 1_530_591_234).unit(), CountUnit::Nanoseconds);
         assert_eq!(count_name_and_factor(&clock(1526, 1_530_591_234)), ("ms".to_string(), 1e-6));
@@ -487,6 +603,7 @@ mod tests {
             event: Some("cpu-clock".into()),
             samples: 5,
             total_count: 5_015_045,
+            style: FlameGraphStyle::Classic,
         };
         let mut svg = Vec::new();
         write_svg(folded, &options, &mut svg).unwrap();
@@ -513,9 +630,11 @@ mod tests {
         let (_, label, text) = find("node::Start");
         assert_eq!((label, text.as_str()), (&None, "node::Start"));
         // The script labels frames by fg:label and searches titles and labels.
-        assert!(svg.contains("function frame_label(e)"));
+        assert!(svg.contains("function frame_label(e, w)"));
         assert!(!svg.contains(SCRIPT_LABEL_SOURCE.replace('"', "&quot;").as_str()));
-        assert_eq!(svg.matches("frame_label(e)").count(), 3, "two uses and the definition");
+        assert_eq!(svg.matches("frame_label(e, w)").count(), 3, "two uses and the definition");
+        // A classic graph has no short labels.
+        assert!(!svg.contains("fg:short="));
         assert!(svg.contains("var func = frame_search_text(e);"));
     }
 
@@ -549,7 +668,7 @@ mod tests {
         .unwrap();
         let layout = LabelLayout { font_size: 12.0, font_width: 0.59, image_width: 1200.0 };
         let mut relabelled = Vec::new();
-        relabel(&original, &layout, &mut relabelled).unwrap();
+        relabel(&original, &layout, true, &mut relabelled).unwrap();
         let original = String::from_utf8(original).unwrap();
         let script_start = original.find("\"use strict\";").unwrap();
         let script_end = original[script_start..].find("]]>").unwrap() + script_start;
@@ -562,8 +681,105 @@ mod tests {
     fn labels_are_cut_to_the_frame_as_inferno_cuts_names() {
         let layout = LabelLayout { font_size: 12.0, font_width: 0.59, image_width: 1200.0 };
         // One character is 12 * 0.59 = 7.08 px of 1200: 0.59 %.
-        assert_eq!(layout.fit("parseStatement acorn.js:1416", 100.0), "parseStatement acorn.js:1416");
-        assert_eq!(layout.fit("parseStatement acorn.js:1416", 0.59 * 10.5), "parseSta..");
-        assert_eq!(layout.fit("parseStatement acorn.js:1416", 0.59 * 2.5), "");
+        let label = "parseStatement acorn.js:1416";
+        assert_eq!(layout.fit(label, None, 100.0), label);
+        assert_eq!(layout.fit(label, None, 0.59 * 10.5), "parseSta..");
+        assert_eq!(layout.fit(label, None, 0.59 * 2.5), "");
+        // The function alone when the label does not fit and it does.
+        assert_eq!(layout.fit(label, Some("parseStatement"), 100.0), label);
+        assert_eq!(layout.fit(label, Some("parseStatement"), 0.59 * 20.5), "parseStatement");
+        assert_eq!(layout.fit(label, Some("parseStatement"), 0.59 * 14.5), "parseStateme..");
+        assert_eq!(layout.fit(label, Some("parseStatement"), 0.59 * 2.5), "");
+    }
+
+    #[test]
+    fn runs_of_identical_frames_are_drawn_once() {
+        assert_eq!(collapse_direct_recursion("a;f;f;f;g 5"), "a;f;g 5");
+        assert_eq!(
+            collapse_direct_recursion("deno;[deno];[deno];JS:*f /a.js:1:1_[j];[deno];[deno] 7"),
+            "deno;[deno];JS:*f /a.js:1:1_[j];[deno] 7"
+        );
+        // Only identical names: the same function JIT and inlined stays two frames.
+        assert_eq!(
+            collapse_direct_recursion("a;JS:*f /a.js:1:1_[j];JS:*f /a.js:1:1_[i] 2"),
+            "a;JS:*f /a.js:1:1_[j];JS:*f /a.js:1:1_[i] 2"
+        );
+        assert!(matches!(collapse_direct_recursion("a;b;a;b 3"), Cow::Borrowed("a;b;a;b 3")));
+        assert!(matches!(collapse_direct_recursion("a 1"), Cow::Borrowed("a 1")));
+        assert!(matches!(collapse_direct_recursion("garbage"), Cow::Borrowed("garbage")));
+    }
+
+    /// Frames of an SVG: (title, y of the rectangle, width in percent, text).
+    fn frame_boxes(svg: &str) -> Vec<(String, f64, f64, String)> {
+        let number = |tag: &str, name: &str| -> f64 {
+            let value = tag.split(&format!(" {name}=\"")).nth(1).unwrap();
+            value[..value.find('"').unwrap()].trim_end_matches('%').parse().unwrap()
+        };
+        svg.split("<g><title>")
+            .skip(1)
+            .map(|group| {
+                let title = group[..group.find("</title>").unwrap()].to_string();
+                let rect = &group[group.find("<rect ").unwrap()..];
+                let rect = &rect[..rect.find("/>").unwrap()];
+                let text_start = group.find("<text ").unwrap();
+                let text =
+                    &group[text_start + group[text_start..].find('>').unwrap() + 1..group.find("</text>").unwrap()];
+                (title, number(rect, "y"), number(rect, "width"), text.to_string())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn icicle_draws_roots_on_top_without_thin_frames() {
+        // 1,000 samples of 1 ms: `thin` is 0.05 % of them, `tail` 0.11 %.
+        let folded = [
+            "node;JS:*main /app/main.js:1:1_[j];JS:*pp$8.parseStatement /app/acorn.js:1015:33_[j];JS:*pp$8.parseStatement /app/acorn.js:1015:33_[j] 900000000",
+            "node;JS:*main /app/main.js:1:1_[j];JS:*thin /app/main.js:9:1_[j] 500000",
+            "node;JS:*main /app/main.js:1:1_[j];JS:*tail /app/main.js:12:1_[j] 1100000",
+            "node;JS:*main /app/main.js:1:1_[j];JS:*callPluginPrintFunction /app/index.mjs:19042:33_[i] 98400000",
+        ];
+        let options = |style| SvgOptions {
+            title: "t".into(),
+            event: Some("cpu-clock".into()),
+            samples: 1000,
+            total_count: 1_000_000_000,
+            style,
+        };
+        let render = |style| {
+            let mut svg = Vec::new();
+            write_svg(folded, &options(style), &mut svg).unwrap();
+            String::from_utf8(svg).unwrap()
+        };
+        let (icicle, classic) = (render(FlameGraphStyle::Icicle), render(FlameGraphStyle::Classic));
+        assert!(icicle.contains(">cpu-clock: 1,000 samples, 1.00 s of CPU time; frames under 0.1% not drawn</text>"));
+        assert!(classic.contains(">cpu-clock: 1,000 samples, 1.00 s of CPU time</text>"));
+        let (icicle_frames, classic_frames) = (frame_boxes(&icicle), frame_boxes(&classic));
+        let find = |frames: &[(String, f64, f64, String)], title_start: &str| {
+            frames.iter().filter(|(title, ..)| title.starts_with(title_start)).cloned().collect::<Vec<_>>()
+        };
+        // The root on top in the icicle, at the bottom in the classic graph.
+        let (all, main) = (&find(&icicle_frames, "all ")[0], &find(&icicle_frames, "JS:*main ")[0]);
+        assert!(all.1 < main.1, "icicle: all at {}, main at {}", all.1, main.1);
+        let (all, main) = (&find(&classic_frames, "all ")[0], &find(&classic_frames, "JS:*main ")[0]);
+        assert!(all.1 > main.1, "classic: all at {}, main at {}", all.1, main.1);
+        // The 0.05 % frame is left out of the icicle only; 0.11 % is kept.
+        assert!(find(&icicle_frames, "JS:*thin ").is_empty());
+        assert_eq!(find(&classic_frames, "JS:*thin ").len(), 1);
+        assert_eq!(find(&icicle_frames, "JS:*tail ").len(), 1);
+        // Direct recursion is one frame in the icicle, two in the classic graph.
+        assert_eq!(find(&icicle_frames, "JS:*pp$8.parseStatement ").len(), 1);
+        assert_eq!(find(&classic_frames, "JS:*pp$8.parseStatement ").len(), 2);
+        // 9.84 % of 1200 px holds 16 characters: the function alone (23) does
+        // not fit; 90 % holds the label. The short label rides along in fg:short.
+        let print = &find(&icicle_frames, "JS:*callPluginPrintFunction ")[0];
+        assert_eq!(print.3, "callPluginPrin..");
+        assert!(
+            icicle.contains(r#"fg:label="callPluginPrintFunction index.mjs:19042" fg:short="callPluginPrintFunction""#)
+        );
+        let parse = &find(&icicle_frames, "JS:*pp$8.parseStatement ")[0];
+        assert_eq!(parse.3, "parseStatement acorn.js:1015");
+        // all, node, main, parseStatement (twice in the classic graph), thin
+        // (classic only), tail, callPluginPrintFunction.
+        assert_eq!((icicle_frames.len(), classic_frames.len()), (6, 8));
     }
 }

@@ -17,7 +17,7 @@ use crate::model::timeline::Timeline;
 use crate::output::annotations::{SourceRoot, github_annotations, markdown_summary};
 use crate::output::cpuprofile::{CpuProfile, CpuProfileOptions, ThreadSelection, ThreadSelectionError};
 use crate::output::firefox::{firefox_profile, write_firefox_profile};
-use crate::output::flamegraph::{SvgOptions, write_svg};
+use crate::output::flamegraph::{FlameGraphStyle, SvgOptions, write_svg};
 use crate::output::json::JsonReport;
 use crate::output::pprof::write_pprof;
 use crate::output::report::{Report, WeightUnit};
@@ -41,7 +41,12 @@ pub enum OutputRequest {
     /// The folded stacks, as `inferno-collapse-perf` writes them.
     Folded(Destination),
     /// A flame graph SVG of the folded stacks.
-    FlameGraph(PathBuf),
+    FlameGraph {
+        /// The file.
+        path: PathBuf,
+        /// How it is drawn.
+        style: FlameGraphStyle,
+    },
     /// A pprof profile (gzipped `profile.proto`).
     Pprof(PathBuf),
     /// The JSON report per function and source line.
@@ -104,7 +109,7 @@ impl OutputRequest {
     pub fn option_name(&self) -> &'static str {
         match self {
             OutputRequest::Folded(_) => "--output",
-            OutputRequest::FlameGraph(_) => "--flamegraph",
+            OutputRequest::FlameGraph { .. } => "--flamegraph",
             OutputRequest::Pprof(_) => "--pprof",
             OutputRequest::ReportJson(_) => "--report",
             OutputRequest::SummaryMarkdown { .. } => "--summary",
@@ -119,7 +124,7 @@ impl OutputRequest {
     /// The file it is written to, if any (not standard output).
     pub fn path(&self) -> Option<&Path> {
         match self {
-            OutputRequest::FlameGraph(path)
+            OutputRequest::FlameGraph { path, .. }
             | OutputRequest::Pprof(path)
             | OutputRequest::CpuProfile { path, .. }
             | OutputRequest::FirefoxProfile(path) => Some(path),
@@ -165,7 +170,7 @@ impl Job {
         options.record_details |= self.outputs.iter().any(OutputRequest::needs_details);
         options.timeline |= self.outputs.iter().any(OutputRequest::needs_timeline);
         // The flame graph colors frames by their annotations.
-        if self.outputs.iter().any(|output| matches!(output, OutputRequest::FlameGraph(_))) {
+        if self.outputs.iter().any(|output| matches!(output, OutputRequest::FlameGraph { .. })) {
             options.collapse.annotate_inline = true;
             options.collapse.annotate_jit = true;
             options.collapse.annotate_kernel = true;
@@ -392,10 +397,10 @@ impl Writer<'_> {
             _ => None,
         });
         let flame_graph = outputs.iter().find_map(|output| match output {
-            OutputRequest::FlameGraph(path) => Some(path),
+            OutputRequest::FlameGraph { path, style } => Some((path, *style)),
             _ => None,
         });
-        let Some(svg_path) = flame_graph else {
+        let Some((svg_path, style)) = flame_graph else {
             return match folded_to {
                 Some(to) => write_to(to, |writer| self.profile.write_folded(writer)).map(Some),
                 None => Ok(None),
@@ -414,6 +419,7 @@ impl Writer<'_> {
             event: summary.event.clone().or_else(|| self.ticks.then(|| "V8 ticks".to_string())),
             samples: summary.samples_kept,
             total_count: summary.total_count,
+            style,
         };
         let text = String::from_utf8_lossy(&folded);
         let mut svg = Vec::new();

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use v8inline::output::flamegraph::FlameGraphStyle;
 use v8inline::v8::code_logs::CodeLogOptions;
 use v8inline::v8::inline_map::SourceOptions;
 use v8inline::v8::source_map::{SourceMapOptions, SourceMapOverride};
@@ -146,11 +147,34 @@ pub(crate) struct OutputArgs {
     /// as inferno does.
     #[arg(long, value_name = "TID")]
     pub(crate) cpuprofile_tid: Option<u32>,
+    /// How the flame graph is drawn: icicle (the roots at the top, frames
+    /// under 0.1 % left out, recursion drawn once, labels that fit) or
+    /// classic (inferno's look: the roots at the bottom, every frame).
+    #[arg(long, value_name = "STYLE", default_value = "icicle")]
+    pub(crate) flamegraph_style: FlameGraphStyleArg,
     /// Also write a Firefox Profiler profile (processed format): a process
     /// per pid, a thread per tid, every sample at its time, each inlined
     /// function a frame of its own; gzipped when FILE ends in `.gz`.
     #[arg(long, value_name = "FILE.json[.gz]")]
     pub(crate) firefox_profile: Option<PathBuf>,
+}
+
+/// Styles of the flame graph.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FlameGraphStyleArg {
+    /// The roots at the top, callees below: the program's structure first.
+    Icicle,
+    /// inferno's look: the roots at the bottom, every frame.
+    Classic,
+}
+
+impl From<FlameGraphStyleArg> for FlameGraphStyle {
+    fn from(style: FlameGraphStyleArg) -> FlameGraphStyle {
+        match style {
+            FlameGraphStyleArg::Icicle => FlameGraphStyle::Icicle,
+            FlameGraphStyleArg::Classic => FlameGraphStyle::Classic,
+        }
+    }
 }
 
 /// Formats of --report.

@@ -83,7 +83,10 @@ pub(crate) fn record(args: RecordArgs) -> Result<(), Failure> {
         |given: &Option<PathBuf>, name: &str| Some(given.clone().unwrap_or_else(|| output_dir.join(name)));
     let mut outputs = vec![
         OutputRequest::Folded(Destination::File(output_dir.join(FOLDED_FILE))),
-        OutputRequest::FlameGraph(output_dir.join(FLAMEGRAPH_FILE)),
+        OutputRequest::FlameGraph {
+            path: output_dir.join(FLAMEGRAPH_FILE),
+            style: args.outputs.flamegraph_style.into(),
+        },
     ];
     outputs.extend(requests_beside_folded(
         &args.outputs,

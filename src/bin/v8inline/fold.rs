@@ -98,7 +98,7 @@ fn output_requests(args: &FoldArgs) -> Result<Vec<OutputRequest>, Failure> {
         None => {}
     }
     if let Some(path) = &args.flamegraph {
-        requests.push(OutputRequest::FlameGraph(path.clone()));
+        requests.push(OutputRequest::FlameGraph { path: path.clone(), style: outputs.flamegraph_style.into() });
     }
     requests.extend(requests_beside_folded(outputs, outputs.cpuprofile.clone(), outputs.firefox_profile.clone()));
     if args.stats {
