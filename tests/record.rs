@@ -309,8 +309,9 @@ fn falls_back_when_perf_may_not_record() {
     std::fs::set_permissions(&fake_perf, permissions).unwrap();
     let errors = record(&directory, &node, &format!("{}:/usr/bin:/bin", fake_bin.display()));
     assert!(
-        errors
-            .contains("perf is not usable: `perf record` failed (exit status: 255): Access to performance monitoring"),
+        errors.contains(
+            "perf is not usable: `perf stat -e cpu-clock` failed (exit status: 255): Access to performance monitoring"
+        ),
         "node {version}: {errors}"
     );
     assert!(!directory.join("out/perf.data").exists());

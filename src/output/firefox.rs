@@ -270,9 +270,12 @@ pub fn firefox_profile(timeline: &Timeline, product: &str) -> Profile {
 /// `.json` and `.json.gz` files alike).
 pub fn write_firefox_profile<W: io::Write>(profile: &Profile, output: W, gzip: bool) -> io::Result<()> {
     if gzip {
-        let mut encoder = flate2::write::GzEncoder::new(output, flate2::Compression::default());
-        serde_json::to_writer(&mut encoder, profile).map_err(io::Error::other)?;
-        encoder.finish()?.flush()
+        // serde_json writes a few bytes at a time; the encoder makes room
+        // for its output (zeroed) on every write, so it gets them in blocks.
+        let encoder = flate2::write::GzEncoder::new(output, flate2::Compression::default());
+        let mut buffered = io::BufWriter::with_capacity(1 << 16, encoder);
+        serde_json::to_writer(&mut buffered, profile).map_err(io::Error::other)?;
+        buffered.into_inner().map_err(io::IntoInnerError::into_error)?.finish()?.flush()
     } else {
         let mut output = io::BufWriter::new(output);
         serde_json::to_writer(&mut output, profile).map_err(io::Error::other)?;

@@ -255,10 +255,12 @@ pub enum RecordError {
 }
 
 /// Why perf cannot record here, if it cannot: it is not installed, or a
-/// trial `perf record` of `true` fails (permissions, no perf events).
+/// trial of the event on `true` fails (permissions, no perf events). The
+/// trial is `perf stat`, which opens the same event: a `perf record` of
+/// `true` takes a second however short the command (it polls once a second).
 pub fn perf_unavailable_reason(perf: &OsStr) -> Option<String> {
     let trial = Command::new(perf)
-        .args(["record", "-q", "-e", "cpu-clock", "-k", "mono", "-g", "-o", "/dev/null", "--", "true"])
+        .args(["stat", "-e", "cpu-clock", "-x", ",", "-o", "/dev/null", "--", "true"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -276,7 +278,7 @@ pub fn perf_unavailable_reason(perf: &OsStr) -> Option<String> {
                 .map(str::trim)
                 .find(|line| !line.is_empty() && *line != "Error:")
                 .unwrap_or("no message");
-            Some(format!("`perf record` failed ({}): {}", output.status, first_line.trim()))
+            Some(format!("`perf stat -e cpu-clock` failed ({}): {}", output.status, first_line.trim()))
         }
         Ok(_) => None,
     }
@@ -302,9 +304,16 @@ fn launch(
     let path = std::env::var_os("PATH");
     let user_deno_v8_flags = std::env::var_os("DENO_V8_FLAGS");
     let mut unsupported_flags = Vec::new();
+    // The command's node is often PATH's too: asked once.
+    let mut known_by_binary = BTreeMap::new();
     let mut flags_for = |runtime: Runtime, binary: &Path| -> Result<Vec<OsString>, RecordError> {
-        let known = known_v8_flags(binary.as_os_str(), runtime)?;
-        let (flags, unknown) = supported(wanted.to_vec(), &known);
+        let known = match known_by_binary.entry(binary.to_owned()) {
+            std::collections::btree_map::Entry::Occupied(entry) => entry.into_mut(),
+            std::collections::btree_map::Entry::Vacant(entry) => {
+                entry.insert(known_v8_flags(binary.as_os_str(), runtime)?)
+            }
+        };
+        let (flags, unknown) = supported(wanted.to_vec(), known);
         if !unknown.is_empty() && !unsupported_flags.iter().any(|seen: &FlagsNotKnown| seen.program == binary) {
             unsupported_flags.push(FlagsNotKnown { runtime, program: binary.to_owned(), flags: unknown });
         }
