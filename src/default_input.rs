@@ -27,7 +27,8 @@ pub struct ChosenInput {
     "no samples to read: standard input is a terminal and there is no {perf_data}. Give samples one of three ways:\n  \
      perf script | v8inline --log LOG --jitdump DUMP          a perf script on standard input\n  \
      v8inline --log LOG --jitdump DUMP PERF_SCRIPT            a perf script file (.gz too)\n  \
-     v8inline --log LOG --jitdump DUMP --perf-data perf.data  a perf.data, read directly",
+     v8inline --log LOG --jitdump DUMP --perf-data perf.data  a perf.data, read directly\n\
+Or record a program and read it in one step: v8inline record -- node app.js (or npm run bench, deno run app.js)",
     perf_data = perf_data.display()
 )]
 pub struct NoSampleInput {
@@ -107,7 +108,8 @@ mod tests {
                 "no samples to read: standard input is a terminal and there is no {}. Give samples one of three ways:\n  \
                  perf script | v8inline --log LOG --jitdump DUMP          a perf script on standard input\n  \
                  v8inline --log LOG --jitdump DUMP PERF_SCRIPT            a perf script file (.gz too)\n  \
-                 v8inline --log LOG --jitdump DUMP --perf-data perf.data  a perf.data, read directly",
+                 v8inline --log LOG --jitdump DUMP --perf-data perf.data  a perf.data, read directly\n\
+Or record a program and read it in one step: v8inline record -- node app.js (or npm run bench, deno run app.js)",
                 perf_data.display()
             )
         );

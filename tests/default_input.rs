@@ -129,7 +129,8 @@ fn usage_in_a_terminal_without_perf_data() {
          three ways:\n  \
          perf script | v8inline --log LOG --jitdump DUMP          a perf script on standard input\n  \
          v8inline --log LOG --jitdump DUMP PERF_SCRIPT            a perf script file (.gz too)\n  \
-         v8inline --log LOG --jitdump DUMP --perf-data perf.data  a perf.data, read directly\n"
+         v8inline --log LOG --jitdump DUMP --perf-data perf.data  a perf.data, read directly\n\
+         Or record a program and read it in one step: v8inline record -- node app.js (or npm run bench, deno run app.js)\n"
     );
 }
 

@@ -26,9 +26,10 @@
 //! given, are named the same way.
 
 use std::fmt::Write as _;
+use std::path::Path;
 
 use crate::diagnostics::{Diagnostics, WarningKind};
-use crate::v8::code_logs::{CodeLogs, pid_in_file_name};
+use crate::v8::code_logs::{CodeLogs, IsolateLogName, pid_in_file_name};
 use crate::v8::expand::{ExpansionStats, PidCounts, ProcessSamples, TimeSpan};
 use crate::v8::inline_map::InlineMap;
 
@@ -112,7 +113,7 @@ pub fn warn_unexpanded(stats: &ExpansionStats, code_logs: &CodeLogs, diagnostics
                 without_jitdump + with_jitdump,
                 pid_list(&stats.pids_without_jitdump),
                 loaded.join(", "),
-                files_of(&stats.pids_without_jitdump),
+                files_of(&stats.pids_without_jitdump, maps.first().map(|map| map.log_path())),
             )
         });
     }
@@ -191,7 +192,7 @@ fn describe(map: &InlineMap, samples: &ProcessSamples, cause: &Cause) -> String 
                 "the samples are of {}, {}; give {}",
                 pid_list(sampled),
                 profiled_pids(map, *profiled),
-                files_of(sampled)
+                files_of(sampled, Some(map.log_path()))
             )
         }
         Cause::NoCodeRecords => write!(
@@ -299,13 +300,35 @@ fn profiled_pids(map: &InlineMap, pid: u32) -> String {
 }
 
 /// What to give instead: `the jitdump and code log of pid 1 (jit-1.dump,
-/// codspeed-v8-1.log)`, or of several pids.
-fn files_of(pids: &PidCounts) -> String {
+/// codspeed-v8-1.log)`, or of several pids. The code log is named as the
+/// one that was given is (`loaded_log`): V8's per-isolate names
+/// (`isolate-0x*-1-codspeed-v8-1.log`), or any name with its pid.
+fn files_of(pids: &PidCounts, loaded_log: Option<&Path>) -> String {
     match pids.listed.as_slice() {
         [one] if pids.unlisted == 0 => {
-            format!("the jitdump and code log of pid {0} (jit-{0}.dump, codspeed-v8-{0}.log)", one.pid)
+            format!(
+                "the jitdump and code log of pid {0} (jit-{0}.dump, {1})",
+                one.pid,
+                log_name_of(one.pid, loaded_log)
+            )
         }
         _ => format!("the jitdumps and code logs of {}", pid_list(pids)),
+    }
+}
+
+/// The name of `pid`'s code log, after the loaded one's.
+fn log_name_of(pid: u32, loaded_log: Option<&Path>) -> String {
+    let Some(name) = loaded_log.and_then(Path::file_name).and_then(|name| name.to_str()) else {
+        return format!("codspeed-v8-{pid}.log");
+    };
+    let name = name.strip_suffix(".gz").unwrap_or(name);
+    match (IsolateLogName::parse(name), loaded_log.and_then(pid_in_file_name)) {
+        (Some(isolate), _) => {
+            let logfile = isolate.logfile.replace(&isolate.pid.to_string(), &pid.to_string());
+            format!("isolate-0x*-{pid}-{logfile}")
+        }
+        (None, Some(loaded_pid)) => name.replace(&loaded_pid.to_string(), &pid.to_string()),
+        (None, None) => format!("codspeed-v8-{pid}.log"),
     }
 }
 
@@ -325,4 +348,19 @@ fn pid_list(pids: &PidCounts) -> String {
 /// A time span in seconds of its clock, to the millisecond.
 fn seconds(span: TimeSpan) -> String {
     format!("{:.3} s to {:.3} s", span.first as f64 / 1e9, span.last as f64 / 1e9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_code_log_to_give_is_named_as_the_one_given() {
+        let isolate = Path::new("/r/isolate-0x5e1cc00-17279-codspeed-v8-17279.log.gz");
+        assert_eq!(log_name_of(42, Some(isolate)), "isolate-0x*-42-codspeed-v8-42.log");
+        assert_eq!(log_name_of(42, Some(Path::new("isolate-0x378aaea0-25931-v8.log"))), "isolate-0x*-42-v8.log");
+        assert_eq!(log_name_of(42, Some(Path::new("/r/codspeed-v8-17279.log"))), "codspeed-v8-42.log");
+        assert_eq!(log_name_of(42, Some(Path::new("/r/app.log"))), "codspeed-v8-42.log");
+        assert_eq!(log_name_of(42, None), "codspeed-v8-42.log");
+    }
 }
