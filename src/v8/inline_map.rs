@@ -25,7 +25,7 @@ use fxhash::FxHashMap;
 
 use crate::formats::jitdump::{CodeLoad, JitDump};
 use crate::formats::v8log::{CodeLog, CodeObject, CodeObjectId, NameId, SharedFunction, TagId, TierMarker};
-use crate::formats::v8log::{FunctionName, LineColumn};
+use crate::formats::v8log::{CodeName, FunctionName, LineColumn};
 use crate::v8::inline_stack::{FrameFunction, InlineFrame, PositionRule, WalkProblem, inlining_stack};
 use crate::v8::source::LineTable;
 use crate::v8::source_map::{
@@ -834,15 +834,14 @@ fn one_line(name: &str) -> Cow<'_, str> {
     }
 }
 
-/// How long the `TAG:MARKER` prefix of a code name's function part is
-/// (`JS:*`, `LazyCompile:~`, `JS:o^`); 0 without a tier marker.
+/// How long the `TAG:MARKER` prefix of a code name's function part is, as
+/// the one parser of V8 code names reads it (`JS:*`, `LazyCompile:~`,
+/// `JS:o^`); 0 without a tier marker.
 fn tier_prefix_length(function: &str) -> usize {
-    let Some(colon) = function.find(':') else { return 0 };
-    let rest = &function[colon + 1..];
-    let after_osr = rest.strip_prefix('o').filter(|rest| rest.starts_with(['~', '^', '+', '*'])).unwrap_or(rest);
-    let marker_start = function.len() - after_osr.len();
-    let markers = after_osr.len() - after_osr.trim_start_matches(['~', '^', '+', '*', '\'']).len();
-    if markers == 0 { 0 } else { marker_start + markers }
+    match CodeName::parse(function) {
+        Some(name) if name.marker.is_some() => function.len() - name.rest.len(),
+        _ => 0,
+    }
 }
 
 /// The original name of the function starting at `start` (V8's start: the
