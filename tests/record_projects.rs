@@ -107,10 +107,36 @@ fn both_nodes_a_shell_starts_are_recorded() {
         .collect();
     assert!(cpuprofile_pids.len() >= 2, "{errors}");
     assert!(inlined_stacks(&folded, &directory) > 0);
+    // Each process is its own root.
+    for pid in &cpuprofile_pids {
+        assert!(folded.lines().any(|line| line.starts_with(&format!("node-{pid};"))), "no root node-{pid}");
+    }
     let firefox = String::from_utf8(common::gunzip(&directory.join("out/profile.firefox.json.gz"))).unwrap();
     for pid in &cpuprofile_pids {
         assert!(firefox.contains(&format!(r#""pid":"{pid}""#)), "no process {pid} in the Firefox profile");
     }
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+#[test]
+fn npx_of_a_local_command_is_recorded() {
+    let Some(directory) = project("npx") else { return };
+    // A package's command, as npx finds it in node_modules/.bin: a script
+    // that env starts with the node of PATH.
+    let bin = directory.join("node_modules/.bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let command = bin.join("deep-cli");
+    std::fs::write(&command, "#!/usr/bin/env node\nrequire('../../deep.js');\n").unwrap();
+    let mut permissions = std::fs::metadata(&command).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&command, permissions).unwrap();
+    let output = record(&directory, &["--output-dir", "out", "--", "npx", "--no-install", "deep-cli", "300"]);
+    let errors = errors(&output);
+    assert!(output.status.success(), "{errors}");
+    assert!(errors.contains(" (node "), "{errors}");
+    assert!(!errors.contains("not expanded:"), "{errors}");
+    let folded = std::fs::read_to_string(directory.join("out/profile.folded")).unwrap();
+    assert!(inlined_stacks(&folded, &directory) > 0, "no kernel;combine_[i] stack in\n{folded}");
     std::fs::remove_dir_all(&directory).unwrap();
 }
 

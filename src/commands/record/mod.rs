@@ -395,12 +395,6 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         Sampler::V8Ticks { .. } => prof_flags(&output_dir, options.frequency),
     };
     let launch = launch(&options.command, &output_dir, &wanted, &mut notes)?;
-    let collapse = CollapseOptions {
-        annotate_inline: true,
-        annotate_jit: true,
-        annotate_kernel: true,
-        ..CollapseOptions::default()
-    };
     let sources = SourceOptions { read_from_disk: true, ..SourceOptions::default() };
     let (exit_status, inputs, code_logs, activity) = match &sampler {
         Sampler::Perf => {
@@ -446,6 +440,15 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         }
     };
     let (recorded, not_reached) = processes(&output_dir, &options.command, &activity);
+    // Several processes: each its own root (`node-PID`), as inferno's --pid
+    // names them, rather than all merged under one `node`.
+    let collapse = CollapseOptions {
+        include_pid: recorded.len() + not_reached.len() > 1,
+        annotate_inline: true,
+        annotate_jit: true,
+        annotate_kernel: true,
+        ..CollapseOptions::default()
+    };
     let job = Job {
         inputs,
         fold: FoldOptions { collapse, code_logs, timeline: true, ..FoldOptions::default() },
