@@ -271,7 +271,9 @@ const INFERNO_IMAGE_WIDTH: usize = 1200;
 /// the object it was found on, the script's file name and the line
 /// (`JS:*pp$8.parseStatement /app/acorn/dist/acorn.js:1416:31` is
 /// `parseStatement acorn.js:1416`; `JS:~ file:///app/main.ts:1:1` is
-/// `(anonymous) main.ts:1`). Names as V8 writes them into the jitdump and
+/// `(anonymous) main.ts:1`). On line 1 past its first column the column is
+/// kept (`n index.js:1:2345`): in a minified one-line bundle the line
+/// alone names nothing. Names as V8 writes them into the jitdump and
 /// code log, read by [`CodeName::script_line`]. Other frames (native,
 /// kernel, builtins) keep their name.
 pub fn frame_label(name: &str) -> Option<String> {
@@ -282,10 +284,14 @@ pub fn frame_label(name: &str) -> Option<String> {
 /// of `parseStatement acorn.js:1416`): what a frame too narrow for the
 /// label shows in a [`FlameGraphStyle::Icicle`] graph.
 fn frame_label_and_function(name: &str) -> Option<(String, usize)> {
-    let ScriptLine { function, script, line } = CodeName::javascript(name)?.script_line()?;
+    let ScriptLine { function, script, line, column } = CodeName::javascript(name)?.script_line()?;
     let file_name = script.rsplit(['/', '\\']).next().filter(|file_name| !file_name.is_empty()).unwrap_or(script);
     let function = short_function_name(function);
-    Some((format!("{function} {file_name}:{line}"), function.len()))
+    let label = match column {
+        Some(column) if line == "1" && column != "1" => format!("{function} {file_name}:1:{column}"),
+        _ => format!("{function} {file_name}:{line}"),
+    };
+    Some((label, function.len()))
 }
 
 /// The function's own name: the last part of a dotted name whose parts are
@@ -517,7 +523,9 @@ mod tests {
             ("JS:+'scale /app/lib.js:10:15", "scale lib.js:10"),
             ("JS:~ node:internal/main/run_main_module:1:1", "(anonymous) run_main_module:1"),
             ("JS:~Module._extensions..js node:module:5:1504", "Module._extensions..js node:module:5"),
-            ("JS:~Module._load node:module:1:22824", "_load node:module:1"),
+            ("JS:~Module._load node:module:1:22824", "_load node:module:1:22824"),
+            // A minified one-line bundle: the column names the function.
+            ("JS:*n /app/dist/index.js:1:48213", "n index.js:1:48213"),
             ("Script:~ file:///tmp/app/main.ts:1:1", "(anonymous) main.ts:1"),
             ("LazyCompile:*kernel /app/deep.js:32", "kernel deep.js:32"),
             (

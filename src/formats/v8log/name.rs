@@ -86,8 +86,8 @@ impl<'name> CodeName<'name> {
     /// script and line.
     pub fn script_line(&self) -> Option<ScriptLine<'name>> {
         let (function, location) = split_function_and_location(self.rest)?;
-        let (script, line) = script_and_line(location)?;
-        Some(ScriptLine { function, script, line })
+        let (script, line, column) = script_and_line(location)?;
+        Some(ScriptLine { function, script, line, column })
     }
 }
 
@@ -166,6 +166,8 @@ pub struct ScriptLine<'name> {
     pub script: &'name str,
     /// The line, decimal digits.
     pub line: &'name str,
+    /// The column, decimal digits, when the name has one.
+    pub column: Option<&'name str>,
 }
 
 /// Splits `function script:line[:column]` at the space before the script.
@@ -176,7 +178,7 @@ fn split_function_and_location(text: &str) -> Option<(&str, &str)> {
     let mut last_with_position = None;
     for (space, _) in text.match_indices(' ') {
         let (function, location) = (&text[..space], &text[space + 1..]);
-        let Some((script, _)) = script_and_line(location) else { continue };
+        let Some((script, _, _)) = script_and_line(location) else { continue };
         if script.starts_with('/') || has_url_scheme(script) {
             return Some((function, location));
         }
@@ -194,17 +196,17 @@ fn has_url_scheme(script: &str) -> bool {
 
 /// `script:line:column` or `script:line` split into the script (not empty)
 /// and the line.
-fn script_and_line(location: &str) -> Option<(&str, &str)> {
+fn script_and_line(location: &str) -> Option<(&str, &str, Option<&str>)> {
     let is_number = |text: &str| !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit());
     let (before, last) = location.rsplit_once(':')?;
     if !is_number(last) {
         return None;
     }
-    let (script, line) = match before.rsplit_once(':') {
-        Some((script, line)) if is_number(line) => (script, line),
-        _ => (before, last),
+    let (script, line, column) = match before.rsplit_once(':') {
+        Some((script, line)) if is_number(line) => (script, line, Some(last)),
+        _ => (before, last, None),
     };
-    (!script.is_empty()).then_some((script, line))
+    (!script.is_empty()).then_some((script, line, column))
 }
 
 #[cfg(test)]
