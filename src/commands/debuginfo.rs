@@ -91,19 +91,23 @@ impl DebugInfoSummary {
                 self.problems.len() - PROBLEMS_LISTED
             ));
         }
-        let added = self.bytes_after.saturating_sub(self.bytes_before);
-        let mut line = format!(
-            "{}: gave {} jitted file(s) DWARF with their inlined frames (+{} bytes, {} per file)",
-            self.directory.display(),
-            self.rewritten,
-            added,
-            added.checked_div(self.rewritten as u64).unwrap_or(0)
-        );
-        if self.unchanged > 0 {
-            line.push_str(&format!(", {} of them already had it", self.unchanged));
-        }
+        let added = self.bytes_after as i64 - self.bytes_before as i64;
+        let changed = self.rewritten - self.unchanged;
+        let mut line = if changed > 0 {
+            let mut line = format!(
+                "{}: gave {changed} jitted file(s) DWARF with their inlined frames ({added:+} bytes, {:+} per file)",
+                self.directory.display(),
+                added / changed as i64
+            );
+            if self.unchanged > 0 {
+                line.push_str(&format!("; {} already had it", self.unchanged));
+            }
+            line
+        } else {
+            format!("{}: the {} jitted file(s) already had their DWARF", self.directory.display(), self.unchanged)
+        };
         if self.cache_entries_rewritten > 0 {
-            line.push_str(&format!(", and {} copies in perf's build-id cache", self.cache_entries_rewritten));
+            line.push_str(&format!("; {} copies in perf's build-id cache rewritten", self.cache_entries_rewritten));
         }
         lines.push(line);
         if self.left_alone > 0 {
