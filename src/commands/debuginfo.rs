@@ -332,10 +332,16 @@ fn rewrite_file(
 }
 
 /// Replaces the contents of `path`, keeping its inode and so every hard
-/// link to it.
+/// link to it. The bytes are written over the old ones and the file cut
+/// after them only if it was longer: a truncation to zero first makes the
+/// file system free and allocate its blocks again (ext4: 1 ms a file).
 fn write_in_place(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut file = std::fs::OpenOptions::new().write(true).truncate(true).open(path)?;
-    file.write_all(bytes)
+    let mut file = std::fs::OpenOptions::new().write(true).open(path)?;
+    file.write_all(bytes)?;
+    if file.metadata()?.len() > bytes.len() as u64 {
+        file.set_len(bytes.len() as u64)?;
+    }
+    Ok(())
 }
 
 /// Rewrites perf's cached copy of a jitted file (`BUILDID_DIR/.build-id/xx/
