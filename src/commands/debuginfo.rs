@@ -103,8 +103,10 @@ impl DebugInfoSummary {
                 line.push_str(&format!("; {} already had it", self.unchanged));
             }
             line
-        } else {
+        } else if self.unchanged > 0 {
             format!("{}: the {} jitted file(s) already had their DWARF", self.directory.display(), self.unchanged)
+        } else {
+            format!("{}: no jitted file of a JavaScript function given DWARF", self.directory.display())
         };
         if self.cache_entries_rewritten > 0 {
             line.push_str(&format!("; {} copies in perf's build-id cache rewritten", self.cache_entries_rewritten));

@@ -51,6 +51,8 @@ pub struct Injection {
     pub perf_jit_data: PathBuf,
     /// Each jitdump perf.data names, with what became of it.
     pub processes: Vec<InjectedProcess>,
+    /// Jitdumps perf.data names that could not be repaired or read, and why.
+    pub notes: Vec<String>,
 }
 
 /// One process's jitdump through perf inject and debuginfo.
@@ -106,7 +108,7 @@ pub enum InjectError {
 impl Injection {
     /// What to tell the user, one `v8inline:` line each.
     pub fn report(&self) -> String {
-        let mut report = String::new();
+        let mut report: String = self.notes.iter().map(|note| format!("v8inline: warning: {note}\n")).collect();
         for process in &self.processes {
             if process.corrected > 0 {
                 report.push_str(&format!(
@@ -141,13 +143,19 @@ pub fn inject(output_dir: &Path, options: &InjectOptions) -> Result<Injection, I
     let perf_jit_data = output_dir.join(PERF_JIT_DATA_FILE);
     let mut placed = Vec::new();
     let mut jitdumps = Vec::new();
+    let mut notes = Vec::new();
     for mapped in mapped_jitdumps(&perf_data)? {
         let Some(name) = mapped.file_name() else { continue };
         // record keeps every jitdump in the output directory.
         let kept = output_dir.join(name);
         let source = if kept.is_file() { kept } else { mapped.clone() };
-        let Ok(bytes) = read_file(&source) else { continue };
-        let Ok(repaired) = jitdump::repair(&bytes) else { continue };
+        let repaired = match read_file(&source).and_then(|bytes| jitdump::repair(&bytes).map_err(Error::at(&source))) {
+            Ok(repaired) => repaired,
+            Err(error) => {
+                notes.push(format!("{error}: left to perf inject as it is, no debuginfo for it"));
+                continue;
+            }
+        };
         let corrected = repaired.original.mis_sized_debug_infos.len();
         if corrected > 0 || source != mapped {
             write_replacing(&mapped, &repaired.bytes)?;
@@ -177,7 +185,7 @@ pub fn inject(output_dir: &Path, options: &InjectOptions) -> Result<Injection, I
                 InjectedProcess { jitdump, corrected, debuginfo }
             })
             .collect();
-        Injection { output_dir: output_dir.to_owned(), perf_jit_data, processes }
+        Injection { output_dir: output_dir.to_owned(), perf_jit_data, processes, notes }
     });
     // The copies put back for perf inject are not the recording's.
     for path in placed {
