@@ -203,7 +203,11 @@ fn perf_inject_reads_the_repaired_jitdump_whole() {
         }
         std::fs::write(&jitdump_path, jitdump).unwrap();
         let injected = directory.join("perf.jit.data");
+        // A build-id cache of the test's own: perf inject otherwise adds
+        // every jitted file to ~/.debug, on every run.
         let output = std::process::Command::new("perf")
+            .arg("--buildid-dir")
+            .arg(directory.join("buildid"))
             .args(["inject", "-j", "-i", text(&perf_data), "-o", text(&injected)])
             .output()
             .unwrap();

@@ -155,18 +155,23 @@ pub fn describe_address(map: &InlineMap, query: AddressQuery, output: &mut Strin
     }
 }
 
-/// `function script:line:col`, with `(inlined)` and a note when the position
-/// is only the function's start or unknown.
-pub fn frame_line(frame: &SourceFrame<'_>) -> String {
+/// The function of a frame as people read it: its name, `(top level)` or
+/// `(unknown function)`.
+pub fn function_label<'frame>(frame: &SourceFrame<'frame>) -> &'frame str {
     // An empty name with a script is top-level code; with none, a function
     // the log never named (its records lost, e.g. in a log several isolates
     // wrote at once).
-    let function = match (frame.function_name.is_empty(), frame.script_name.is_empty()) {
+    match (frame.function_name.is_empty(), frame.script_name.is_empty()) {
         (false, _) => frame.function_name,
         (true, false) => "(top level)",
         (true, true) => "(unknown function)",
-    };
-    let mut line = function.to_string();
+    }
+}
+
+/// `function script:line:col`, with `(inlined)` and a note when the position
+/// is only the function's start or unknown.
+pub fn frame_line(frame: &SourceFrame<'_>) -> String {
+    let mut line = function_label(frame).to_string();
     if !frame.script_name.is_empty() {
         let _ = write!(line, " {}", frame.script_name);
     }

@@ -4,8 +4,12 @@
 //! - [`lookup`]: the inline stack of one address.
 //! - [`compare`]: two profiles' functions, share by share.
 //! - [`repair`]: a jitdump with V8's mis-sized records corrected.
+//! - [`debuginfo`]: DWARF with the inlined frames in perf inject's jitted files.
+//! - [`inject`]: `record --inject`, a recording through perf inject and debuginfo.
 
 pub mod compare;
+pub mod debuginfo;
+pub mod inject;
 pub mod lookup;
 pub mod record;
 pub mod repair;

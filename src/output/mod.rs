@@ -10,6 +10,7 @@
 //! TimelineRecorder + expander ──────────► Timeline ─► cpuprofile, firefox
 //! ```
 //!
+//! `debuginfo` writes DWARF for one JIT code object into its jitted ELF file.
 //! `stats` writes the `--stats` text. Which outputs a job writes is chosen
 //! in [`crate::pipeline::outputs`].
 //!
@@ -20,6 +21,7 @@
 pub mod annotations;
 pub mod compare;
 pub mod cpuprofile;
+pub mod debuginfo;
 pub mod firefox;
 pub mod flamegraph;
 pub mod json;

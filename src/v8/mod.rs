@@ -6,6 +6,7 @@
 //! - [`profile`]: finds and pairs each process's code log and jitdump.
 //! - [`inline_map`]: one process's code objects by address and time.
 //! - [`inline_stack`]: the inline stack at a code offset.
+//! - [`inline_tree`]: a code object's inlining tree with the code of each call.
 //! - [`source`]: script text, lines and columns.
 //! - [`source_map`]: source maps, to original files, lines and names.
 //! - [`expand`]: the pipeline's expansion stage.
@@ -15,6 +16,7 @@ pub mod code_logs;
 pub mod expand;
 pub mod inline_map;
 pub mod inline_stack;
+pub mod inline_tree;
 pub mod source;
 pub mod source_map;
 pub mod unexpanded;

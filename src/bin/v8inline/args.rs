@@ -214,6 +214,24 @@ pub(crate) enum Command {
     /// 26, Deno) mis-sized given their true size, so that `perf inject -j`
     /// and samply read it whole.
     RepairJitdump(RepairJitDumpArgs),
+    /// After `perf inject -j`, give each jitted-PID-N.so DWARF with the
+    /// inlined JavaScript frames, for perf, addr2line, samply and hotspot.
+    Debuginfo(DebuginfoArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct DebuginfoArgs {
+    #[command(flatten)]
+    pub(crate) inputs: InputArgs,
+    /// Where perf inject wrote the jitted-PID-N.so files (default: the jitdump's directory).
+    #[arg(value_name = "DIR")]
+    pub(crate) directory: Option<PathBuf>,
+    /// perf's build-id cache, whose copies of the files are rewritten too (default: ~/.debug).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) buildid_dir: Option<PathBuf>,
+    /// Rewrite on this many threads (default: one per core).
+    #[arg(long, value_name = "N")]
+    pub(crate) threads: Option<usize>,
 }
 
 #[derive(Args, Debug)]
@@ -245,6 +263,11 @@ pub(crate) struct RecordArgs {
     /// node and Deno process it starts is recorded.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub(crate) command: Vec<std::ffi::OsString>,
+    /// Then run `perf inject -j` (jitdumps repaired first) and give its
+    /// jitted files DWARF with the inlined frames (`debuginfo`), for `perf
+    /// report --inline`, samply and hotspot.
+    #[arg(long)]
+    pub(crate) inject: bool,
 }
 
 #[derive(Args, Debug)]

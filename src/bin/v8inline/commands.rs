@@ -1,8 +1,8 @@
-//! The subcommands: `lookup`, `compare`, `record`, `repair-jitdump`.
+//! The subcommands: `lookup`, `compare`, `record`, `repair-jitdump`, `debuginfo`.
 
 use std::io::Write;
 
-use crate::args::{CompareArgs, CompareFormat, LookupArgs, RecordArgs, RepairJitDumpArgs};
+use crate::args::{CompareArgs, CompareFormat, DebuginfoArgs, LookupArgs, RecordArgs, RepairJitDumpArgs};
 use crate::failure::{Failure, report_warnings, standard_output_failure, write_file, write_output};
 use std::path::PathBuf;
 use v8inline::commands::compare::{CompareCommandError, CompareOptions, ComparisonFormat, compare_files};
@@ -99,6 +99,9 @@ pub(crate) fn record(args: RecordArgs) -> Result<(), Failure> {
     let mut announce = |message: &str| eprintln!("v8inline: {message}");
     let recording = v8inline::commands::record::record(&options, &mut announce).map_err(record_failure)?;
     eprint!("{}", recording.report());
+    if args.inject {
+        inject(&recording, options.perf)?;
+    }
     Ok(())
 }
 
@@ -116,5 +119,52 @@ pub(crate) fn repair_jitdump(args: RepairJitDumpArgs) -> Result<(), Failure> {
         args.output.display(),
         repaired.bytes_written
     );
+    Ok(())
+}
+
+pub(crate) fn debuginfo(args: DebuginfoArgs) -> Result<(), Failure> {
+    use v8inline::commands::debuginfo::{DebugInfoCommandError, DebugInfoOptions, default_buildid_dir};
+    let threads = thread_count(args.threads);
+    let options = DebugInfoOptions {
+        code_logs: CodeLogOptions { read_threads: threads, ..args.inputs.code_log_options() },
+        directory: args.directory,
+        buildid_dir: args.buildid_dir.or_else(default_buildid_dir),
+        threads,
+    };
+    let summary = match v8inline::commands::debuginfo::debuginfo(options) {
+        Ok(summary) => summary,
+        Err(DebugInfoCommandError::NotOneProcess { diagnostics, processes }) => {
+            report_warnings(&diagnostics, args.inputs.strict)?;
+            let error = DebugInfoCommandError::NotOneProcess { diagnostics, processes };
+            return Err(Failure::Usage(error.to_string()));
+        }
+        Err(error @ DebugInfoCommandError::NoJitdump) => return Err(Failure::Usage(error.to_string())),
+        Err(error) => return Err(Failure::Input(error.to_string())),
+    };
+    report_warnings(&summary.diagnostics, args.inputs.strict)?;
+    eprint!("{}", summary.report());
+    if args.inputs.strict && !summary.problems.is_empty() {
+        return Err(Failure::Input(format!(
+            "--strict: {} jitted file(s) could not be rewritten",
+            summary.problems.len()
+        )));
+    }
+    // Millions of code objects: the process's exit frees them at once.
+    std::mem::forget(summary);
+    Ok(())
+}
+
+/// `record --inject`: perf inject and debuginfo on the recording.
+fn inject(recording: &v8inline::Recording, perf: std::ffi::OsString) -> Result<(), Failure> {
+    use v8inline::commands::inject::{InjectOptions, inject};
+    use v8inline::commands::record::Sampler;
+    if recording.sampler != Sampler::Perf {
+        eprintln!("v8inline: --inject needs a perf recording: nothing to inject");
+        return Ok(());
+    }
+    let options = InjectOptions { perf, buildid_dir: None, threads: thread_count(None) };
+    let injection = inject(&recording.output_dir, &options).map_err(|error| Failure::Input(error.to_string()))?;
+    eprint!("{}", injection.report());
+    std::mem::forget(injection);
     Ok(())
 }

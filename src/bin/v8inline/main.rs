@@ -40,6 +40,7 @@ fn main() -> ExitCode {
         Some(Command::Compare(args)) => commands::compare(args),
         Some(Command::Record(args)) => commands::record(args),
         Some(Command::RepairJitdump(args)) => commands::repair_jitdump(args),
+        Some(Command::Debuginfo(args)) => commands::debuginfo(args),
         None => fold::fold(cli.fold),
     };
     match result {

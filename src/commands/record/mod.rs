@@ -109,7 +109,7 @@ pub struct Recording {
     pub sampler: Sampler,
     /// How the profiled command exited.
     pub exit_status: ExitStatus,
-    /// Where the recording is.
+    /// Where the recording is (absolute).
     pub output_dir: PathBuf,
     /// The node and Deno processes that ran with the expansion flags.
     pub recorded: Vec<RuntimeProcess>,
@@ -479,7 +479,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         runtime: Runtime::of(&options.command[0]),
         sampler,
         exit_status,
-        output_dir: options.output_dir.clone(),
+        output_dir: output_dir.clone(),
         recorded,
         not_reached,
         written,
