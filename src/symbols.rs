@@ -131,10 +131,11 @@ impl ElfSymbols {
     fn parse_data<'data, Data: object::ReadRef<'data>>(data: Data) -> Result<ElfSymbols, object::read::Error> {
         let file = object::File::parse(data)?;
         let mut candidates = Vec::new();
-        push_function_symbols(file.symbols(), &mut candidates);
+        push_function_symbols(&file, file.symbols(), &mut candidates);
         if candidates.is_empty() {
-            push_function_symbols(file.dynamic_symbols(), &mut candidates);
+            push_function_symbols(&file, file.dynamic_symbols(), &mut candidates);
         }
+        drop_labels_inside_functions(&mut candidates);
         push_plt_symbols(data, &mut candidates);
         let segments = file
             .segments()
@@ -192,6 +193,8 @@ struct Candidate {
     size: u64,
     binding: object::elf::SymbolBind,
     name: Box<str>,
+    /// An untyped symbol of no size: names only code no function covers.
+    is_label: bool,
 }
 
 /// Where distributions install the debug file of a build id.
@@ -201,16 +204,36 @@ fn debug_file_path(build_id: &[u8]) -> Option<PathBuf> {
     Some(PathBuf::from(format!("/usr/lib/debug/.build-id/{first:02x}/{}.debug", hex(rest))))
 }
 
-/// Appends the defined, named function symbols of `symbols`.
+/// Appends the defined, named function symbols of `symbols`, and the
+/// labels in code that perf names frames by too (`_dl_start_user` in
+/// ld.so): untyped symbols of no size, defined in an executable section,
+/// visible (`elf_sym__is_label` in perf's `symbol-elf.c`).
 fn push_function_symbols<'data>(
+    file: &object::File<'data, impl object::ReadRef<'data>>,
     symbols: impl Iterator<Item = impl ObjectSymbol<'data>>,
     candidates: &mut Vec<Candidate>,
 ) {
+    use object::{Object, ObjectSection, SectionFlags, SymbolSection};
+    // SHF_EXECINSTR, also in a debug file, whose code sections hold no bytes.
+    let in_code = |section: SymbolSection| match section {
+        SymbolSection::Section(index) => file.section_by_index(index).is_ok_and(|section| {
+            matches!(section.flags(), SectionFlags::Elf { sh_flags, .. }
+                if sh_flags.0 & object::elf::SHF_EXECINSTR.0 != 0)
+        }),
+        _ => false,
+    };
     for symbol in symbols {
-        let SymbolFlags::Elf { st_info, .. } = symbol.flags() else { continue };
+        let SymbolFlags::Elf { st_info, st_other } = symbol.flags() else { continue };
         let symbol_type = st_info.st_type();
+        let visibility = st_other.visibility();
         // STT_GNU_IFUNC: an indirect function, code too.
-        if !(symbol_type == STT_FUNC || symbol_type == STT_GNU_IFUNC) || symbol.is_undefined() {
+        let is_function = symbol_type == STT_FUNC || symbol_type == STT_GNU_IFUNC;
+        let is_label = symbol_type == object::elf::STT_NOTYPE
+            && symbol.size() == 0
+            && visibility != object::elf::STV_HIDDEN
+            && visibility != object::elf::STV_INTERNAL
+            && in_code(symbol.section());
+        if !(is_function || is_label) || symbol.is_undefined() {
             continue;
         }
         let Ok(name) = symbol.name() else { continue };
@@ -222,8 +245,33 @@ fn push_function_symbols<'data>(
             size: symbol.size(),
             binding: st_info.st_bind(),
             name: name.into(),
+            is_label: !is_function,
         });
     }
+}
+
+/// Drops the labels inside a function: perf's lookup finds the function
+/// there (node's `construct_stub_create_deopt_addr` is inside
+/// `Builtins_JSConstructStubGeneric`), a label names only the code between
+/// functions (ld.so's `_dl_start_user`).
+fn drop_labels_inside_functions(candidates: &mut Vec<Candidate>) {
+    let mut functions: Vec<(u64, u64)> = candidates
+        .iter()
+        .filter(|candidate| !candidate.is_label && candidate.size > 0)
+        .map(|candidate| (candidate.address, candidate.address.saturating_add(candidate.size)))
+        .collect();
+    functions.sort_unstable();
+    // The furthest end of the functions up to each one (they may overlap).
+    let mut furthest_end = 0;
+    for function in &mut functions {
+        furthest_end = furthest_end.max(function.1);
+        function.1 = furthest_end;
+    }
+    let covered = |address: u64| {
+        let before = functions.partition_point(|&(start, _)| start <= address);
+        before > 0 && functions[before - 1].1 > address
+    };
+    candidates.retain(|candidate| !candidate.is_label || !covered(candidate.address));
 }
 
 /// Appends `name@plt` for each PLT entry of an x86-64 ELF file, as perf
@@ -259,6 +307,7 @@ fn push_plt_symbols<'data, Data: object::ReadRef<'data>>(data: Data, candidates:
             size: ENTRY_SIZE,
             binding: object::elf::STB_GLOBAL,
             name: format!("{}@plt", String::from_utf8_lossy(name)).into(),
+            is_label: false,
         });
     }
 }
@@ -639,7 +688,43 @@ mod tests {
     use super::*;
 
     fn candidate(address: u64, size: u64, binding: object::elf::SymbolBind, name: &str) -> Candidate {
-        Candidate { address, size, binding, name: name.into() }
+        Candidate { address, size, binding, name: name.into(), is_label: false }
+    }
+
+    #[test]
+    fn labels_in_code_name_frames_as_perf_names_them() {
+        use object::write::{Object as WriteObject, Symbol, SymbolSection as WriteSection};
+        use object::{Architecture, BinaryFormat, Endianness, SectionKind, SymbolFlags as Flags, SymbolKind};
+        let mut elf = WriteObject::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
+        let text = elf.add_section(Vec::new(), b".text".to_vec(), SectionKind::Text);
+        elf.append_section_data(text, &[0x90; 64], 16);
+        let data = elf.add_section(Vec::new(), b".data".to_vec(), SectionKind::Data);
+        elf.append_section_data(data, &[0; 16], 8);
+        let symbol = |name: &str, value, size, kind, section| Symbol {
+            name: name.as_bytes().to_vec(),
+            value,
+            size,
+            kind,
+            scope: object::SymbolScope::Compilation,
+            weak: false,
+            section: WriteSection::Section(section),
+            flags: Flags::None,
+        };
+        elf.add_symbol(symbol("_dl_start", 0, 16, SymbolKind::Text, text));
+        // An assembly label: untyped, no size (ld.so's _dl_start_user).
+        elf.add_symbol(symbol("_dl_start_user", 32, 0, SymbolKind::Label, text));
+        elf.add_symbol(symbol("after", 48, 16, SymbolKind::Text, text));
+        // A label inside a function: the function names its code.
+        elf.add_symbol(symbol("inside_after", 52, 0, SymbolKind::Label, text));
+        elf.add_symbol(symbol("a_data_label", 0, 0, SymbolKind::Label, data));
+        let symbols = ElfSymbols::parse(&elf.write().unwrap()).unwrap();
+        assert_eq!(symbols.lookup(4).map(|hit| hit.name), Some("_dl_start"));
+        assert_eq!(symbols.lookup(40).map(|hit| (hit.name, hit.offset)), Some(("_dl_start_user", 8)));
+        // A label reaches up to the next symbol, as perf's symbols__fixup_end.
+        assert_eq!(symbols.lookup(47).map(|hit| hit.name), Some("_dl_start_user"));
+        assert_eq!(symbols.lookup(48).map(|hit| hit.name), Some("after"));
+        assert_eq!(symbols.lookup(56).map(|hit| (hit.name, hit.offset)), Some(("after", 8)));
+        assert_eq!(symbols.len(), 3, "labels outside code are not frames");
     }
 
     #[test]
