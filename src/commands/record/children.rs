@@ -37,6 +37,8 @@ fn is_executable(path: &Path) -> bool {
 /// output directory; returns the directory to put first on PATH.
 pub(crate) fn write_node_shim(output_dir: &Path, real_node: &Path, flags: &[OsString]) -> std::io::Result<PathBuf> {
     let directory = output_dir.join(SHIM_DIRECTORY);
+    // A run that was killed leaves its list of started nodes behind.
+    remove_node_shim(output_dir);
     std::fs::create_dir_all(&directory)?;
     let mut script = b"#!/bin/sh\n# v8inline record: the node PATH had, with the flags the expansion needs.\n".to_vec();
     script.extend_from_slice(b"printf '%s %s\\n' \"$$\" \"$*\" >> ");
