@@ -33,7 +33,7 @@ pub enum FrameOrigin {
     /// root frame): the name is all there is.
     PassedThrough(PassedThroughKind),
     /// Produced by an expander for a code location it tagged (see
-    /// [`ExpandedFrames::set_location`](super::ExpandedFrames::set_location)).
+    /// [`ExpandedFrames::set_location`](crate::expansion::ExpandedFrames::set_location)).
     Expanded {
         /// The expander's location id.
         location: u32,

@@ -1,7 +1,7 @@
 //! Folding `perf script` samples into stacks, like `inferno-collapse-perf`.
 //!
 //! [`collapse`] reads `perf script` text and writes folded stacks
-//! (`root;caller;callee count`, sorted by stack). With [`NoExpansion`] the
+//! (`root;caller;callee count`, sorted by stack). With [`NoExpansion`](crate::expansion::NoExpansion) the
 //! output is byte for byte what inferno 0.12.8's `perf` collapser writes with
 //! the same options. A [`FrameExpander`] may replace any stack line by several
 //! frames: V8 JIT frames by the inline stacks of JavaScript functions.
@@ -141,7 +141,7 @@ impl CollapseSummary {
 /// Reads `perf script` text from `input`, folds its samples with `expander`
 /// and writes the folded stacks to `output` (then flushes it).
 ///
-/// With [`NoExpansion`], the output equals inferno 0.12.8's `perf` collapser
+/// With [`NoExpansion`](crate::expansion::NoExpansion), the output equals inferno 0.12.8's `perf` collapser
 /// with the same options. The counts written sum to
 /// [`CollapseSummary::total_count`]. Only I/O errors are errors.
 ///

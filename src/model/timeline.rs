@@ -56,7 +56,7 @@ pub struct TimelineThread {
 /// One sample of the timeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TimelineSample {
-    /// When it was taken, in nanoseconds ([`Sample::clock_nanoseconds`]).
+    /// When it was taken, in nanoseconds (`Sample::clock_nanoseconds` of the sample model).
     pub time_nanoseconds: u64,
     /// Its thread.
     pub thread: ThreadId,

@@ -230,11 +230,18 @@ pub struct ProcessActivity {
 
 /// The processes of the perf.data at `path` that executed a program or were
 /// sampled, by pid: what `record` needs to tell which node processes ran
-/// without its flags. Reads the records up to the first it cannot read
-/// (the main read reports damage).
+/// without its flags. Reads the records of a whole file up to the first it
+/// cannot read; none of a damaged one (the main read reports the damage).
 pub fn recorded_processes(path: &Path) -> Result<Vec<ProcessActivity>, Error> {
     let file = std::fs::File::open(path).map_err(Error::at(path))?;
-    let reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    // Only a whole perf.data: the main read frames a damaged one record by
+    // record (`PerfDataReader::read`) and reports it; this pass does not
+    // repeat those guards.
+    match check_header(&mut reader) {
+        Ok(Some(header)) if !header.is_cut() && !header.is_unfinished() => {}
+        _ => return Ok(Vec::new()),
+    }
     let PerfFileReader { mut perf_file, mut record_iter } =
         PerfFileReader::parse_file(reader).map_err(|error| Error::at(path)(PerfDataError::Format(error)))?;
     let mut processes: std::collections::BTreeMap<u32, ProcessActivity> = std::collections::BTreeMap::new();

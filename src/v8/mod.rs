@@ -3,7 +3,7 @@
 //! that replaces a sampled JIT frame by the JavaScript functions inlined
 //! there.
 //!
-//! - [`profile`]: finds and pairs each process's code log and jitdump.
+//! - [`code_logs`]: finds and pairs each process's code log and jitdump.
 //! - [`inline_map`]: one process's code objects by address and time.
 //! - [`inline_stack`]: the inline stack at a code offset.
 //! - [`inline_tree`]: a code object's inlining tree with the code of each call.
