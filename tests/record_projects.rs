@@ -1,5 +1,5 @@
 //! `v8inline record` of what real projects run: npm scripts, shells that
-//! start several nodes, `npm exec`; every recording kept; the main job's
+//! start several nodes, `npm exec` and nodes started by their own path; every recording kept; the main job's
 //! output options. Needs perf (`perf record -e cpu-clock`) and node and
 //! npm on PATH; skipped with a message otherwise.
 
@@ -213,16 +213,45 @@ fn record_takes_the_main_jobs_output_options() {
 }
 
 #[test]
-fn a_node_that_npm_exec_starts_by_its_own_path_is_named_or_recorded() {
+fn a_node_that_npm_exec_starts_by_its_own_path_is_run_again_with_the_flags() {
     let Some(directory) = project("exec") else { return };
     let output = record(&directory, &["--output-dir", "out", "--", "npm", "exec", "--", "node", "deep.js", "200"]);
     let errors = errors(&output);
     assert!(output.status.success(), "{errors}");
-    // npm 7+ puts its own node's directory first on PATH: that node cannot
-    // get the flags, and record names it; an npm that does not finds ours.
-    let named = errors.contains("v8inline: not expanded: 1 process: pid ")
-        && errors.contains("ran without the flags, started by a path of their own");
-    let recorded = errors.contains("v8inline: recorded 2 processes") && errors.contains(" (node deep.js 200, ");
-    assert!(named ^ recorded, "{errors}");
+    // npm 7+ puts its own node's directory first on PATH, so its node does
+    // not start through the script on PATH; the preload in NODE_OPTIONS
+    // runs it again with the flags.
+    let script = directory.join("deep.js").display().to_string();
+    assert!(errors.contains("v8inline: recorded 2 processes: pid "), "{errors}");
+    assert!(errors.contains(&format!("/node {script} 200, ")), "{errors}");
+    assert!(errors.contains(" samples, run again with the flags by pid "), "{errors}");
+    assert!(!errors.contains("not expanded:"), "{errors}");
+    let folded = std::fs::read_to_string(directory.join("out/profile.folded")).unwrap();
+    assert!(inlined_stacks(&folded, &directory) > 0, "no kernel;combine_[i] stack in\n{folded}");
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+#[test]
+fn another_node_started_by_its_path_is_run_again_with_the_flags_it_knows() {
+    // node 26 by its path beside the node of PATH, as `npx node@26` runs it.
+    let Some(node26) = common::node_binary(26) else {
+        eprintln!("SKIPPED: no node 26 (testdata/record.sh installs it)");
+        return;
+    };
+    let Some(directory) = project("by-path") else { return };
+    let command = format!("'{}' deep.js 200", node26.display());
+    let output = record(&directory, &["--output-dir", "out", "--", "sh", "-c", &command]);
+    let errors = errors(&output);
+    assert!(output.status.success(), "{errors}");
+    let real_node26 = std::fs::canonicalize(&node26).unwrap();
+    let script = directory.join("deep.js").display().to_string();
+    assert!(errors.contains("v8inline: recorded 1 process: pid "), "{errors}");
+    assert!(errors.contains(&format!("({} {script} 200, ", real_node26.display())), "{errors}");
+    assert!(errors.contains(", run again with the flags by pid "), "{errors}");
+    // It knows --perf-prof-path: its jitdump went into the recording.
+    assert!(!errors.contains("does not know"), "{errors}");
+    assert!(!errors.contains("not expanded:"), "{errors}");
+    let folded = std::fs::read_to_string(directory.join("out/profile.folded")).unwrap();
+    assert!(inlined_stacks(&folded, &directory) > 0, "no kernel;combine_[i] stack in\n{folded}");
     std::fs::remove_dir_all(&directory).unwrap();
 }

@@ -9,10 +9,15 @@
 //!   node's flags on to its children by itself (`process.execArgv`).
 //! - Deno: `DENO_V8_FLAGS`, which every deno reads before its `--v8-flags`.
 //!
-//! A node started by a path of its own, not through PATH (npx's `node@26`
-//! package puts its binary first on PATH), cannot be reached; the perf.data
-//! tells that it ran ([`crate::sources::perf_data::recorded_processes`]),
-//! and `record` names it.
+//! - a node started by a path of its own, not through PATH (`npm exec`
+//!   and npx's `node@26` put their node's directory first on PATH): a
+//!   preload in `NODE_OPTIONS` (`rerun.cjs`) that runs the node again with
+//!   the flags and passes its exit on. The re-run and the node that ran it
+//!   are written down.
+//!
+//! A node that neither reaches (one that ignores `NODE_OPTIONS`) is told by
+//! the perf.data ([`crate::sources::perf_data::recorded_processes`]), and
+//! `record` names it.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -23,6 +28,18 @@ use std::path::{Path, PathBuf};
 pub(crate) const SHIM_DIRECTORY: &str = ".v8inline-shim";
 /// The file beside it where each node it starts writes its pid and arguments.
 const STARTED_FILE: &str = "started";
+/// The file where each node the preload ran again is written down, after
+/// the pid of the node that ran it.
+const RERUN_FILE: &str = "rerun";
+/// The file where the preload writes the pid of each node it asked for its
+/// flags (`node --v8-options`): nodes without the flags, but not unreached.
+const ASKED_FILE: &str = "asked";
+/// The file where the preload writes the flags each node binary it asked
+/// takes, so that it asks each binary once.
+const FOUND_FILE: &str = "found";
+/// The preload's file name: `.cjs`, so that a project's `"type": "module"`
+/// does not make it a module.
+const PRELOAD_FILE: &str = "rerun.cjs";
 
 /// The first executable `name` in the directories of `path` (PATH's value).
 pub(crate) fn find_on_path(name: &str, path: &OsStr) -> Option<PathBuf> {
@@ -33,15 +50,20 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
 }
 
-/// Writes the `node` script that runs `real_node` with `flags` into the
-/// output directory; returns the directory to put first on PATH.
-pub(crate) fn write_node_shim(output_dir: &Path, real_node: &Path, flags: &[OsString]) -> std::io::Result<PathBuf> {
-    let directory = output_dir.join(SHIM_DIRECTORY);
-    // A run that was killed leaves its list of started nodes behind.
+/// Makes the directory for the `node` script and the preload, empty: a run
+/// that was killed leaves its list of started nodes behind.
+pub(crate) fn create_shim_directory(output_dir: &Path) -> std::io::Result<PathBuf> {
     remove_node_shim(output_dir);
+    let directory = output_dir.join(SHIM_DIRECTORY);
     std::fs::create_dir_all(&directory)?;
+    Ok(directory)
+}
+
+/// Writes the `node` script that runs `real_node` with `flags` into the
+/// shim directory (the one to put first on PATH).
+pub(crate) fn write_node_shim(directory: &Path, real_node: &Path, flags: &[OsString]) -> std::io::Result<()> {
     let mut script = b"#!/bin/sh\n# v8inline record: the node PATH had, with the flags the expansion needs.\n".to_vec();
-    script.extend_from_slice(b"printf '%s %s\\n' \"$$\" \"$*\" >> ");
+    script.extend_from_slice(b"printf '%s node %s\\n' \"$$\" \"$*\" >> ");
     script.extend(shell_quoted(directory.join(STARTED_FILE).as_os_str()));
     // `exec` keeps the pid: the code log and jitdump are named by it.
     script.extend_from_slice(b"\nexec ");
@@ -54,7 +76,58 @@ pub(crate) fn write_node_shim(output_dir: &Path, real_node: &Path, flags: &[OsSt
     let path = directory.join("node");
     std::fs::write(&path, script)?;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
-    Ok(directory)
+    Ok(())
+}
+
+/// A node binary and the flags it was found to know.
+pub(crate) struct KnownNode<'a> {
+    pub(crate) binary: &'a Path,
+    pub(crate) flags: &'a [OsString],
+}
+
+/// Writes the preload that runs a node without the flags again with those
+/// of `wanted` its V8 knows (`known` saves asking the nodes already asked);
+/// returns the `--require` option for `NODE_OPTIONS`, or `None` when a flag
+/// or path is not UTF-8 (JavaScript strings are text).
+pub(crate) fn write_rerun_preload(
+    directory: &Path,
+    wanted: &[(&'static str, OsString)],
+    known: &[KnownNode],
+) -> std::io::Result<Option<String>> {
+    let text = |value: &OsStr| value.to_str().map(str::to_string);
+    let Some(wanted) = wanted
+        .iter()
+        .map(|(name, argument)| Some((name.to_string(), text(argument)?)))
+        .collect::<Option<Vec<(String, String)>>>()
+    else {
+        return Ok(None);
+    };
+    // node's process.execPath is the binary's real path.
+    let Some(known) = known
+        .iter()
+        .map(|node| {
+            let binary = std::fs::canonicalize(node.binary).unwrap_or_else(|_| node.binary.to_owned());
+            let flags = node.flags.iter().map(|flag| text(flag)).collect::<Option<Vec<String>>>()?;
+            Some((text(binary.as_os_str())?, flags))
+        })
+        .collect::<Option<std::collections::BTreeMap<String, Vec<String>>>>()
+    else {
+        return Ok(None);
+    };
+    let path = directory.join(PRELOAD_FILE);
+    let Some(preload) = text(path.as_os_str()) else { return Ok(None) };
+    let mut script = include_str!("rerun.cjs").replace("@WANTED@", &json(&wanted)?).replace("@KNOWN@", &json(&known)?);
+    for (placeholder, file) in [
+        ("@STARTED_FILE@", STARTED_FILE),
+        ("@RERUN_FILE@", RERUN_FILE),
+        ("@ASKED_FILE@", ASKED_FILE),
+        ("@FOUND_FILE@", FOUND_FILE),
+    ] {
+        let Some(file) = text(directory.join(file).as_os_str()) else { return Ok(None) };
+        script = script.replace(placeholder, &json(&file)?);
+    }
+    std::fs::write(&path, script)?;
+    Ok(Some(format!("--require {}", node_options_quoted(&preload))))
 }
 
 /// `text` in single quotes for sh, its own single quotes as `'\''`.
@@ -71,6 +144,37 @@ fn shell_quoted(text: &OsStr) -> Vec<u8> {
     quoted
 }
 
+/// `value` as a JavaScript literal.
+fn json<T: serde::Serialize + ?Sized>(value: &T) -> std::io::Result<String> {
+    serde_json::to_string(value).map_err(std::io::Error::other)
+}
+
+/// `text` in double quotes for `NODE_OPTIONS`, whose parser takes a
+/// backslash to escape the next character there
+/// ([`ParseNodeOptionsEnvVar`](https://github.com/nodejs/node/blob/main/src/node_options.cc)).
+fn node_options_quoted(text: &str) -> String {
+    let mut quoted = String::from('"');
+    for character in text.chars() {
+        if character == '"' || character == '\\' {
+            quoted.push('\\');
+        }
+        quoted.push(character);
+    }
+    quoted.push('"');
+    quoted
+}
+
+/// `NODE_OPTIONS` with `option` first, so that the preload's re-run starts
+/// before the user's own preloads would run in the node it replaces.
+pub(crate) fn node_options_with_first(option: &str, user: Option<&OsStr>) -> OsString {
+    let mut value = OsString::from(option);
+    if let Some(user) = user.filter(|user| !user.is_empty()) {
+        value.push(" ");
+        value.push(user);
+    }
+    value
+}
+
 /// PATH's value with `directory` first.
 pub(crate) fn path_with_first(directory: &Path, path: Option<&OsStr>) -> OsString {
     let mut value = directory.as_os_str().to_owned();
@@ -81,16 +185,35 @@ pub(crate) fn path_with_first(directory: &Path, path: Option<&OsStr>) -> OsStrin
     value
 }
 
-/// The nodes the script started, by pid: their arguments as the script saw
-/// them.
+/// The nodes the script started or the preload ran again, by pid: their
+/// command lines as seen there (`node ARGUMENTS` through PATH, the binary's
+/// path when run again).
 pub(crate) fn started_nodes(output_dir: &Path) -> std::collections::BTreeMap<u32, String> {
     let text = std::fs::read_to_string(output_dir.join(SHIM_DIRECTORY).join(STARTED_FILE)).unwrap_or_default();
     text.lines()
         .filter_map(|line| {
-            let (pid, arguments) = line.split_once(' ')?;
-            Some((pid.parse().ok()?, arguments.to_string()))
+            let (pid, command) = line.split_once(' ')?;
+            Some((pid.parse().ok()?, command.to_string()))
         })
         .collect()
+}
+
+/// The nodes the preload ran again: the pid of each re-run, with the pid of
+/// the node (without the flags) that ran it.
+pub(crate) fn rerun_nodes(output_dir: &Path) -> std::collections::BTreeMap<u32, u32> {
+    let text = std::fs::read_to_string(output_dir.join(SHIM_DIRECTORY).join(RERUN_FILE)).unwrap_or_default();
+    text.lines()
+        .filter_map(|line| {
+            let (runner, rerun) = line.split_once(' ')?;
+            Some((rerun.parse().ok()?, runner.parse().ok()?))
+        })
+        .collect()
+}
+
+/// The nodes the preload asked for their flags: they ran no program.
+pub(crate) fn asked_nodes(output_dir: &Path) -> std::collections::BTreeSet<u32> {
+    let text = std::fs::read_to_string(output_dir.join(SHIM_DIRECTORY).join(ASKED_FILE)).unwrap_or_default();
+    text.lines().filter_map(|line| line.parse().ok()).collect()
 }
 
 /// Removes the script and the list of the nodes it started.
@@ -111,15 +234,85 @@ mod tests {
         let fake_node = output_dir.join("it's node");
         std::fs::write(&fake_node, "#!/bin/sh\nfor a in \"$@\"; do echo \"[$a]\"; done\n").unwrap();
         std::fs::set_permissions(&fake_node, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let shim =
-            write_node_shim(&output_dir, &fake_node, &["--perf-prof".into(), "--logfile=/a b/x.log".into()]).unwrap();
+        let shim = create_shim_directory(&output_dir).unwrap();
+        write_node_shim(&shim, &fake_node, &["--perf-prof".into(), "--logfile=/a b/x.log".into()]).unwrap();
         let output = std::process::Command::new(shim.join("node")).args(["app.js", "a b"]).output().unwrap();
         assert_eq!(String::from_utf8_lossy(&output.stdout), "[--perf-prof]\n[--logfile=/a b/x.log]\n[app.js]\n[a b]\n");
         let started = started_nodes(&output_dir);
-        assert_eq!(started.values().collect::<Vec<_>>(), ["app.js a b"]);
+        assert_eq!(started.values().collect::<Vec<_>>(), ["node app.js a b"]);
         remove_node_shim(&output_dir);
         assert!(!shim.exists());
         std::fs::remove_dir_all(&output_dir).unwrap();
+    }
+
+    #[test]
+    fn the_preload_runs_a_node_without_the_flags_again_with_those_it_knows() {
+        use std::os::unix::process::ExitStatusExt;
+        let Some(node) = std::env::var_os("PATH").and_then(|path| find_on_path("node", &path)) else {
+            eprintln!("SKIPPED: no node on PATH");
+            return;
+        };
+        let output_dir = std::env::temp_dir().join(format!("v8inline-preload-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&output_dir);
+        std::fs::create_dir_all(&output_dir).unwrap();
+        // An ES-module project: the preload must stay CommonJS.
+        std::fs::write(output_dir.join("package.json"), r#"{ "type": "module" }"#).unwrap();
+        let directory = create_shim_directory(&output_dir).unwrap();
+        let logfile = format!("--logfile={}/log-%p.log", output_dir.display());
+        let wanted = [
+            ("log-code", OsString::from("--log-code")),
+            ("logfile", OsString::from(&logfile)),
+            ("no-such-v8-flag", OsString::from("--no-such-v8-flag")),
+        ];
+        // No node known: it asks this one.
+        let option = write_rerun_preload(&directory, &wanted, &[]).unwrap().unwrap();
+        let node_options = node_options_with_first(&option, Some(OsStr::new("--no-warnings")));
+        let run = |code: &str| {
+            std::process::Command::new(&node)
+                .current_dir(&output_dir)
+                .env("NODE_OPTIONS", &node_options)
+                .args(["-e", code, "an argument"])
+                .output()
+                .unwrap()
+        };
+        let code = "console.log(process.execArgv.join(' '), process.argv.slice(1).join(' ')); process.exit(3)";
+        let output = run(code);
+        assert_eq!(output.status.code(), Some(3), "{}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(String::from_utf8_lossy(&output.stdout), format!("--log-code {logfile} -e {code} an argument\n"));
+        let started = started_nodes(&output_dir);
+        let rerun = rerun_nodes(&output_dir);
+        assert_eq!(started.len(), 1);
+        let (&pid, command) = started.iter().next().unwrap();
+        let real_node = std::fs::canonicalize(&node).unwrap();
+        assert_eq!(command, &format!("{} -e {code} an argument", real_node.display()));
+        assert!(rerun.get(&pid).is_some_and(|&runner| runner != pid), "{rerun:?}");
+        // node writes a log per isolate: `isolate-0x...-PID-log-PID.log`.
+        let log_suffix = format!("-{pid}-log-{pid}.log");
+        assert!(
+            std::fs::read_dir(&output_dir).unwrap().any(|entry| entry
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(&log_suffix))
+        );
+        assert_eq!(asked_nodes(&output_dir).len(), 1);
+        // The same binary again: its flags are not asked twice; a signal
+        // that ends the run ends the node that ran it.
+        let output = run("process.kill(process.pid, 'SIGTERM')");
+        assert_eq!(output.status.signal(), Some(15));
+        assert_eq!(asked_nodes(&output_dir).len(), 1);
+        assert_eq!(rerun_nodes(&output_dir).len(), 2);
+        std::fs::remove_dir_all(&output_dir).unwrap();
+    }
+
+    #[test]
+    fn node_options_quotes_the_preload_and_keeps_the_users_options_after_it() {
+        assert_eq!(node_options_quoted(r#"/a b/"c"\d.cjs"#), r#""/a b/\"c\"\\d.cjs""#);
+        assert_eq!(
+            node_options_with_first("--require \"/x\"", Some(OsStr::new("--max-old-space-size=99"))),
+            "--require \"/x\" --max-old-space-size=99"
+        );
+        assert_eq!(node_options_with_first("--require \"/x\"", Some(OsStr::new(""))), "--require \"/x\"");
     }
 
     #[test]

@@ -87,6 +87,19 @@ pub struct RuntimeProcess {
     pub command: String,
     /// Its samples (0 when V8's own sampler recorded).
     pub samples: u64,
+    /// The node that ran it again with the flags, when it was started
+    /// without them by a path of its own.
+    pub rerun_of: Option<RerunNode>,
+}
+
+/// A node started without the flags that ran itself again with them
+/// (`npm exec -- node`, `npx node@VERSION`), and waited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RerunNode {
+    /// Its pid.
+    pub pid: u32,
+    /// Its samples: its start, before it ran again.
+    pub samples: u64,
 }
 
 /// V8 flags that a runtime's V8 does not know, so not passed.
@@ -158,8 +171,8 @@ impl Recording {
         if !self.not_reached.is_empty() {
             lines.push(format!(
                 "not expanded: {} ran without the flags, started by a path of their own rather than through PATH \
-                 (as `npx node@VERSION` and `npm exec -- node` do); record that node directly: v8inline record -- \
-                 /path/to/node app.js",
+                 and with a NODE_OPTIONS of their own (or by fork from such a node); record that node directly: \
+                 v8inline record -- /path/to/node app.js",
                 describe_processes(&self.not_reached)
             ));
         }
@@ -184,15 +197,33 @@ impl Recording {
 fn describe_processes(processes: &[RuntimeProcess]) -> String {
     let described: Vec<String> = processes
         .iter()
-        .map(|process| match process.samples {
-            0 => format!("pid {} ({})", process.pid, process.command),
-            samples => format!("pid {} ({}, {samples} samples)", process.pid, process.command),
+        .map(|process| {
+            let mut described = format!("pid {} ({}", process.pid, process.command);
+            if process.samples > 0 {
+                described.push_str(&format!(", {}", count_samples(process.samples)));
+            }
+            if let Some(runner) = process.rerun_of {
+                described.push_str(&format!(", run again with the flags by pid {}", runner.pid));
+                if runner.samples > 0 {
+                    described.push_str(&format!(" ({})", count_samples(runner.samples)));
+                }
+            }
+            described.push(')');
+            described
         })
         .collect();
     match described.len() {
         0 => "no node or Deno process".to_string(),
         1 => format!("1 process: {}", described[0]),
         count => format!("{count} processes: {}", described.join(", ")),
+    }
+}
+
+/// `1 sample`, `2 samples`.
+fn count_samples(samples: u64) -> String {
+    match samples {
+        1 => "1 sample".to_string(),
+        samples => format!("{samples} samples"),
     }
 }
 
@@ -325,29 +356,52 @@ fn launch(
         environment: Vec::new(),
         unsupported_flags: Vec::new(),
     };
+    // The node binaries asked, with the flags they take, for the preload.
+    let mut known_nodes: Vec<(PathBuf, Vec<OsString>)> = Vec::new();
     let top_runtime = Runtime::of(program);
     if let Some(runtime) = top_runtime {
         let flags = flags_for(runtime, Path::new(program))?;
         let invocation = runtime.invocation(arguments, &flags, user_deno_v8_flags.as_deref())?;
         launch.arguments = invocation.arguments;
         launch.environment = invocation.environment;
+        if runtime == Runtime::Node {
+            known_nodes.push((PathBuf::from(program), flags));
+        }
     }
+    let shim_directory = children::create_shim_directory(output_dir).map_err(|source| RecordError::Output {
+        path: output_dir.join(children::SHIM_DIRECTORY).display().to_string(),
+        source,
+    })?;
+    let shim_error = |source| RecordError::Output { path: shim_directory.display().to_string(), source };
     // The nodes the command starts through PATH.
-    let shim_directory = output_dir.join(children::SHIM_DIRECTORY);
     match path.as_deref().and_then(|path| children::find_on_path("node", path)) {
         Some(_) if shim_directory.as_os_str().as_encoded_bytes().contains(&b':') => {
             notes.push(format!(
-                "{}: a directory with `:` cannot be on PATH: nodes the command starts get no flags",
+                "{}: a directory with `:` cannot be on PATH: nodes the command starts through PATH are run again \
+                 with the flags, one more process each",
                 output_dir.display()
             ));
         }
         Some(node) => {
             let flags = flags_for(Runtime::Node, &node)?;
-            let directory = children::write_node_shim(output_dir, &node, &flags)
-                .map_err(|source| RecordError::Output { path: shim_directory.display().to_string(), source })?;
-            launch.environment.push(("PATH".into(), children::path_with_first(&directory, path.as_deref())));
+            children::write_node_shim(&shim_directory, &node, &flags).map_err(shim_error)?;
+            launch.environment.push(("PATH".into(), children::path_with_first(&shim_directory, path.as_deref())));
+            known_nodes.push((node, flags));
         }
         None => {}
+    }
+    // The nodes started by a path of their own.
+    let known: Vec<children::KnownNode> =
+        known_nodes.iter().map(|(binary, flags)| children::KnownNode { binary, flags }).collect();
+    match children::write_rerun_preload(&shim_directory, wanted, &known).map_err(shim_error)? {
+        Some(option) => launch.environment.push((
+            "NODE_OPTIONS".into(),
+            children::node_options_with_first(&option, std::env::var_os("NODE_OPTIONS").as_deref()),
+        )),
+        None => notes.push(format!(
+            "{}: a path that is not UTF-8: nodes the command starts by a path of their own get no flags",
+            output_dir.display()
+        )),
     }
     // Every deno reads DENO_V8_FLAGS (the top one has them already when it
     // takes --v8-flags).
@@ -443,7 +497,10 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
     // Several processes: each its own root (`node-PID`), as inferno's --pid
     // names them, rather than all merged under one `node`.
     let collapse = CollapseOptions {
-        include_pid: recorded.len() + not_reached.len() > 1,
+        include_pid: recorded.len()
+            + not_reached.len()
+            + recorded.iter().filter(|process| process.rerun_of.is_some()).count()
+            > 1,
         annotate_inline: true,
         annotate_jit: true,
         annotate_kernel: true,
@@ -500,6 +557,8 @@ fn processes(
     activity: &[ProcessActivity],
 ) -> (Vec<RuntimeProcess>, Vec<RuntimeProcess>) {
     let started = children::started_nodes(output_dir);
+    let rerun = children::rerun_nodes(output_dir);
+    let asked = children::asked_nodes(output_dir);
     let mut logged: Vec<u32> = find_files(output_dir, "codspeed-v8-", ".log")
         .into_iter()
         .chain(find_files(output_dir, "prof-", ".log"))
@@ -513,20 +572,23 @@ fn processes(
         .map(|&pid| RuntimeProcess {
             pid,
             command: match started.get(&pid) {
-                Some(arguments) => format!("node {arguments}"),
+                Some(started_command) => started_command.clone(),
                 None => display_command(command),
             },
             samples: samples_of(pid),
+            rerun_of: rerun.get(&pid).map(|&runner| RerunNode { pid: runner, samples: samples_of(runner) }),
         })
         .collect();
     let not_reached = activity
         .iter()
         .filter(|process| process.samples > 0 && !logged.contains(&process.pid))
+        .filter(|process| !asked.contains(&process.pid) && !rerun.values().any(|&runner| runner == process.pid))
         .filter(|process| process.programs.last().is_some_and(|program| Runtime::of(OsStr::new(program)).is_some()))
         .map(|process| RuntimeProcess {
             pid: process.pid,
             command: process.executable.clone().or_else(|| process.programs.last().cloned()).unwrap_or_default(),
             samples: process.samples,
+            rerun_of: None,
         })
         .collect();
     (recorded, not_reached)
@@ -560,10 +622,15 @@ mod tests {
             exit_status: ExitStatus::from_raw(0),
             output_dir: "out".into(),
             recorded: vec![
-                RuntimeProcess { pid: 7, command: "npm run bench".to_string(), samples: 2 },
-                RuntimeProcess { pid: 9, command: "node bench.js".to_string(), samples: 5 },
+                RuntimeProcess { pid: 7, command: "npm run bench".to_string(), samples: 2, rerun_of: None },
+                RuntimeProcess {
+                    pid: 9,
+                    command: "node bench.js".to_string(),
+                    samples: 5,
+                    rerun_of: Some(RerunNode { pid: 8, samples: 1 }),
+                },
             ],
-            not_reached: vec![RuntimeProcess { pid: 11, command: "/x/node".to_string(), samples: 3 }],
+            not_reached: vec![RuntimeProcess { pid: 11, command: "/x/node".to_string(), samples: 3, rerun_of: None }],
             written: vec![
                 "out/profile.folded".to_string(),
                 "out/flamegraph.svg".to_string(),
@@ -581,8 +648,8 @@ mod tests {
              v8inline: warning: 1 input problem(s); the rest of the input was used:\n\
              v8inline:   1 native file(s) with no symbols (missing, unreadable or not ELF): their frames are not symbolized\n\
              v8inline:     /usr/bin/node: not ELF\n\
-             v8inline: recorded 2 processes: pid 7 (npm run bench, 2 samples), pid 9 (node bench.js, 5 samples)\n\
-             v8inline: not expanded: 1 process: pid 11 (/x/node, 3 samples) ran without the flags, started by a path of their own rather than through PATH (as `npx node@VERSION` and `npm exec -- node` do); record that node directly: v8inline record -- /path/to/node app.js\n\
+             v8inline: recorded 2 processes: pid 7 (npm run bench, 2 samples), pid 9 (node bench.js, 5 samples, run again with the flags by pid 8 (1 sample))\n\
+             v8inline: not expanded: 1 process: pid 11 (/x/node, 3 samples) ran without the flags, started by a path of their own rather than through PATH and with a NODE_OPTIONS of their own (or by fork from such a node); record that node directly: v8inline record -- /path/to/node app.js\n\
              v8inline: 7 samples, 3 JIT frames expanded into inlined functions\n\
              v8inline: wrote out/profile.folded, out/flamegraph.svg and out/profile.cpuprofile (thread MainThread (pid 9, tid 9): 5 of 7 samples, 1 other thread)\n"
         );
