@@ -562,7 +562,7 @@ fn cpuprofile_thread_is_selected_and_named() {
     // perf.data carries pids: a process and a thread of it.
     let perf_data = run(&perf_data_recording(), &["--cpuprofile-pid", "25489"]);
     assert!(
-        perf_data.errors.contains(".cpuprofile: thread node (pid 25489, tid 25489): 224 of 253 samples"),
+        perf_data.errors.contains(".cpuprofile: thread MainThread (pid 25489, tid 25489): 224 of 253 samples"),
         "{}",
         perf_data.errors
     );
@@ -754,6 +754,14 @@ fn firefox_profile_names_processes_and_main_threads() {
         .map(|thread| (thread.name.as_str(), thread.tid.as_str()))
         .collect();
     assert_eq!(main, [("node", "25489")]);
+    // node 20 leaves its threads the process's name, `node`: they are named
+    // from the routine their stacks start in, as node 24 names them.
+    let others: Vec<(&str, &str)> = threads
+        .iter()
+        .filter(|thread| !thread.is_main)
+        .map(|thread| (thread.name.as_str(), thread.tid.as_str()))
+        .collect();
+    assert_eq!(others, [("V8Worker", "25493"), ("V8Worker", "25494"), ("V8Worker", "25495"), ("V8Worker", "25496")]);
     let counts: BTreeMap<&str, usize> =
         threads.iter().map(|thread| (thread.tid.as_str(), thread.samples.len())).collect();
     assert_eq!(counts.values().sum::<usize>(), 253);

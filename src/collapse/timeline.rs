@@ -29,11 +29,46 @@ struct ThreadKey {
     tid: Option<u32>,
 }
 
-/// A thread met before: its id and the comm of its last sample.
+/// A thread met before: its id, the comm of its last sample, and which of
+/// node's threads its stacks show it is.
 #[derive(Debug, Clone, Copy)]
 struct KnownThread {
     id: ThreadId,
     last_comm: Option<StringId>,
+    node_role: Option<&'static str>,
+}
+
+/// node's threads told by the function they start in, with the names node
+/// 24 gives them (`uv_thread_setname`). node 18 to 22 leave most of them
+/// their process's name (`node`), so the timeline outputs would show a
+/// dozen threads called `node`.
+const NODE_THREAD_ROUTINES: [(&str, &str); 6] = [
+    ("node::Start", "MainThread"),
+    ("node::(anonymous namespace)::PlatformWorkerThread", "V8Worker"),
+    ("node::worker::Worker::StartThread", "WorkerThread"),
+    ("node::WorkerThreadsTaskRunner::DelayedTaskScheduler::", "DelayedTaskScheduler"),
+    ("node::inspector::(anonymous namespace)::StartIoThreadMain", "SignalInspector"),
+    ("node::inspector::InspectorIo::ThreadMain", "InspectorIo"),
+];
+
+/// How many frames from the root a thread's routine can be (below
+/// `clone3`, `start_thread` or `__libc_start_call_main`).
+const ROUTINE_DEPTH: usize = 4;
+
+/// Which of node's threads a function starts, if it is one's routine:
+/// `function` is a frame's symbol, `module` its file. libuv's thread pool
+/// runs `worker` (libuv's `threadpool.c`), in node or in a shared libuv.
+fn node_thread_role(function: &str, module: &str) -> Option<&'static str> {
+    if function == "worker" {
+        let file = module.rsplit('/').next().unwrap_or(module);
+        return (file.starts_with("node") || file.starts_with("libuv")).then_some("libuv-worker");
+    }
+    NODE_THREAD_ROUTINES.iter().find_map(|&(routine, role)| {
+        let rest = function.strip_prefix(routine)?;
+        // The routine itself or its parameters, or (for a lambda's owner)
+        // anything inside it.
+        (rest.is_empty() || rest.starts_with('(') || routine.ends_with("::")).then_some(role)
+    })
 }
 
 /// The sink that records the [`Timeline`]: each sample's thread, time and
@@ -49,6 +84,8 @@ pub struct TimelineRecorder {
     expanded: Vec<Option<LocationId>>,
     /// The threads met.
     threads: FxHashMap<ThreadKey, KnownThread>,
+    /// Symbols looked at for a node thread's routine, and what they told.
+    node_roles: FxHashMap<PassedThroughKey, Option<&'static str>>,
     /// The stack being built, leaf first.
     stack: Vec<LocationId>,
     /// A frame name being built.
@@ -64,9 +101,23 @@ impl TimelineRecorder {
     /// The timeline, its samples sorted by time; `event` names what they count.
     pub fn finish(self, event: Option<String>) -> Timeline {
         let mut timeline = self.timeline;
+        name_node_threads(&mut timeline.threads, &self.threads);
         timeline.samples.sort_by_key(|sample| sample.time_nanoseconds);
         timeline.event = event;
         timeline
+    }
+
+    /// Which of node's threads the sample's stack shows, from the symbols
+    /// nearest its root.
+    fn node_role(&mut self, sample: &Sample, interner: &SampleInterner) -> Option<&'static str> {
+        let outermost = sample.frames.len().saturating_sub(ROUTINE_DEPTH);
+        sample.frames[outermost..].iter().rev().find_map(|frame| {
+            let key = PassedThroughKey { symbol: frame.symbol, module: frame.module };
+            *self.node_roles.entry(key).or_insert_with(|| {
+                let function = interner.string(frame.symbol?);
+                node_thread_role(function, interner.module_path(frame.module))
+            })
+        })
     }
 
     /// The location of a frame v8inline does not expand, named as inferno
@@ -133,7 +184,7 @@ impl TimelineRecorder {
                 first_name: name,
                 samples: 0,
             });
-            KnownThread { id: ThreadId(threads.len() as u32 - 1), last_comm: sample.comm }
+            KnownThread { id: ThreadId(threads.len() as u32 - 1), last_comm: sample.comm, node_role: None }
         });
         let thread = &mut threads[known.id.index()];
         if known.last_comm != sample.comm {
@@ -141,7 +192,35 @@ impl TimelineRecorder {
             thread.name = interner.string_or_empty(sample.comm).to_string();
         }
         thread.samples += 1;
+        let known = *known;
+        if known.node_role.is_none()
+            && let Some(role) = self.node_role(sample, interner)
+            && let Some(thread) = self.threads.get_mut(&key)
+        {
+            thread.node_role = Some(role);
+        }
         known.id
+    }
+}
+
+/// Names the threads of node 18 to 22 that still carry their process's
+/// name (their main thread's first comm, `node`) as node 24 names them,
+/// from the routine their stacks start in. A name of node's own (node 24's
+/// `V8Worker`, node 26's `node-V8Worker`) or of the program
+/// (`process.title`: npm's `npm exec ...`) stays.
+fn name_node_threads(threads: &mut [TimelineThread], known: &FxHashMap<ThreadKey, KnownThread>) {
+    let process_names: FxHashMap<u32, String> = threads
+        .iter()
+        .filter(|thread| thread.pid.is_some() && thread.pid == thread.tid)
+        .filter_map(|thread| Some((thread.pid?, thread.first_name.clone())))
+        .collect();
+    for (key, known) in known {
+        let Some(role) = known.node_role else { continue };
+        let thread = &mut threads[known.id.index()];
+        let Some(process_name) = key.pid.and_then(|pid| process_names.get(&pid)) else { continue };
+        if thread.name == *process_name {
+            thread.name = role.to_string();
+        }
     }
 }
 
@@ -205,5 +284,77 @@ impl StackSink for TimelineRecorder {
             stack: StackId(stack as u32),
             period: sample.period,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_threads_are_told_by_their_routine() {
+        let node = "/usr/bin/node";
+        // As perf and v8inline name them for node 20.
+        assert_eq!(node_thread_role("node::Start", node), Some("MainThread"));
+        assert_eq!(node_thread_role("node::(anonymous namespace)::PlatformWorkerThread", node), Some("V8Worker"));
+        assert_eq!(
+            node_thread_role(
+                "node::worker::Worker::StartThread(v8::FunctionCallbackInfo<v8::Value> const&)::{lambda(void*)#1}::_FUN",
+                node
+            ),
+            Some("WorkerThread")
+        );
+        assert_eq!(
+            node_thread_role(
+                "node::WorkerThreadsTaskRunner::DelayedTaskScheduler::Start()::{lambda(void*)#1}::_FUN",
+                node
+            ),
+            Some("DelayedTaskScheduler")
+        );
+        assert_eq!(node_thread_role("worker", node), Some("libuv-worker"));
+        assert_eq!(node_thread_role("worker", "/usr/lib/x86_64-linux-gnu/libuv.so.1.0.0"), Some("libuv-worker"));
+        // Another program's `worker`, and node functions that start no thread.
+        assert_eq!(node_thread_role("worker", "/usr/bin/python3"), None);
+        assert_eq!(node_thread_role("node::StartExecution", node), None);
+        assert_eq!(node_thread_role("node::(anonymous namespace)::PlatformWorkerThreadX", node), None);
+    }
+
+    fn thread(pid: u32, tid: u32, name: &str) -> TimelineThread {
+        TimelineThread {
+            pid: Some(pid),
+            tid: Some(tid),
+            name: name.to_string(),
+            first_name: name.to_string(),
+            samples: 1,
+        }
+    }
+
+    #[test]
+    fn only_threads_with_their_processs_name_are_named_by_their_routine() {
+        let mut threads = vec![
+            thread(1, 1, "node"),
+            thread(1, 2, "node"),
+            // node 26 names its own.
+            thread(1, 3, "node-V8Worker"),
+            // npm's process.title renamed its main thread.
+            thread(4, 4, "node"),
+            thread(4, 5, "node"),
+        ];
+        threads[3].name = "npm exec node d".to_string();
+        let roles =
+            [(1, 1, "MainThread"), (1, 2, "V8Worker"), (1, 3, "V8Worker"), (4, 4, "MainThread"), (4, 5, "V8Worker")];
+        let known: FxHashMap<ThreadKey, KnownThread> = roles
+            .iter()
+            .enumerate()
+            .map(|(index, &(pid, tid, role))| {
+                (
+                    ThreadKey { pid: Some(pid), tid: Some(tid) },
+                    KnownThread { id: ThreadId(index as u32), last_comm: None, node_role: Some(role) },
+                )
+            })
+            .collect();
+        name_node_threads(&mut threads, &known);
+        let names: Vec<&str> = threads.iter().map(|thread| thread.name.as_str()).collect();
+        assert_eq!(names, ["MainThread", "V8Worker", "node-V8Worker", "npm exec node d", "V8Worker"]);
     }
 }
