@@ -145,6 +145,10 @@ fn a_named_directory_with_a_recording_is_refused_without_force() {
     let Some(directory) = project("force") else { return };
     let first = record(&directory, &["--output-dir", "out", "--", "node", "deep.js", "50"]);
     assert!(first.status.success(), "{}", errors(&first));
+    // The command's node runs by its path, once with the flags (not through
+    // the script on PATH, which would add them a second time).
+    assert!(errors(&first).contains("v8inline: recorded 1 process: pid "), "{}", errors(&first));
+    assert!(errors(&first).contains(" (node deep.js 50, "), "{}", errors(&first));
     let folded = std::fs::read_to_string(directory.join("out/profile.folded")).unwrap();
     let refused = record(&directory, &["--output-dir", "out", "--", "node", "deep.js", "50"]);
     assert_eq!(refused.status.code(), Some(2));

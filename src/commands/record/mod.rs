@@ -360,12 +360,21 @@ fn launch(
     let mut known_nodes: Vec<(PathBuf, Vec<OsString>)> = Vec::new();
     let top_runtime = Runtime::of(program);
     if let Some(runtime) = top_runtime {
-        let flags = flags_for(runtime, Path::new(program))?;
+        // By its path: perf would find `node` on the PATH given to the
+        // command, the script that adds the flags again.
+        let binary = match path.as_deref() {
+            Some(path) if !program.as_encoded_bytes().contains(&b'/') => {
+                children::find_on_path(&program.to_string_lossy(), path).unwrap_or_else(|| PathBuf::from(program))
+            }
+            _ => PathBuf::from(program),
+        };
+        let flags = flags_for(runtime, &binary)?;
         let invocation = runtime.invocation(arguments, &flags, user_deno_v8_flags.as_deref())?;
+        launch.program = binary.clone().into_os_string();
         launch.arguments = invocation.arguments;
         launch.environment = invocation.environment;
         if runtime == Runtime::Node {
-            known_nodes.push((PathBuf::from(program), flags));
+            known_nodes.push((binary, flags));
         }
     }
     let shim_directory = children::create_shim_directory(output_dir).map_err(|source| RecordError::Output {
