@@ -225,9 +225,8 @@ fn a_node_that_npm_exec_starts_by_its_own_path_is_run_again_with_the_flags() {
     // npm 7+ puts its own node's directory first on PATH, so its node does
     // not start through the script on PATH; the preload in NODE_OPTIONS
     // runs it again with the flags.
-    let script = directory.join("deep.js").display().to_string();
     assert!(errors.contains("v8inline: recorded 2 processes: pid "), "{errors}");
-    assert!(errors.contains(&format!("/node {script} 200, ")), "{errors}");
+    assert!(errors.contains("/node deep.js 200, "), "{errors}");
     assert!(errors.contains(" samples, run again with the flags by pid "), "{errors}");
     assert!(!errors.contains("not expanded:"), "{errors}");
     let folded = std::fs::read_to_string(directory.join("out/profile.folded")).unwrap();
@@ -248,12 +247,43 @@ fn another_node_started_by_its_path_is_run_again_with_the_flags_it_knows() {
     let errors = errors(&output);
     assert!(output.status.success(), "{errors}");
     let real_node26 = std::fs::canonicalize(&node26).unwrap();
-    let script = directory.join("deep.js").display().to_string();
     assert!(errors.contains("v8inline: recorded 1 process: pid "), "{errors}");
-    assert!(errors.contains(&format!("({} {script} 200, ", real_node26.display())), "{errors}");
+    assert!(errors.contains(&format!("({} deep.js 200, ", real_node26.display())), "{errors}");
     assert!(errors.contains(", run again with the flags by pid "), "{errors}");
     // It knows --perf-prof-path: its jitdump went into the recording.
     assert!(!errors.contains("does not know"), "{errors}");
+    assert!(!errors.contains("not expanded:"), "{errors}");
+    let folded = std::fs::read_to_string(directory.join("out/profile.folded")).unwrap();
+    assert!(inlined_stacks(&folded, &directory) > 0, "no kernel;combine_[i] stack in\n{folded}");
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+#[test]
+fn a_test_runners_processes_are_each_recorded_with_what_they_ran() {
+    // `npm test` running node's test runner, which starts a node per file.
+    let Some(directory) = project("test-runner") else { return };
+    std::fs::write(
+        directory.join("package.json"),
+        r#"{ "name": "project", "version": "1.0.0", "private": true, "scripts": { "test": "node --test" } }"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(directory.join("test")).unwrap();
+    for file in ["a.test.js", "b.test.js"] {
+        std::fs::write(
+            directory.join("test").join(file),
+            "require('node:test')('deep', () => { process.argv[2] = '200'; require('../deep.js'); });\n",
+        )
+        .unwrap();
+    }
+    let output = record(&directory, &["--output-dir", "out", "--", "npm", "test"]);
+    let errors = errors(&output);
+    assert!(output.status.success(), "{errors}");
+    // npm, the runner and a node per test file, each with its command line.
+    assert!(errors.contains("v8inline: recorded 4 processes: pid "), "{errors}");
+    assert!(errors.contains("npm test, "), "{errors}");
+    for command in ["node --test", "node test/a.test.js", "node test/b.test.js"] {
+        assert!(errors.contains(&format!(" ({command}, ")), "no {command:?} in {errors}");
+    }
     assert!(!errors.contains("not expanded:"), "{errors}");
     let folded = std::fs::read_to_string(directory.join("out/profile.folded")).unwrap();
     assert!(inlined_stacks(&folded, &directory) > 0, "no kernel;combine_[i] stack in\n{folded}");

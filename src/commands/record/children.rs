@@ -11,9 +11,9 @@
 //!
 //! - a node started by a path of its own, not through PATH (`npm exec`
 //!   and npx's `node@26` put their node's directory first on PATH): a
-//!   preload in `NODE_OPTIONS` (`rerun.cjs`) that runs the node again with
-//!   the flags and passes its exit on. The re-run and the node that ran it
-//!   are written down.
+//!   preload in `NODE_OPTIONS` (`preload.cjs`) that runs the node again
+//!   with the flags and passes its exit on. The re-run and the node that
+//!   ran it are written down, and so is what every node runs.
 //!
 //! A node that neither reaches (one that ignores `NODE_OPTIONS`) is told by
 //! the perf.data ([`crate::sources::perf_data::recorded_processes`]), and
@@ -39,7 +39,7 @@ const ASKED_FILE: &str = "asked";
 const FOUND_FILE: &str = "found";
 /// The preload's file name: `.cjs`, so that a project's `"type": "module"`
 /// does not make it a module.
-const PRELOAD_FILE: &str = "rerun.cjs";
+const PRELOAD_FILE: &str = "preload.cjs";
 
 /// The first executable `name` in the directories of `path` (PATH's value).
 pub(crate) fn find_on_path(name: &str, path: &OsStr) -> Option<PathBuf> {
@@ -85,11 +85,12 @@ pub(crate) struct KnownNode<'a> {
     pub(crate) flags: &'a [OsString],
 }
 
-/// Writes the preload that runs a node without the flags again with those
-/// of `wanted` its V8 knows (`known` saves asking the nodes already asked);
+/// Writes the preload that writes down what each node runs and runs a node
+/// without the flags again with those of `wanted` its V8 knows (`known`
+/// saves asking the nodes already asked);
 /// returns the `--require` option for `NODE_OPTIONS`, or `None` when a flag
 /// or path is not UTF-8 (JavaScript strings are text).
-pub(crate) fn write_rerun_preload(
+pub(crate) fn write_preload(
     directory: &Path,
     wanted: &[(&'static str, OsString)],
     known: &[KnownNode],
@@ -116,7 +117,8 @@ pub(crate) fn write_rerun_preload(
     };
     let path = directory.join(PRELOAD_FILE);
     let Some(preload) = text(path.as_os_str()) else { return Ok(None) };
-    let mut script = include_str!("rerun.cjs").replace("@WANTED@", &json(&wanted)?).replace("@KNOWN@", &json(&known)?);
+    let mut script =
+        include_str!("preload.cjs").replace("@WANTED@", &json(&wanted)?).replace("@KNOWN@", &json(&known)?);
     for (placeholder, file) in [
         ("@STARTED_FILE@", STARTED_FILE),
         ("@RERUN_FILE@", RERUN_FILE),
@@ -185,9 +187,9 @@ pub(crate) fn path_with_first(directory: &Path, path: Option<&OsStr>) -> OsStrin
     value
 }
 
-/// The nodes the script started or the preload ran again, by pid: their
-/// command lines as seen there (`node ARGUMENTS` through PATH, the binary's
-/// path when run again).
+/// The nodes the script or the preload saw, by pid: their command lines
+/// (`node ARGUMENTS`, the binary's path for a re-run), the last line of a
+/// pid the one that counts.
 pub(crate) fn started_nodes(output_dir: &Path) -> std::collections::BTreeMap<u32, String> {
     let text = std::fs::read_to_string(output_dir.join(SHIM_DIRECTORY).join(STARTED_FILE)).unwrap_or_default();
     text.lines()
@@ -265,7 +267,7 @@ mod tests {
             ("no-such-v8-flag", OsString::from("--no-such-v8-flag")),
         ];
         // No node known: it asks this one.
-        let option = write_rerun_preload(&directory, &wanted, &[]).unwrap().unwrap();
+        let option = write_preload(&directory, &wanted, &[]).unwrap().unwrap();
         let node_options = node_options_with_first(&option, Some(OsStr::new("--no-warnings")));
         let run = |code: &str| {
             std::process::Command::new(&node)

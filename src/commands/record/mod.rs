@@ -402,7 +402,7 @@ fn launch(
     // The nodes started by a path of their own.
     let known: Vec<children::KnownNode> =
         known_nodes.iter().map(|(binary, flags)| children::KnownNode { binary, flags }).collect();
-    match children::write_rerun_preload(&shim_directory, wanted, &known).map_err(shim_error)? {
+    match children::write_preload(&shim_directory, wanted, &known).map_err(shim_error)? {
         Some(option) => launch.environment.push((
             "NODE_OPTIONS".into(),
             children::node_options_with_first(&option, std::env::var_os("NODE_OPTIONS").as_deref()),

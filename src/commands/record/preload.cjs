@@ -1,33 +1,57 @@
 'use strict';
-// v8inline record: a node that a launcher started by a path of its own
-// (`npm exec -- node` and `npx node@VERSION` put their node's directory
-// first on PATH), not through the `node` script first on PATH, runs again
-// with the flags the expansion needs; this one waits and passes the exit
-// on. NODE_OPTIONS carries this file: node refuses --log-code there.
-// Deno reads NODE_OPTIONS too; DENO_V8_FLAGS gives it the flags.
+// v8inline record's preload, first in NODE_OPTIONS, in every node the
+// command starts. It writes down what each node runs, and a node started
+// without the flags the expansion needs, by a path of its own rather than
+// through the `node` script first on PATH (`npm exec -- node` and
+// `npx node@VERSION` put their node's directory first on PATH), runs again
+// with them: this one waits and passes the exit on. (node refuses
+// --log-code in NODE_OPTIONS.) Deno reads NODE_OPTIONS too; DENO_V8_FLAGS
+// gives it the flags.
 if (typeof Deno !== 'undefined') return;
-// As they are: a node with the flags (through the script on PATH, or this
-// file's re-run), a worker thread (its process's flags are its flags), a
-// child of `fork` (its IPC channel cannot be handed on).
-if (
-  !require('worker_threads').isMainThread ||
-  process.execArgv.includes('--log-code') ||
-  process.env.NODE_CHANNEL_FD !== undefined
-) return;
-const { spawnSync } = require('child_process');
+// A worker thread: its process's flags are its flags.
+if (!require('worker_threads').isMainThread) return;
 const fs = require('fs');
-const os = require('os');
+
 // The flags wanted, as [V8 flag name, argument]; those already known to
 // suit a node binary, by its path.
 const WANTED = @WANTED@;
 const KNOWN = @KNOWN@;
-// Written down for v8inline: each node run again (`RUNNER RERUN` pids),
-// its command line (`PID COMMAND`), the nodes asked for their flags (`PID`,
-// not nodes that went unreached), the flags found (`[path, flags]` JSON).
+// Written down for v8inline: each node's command line (`PID COMMAND`; a
+// re-run's runner writes the re-run's after it exits, the line that
+// counts), each node run again (`RUNNER RERUN` pids), the nodes asked for
+// their flags (`PID`: no program ran there), the flags found (`[path,
+// flags]` JSON).
 const STARTED_FILE = @STARTED_FILE@;
 const RERUN_FILE = @RERUN_FILE@;
 const ASKED_FILE = @ASKED_FILE@;
 const FOUND_FILE = @FOUND_FILE@;
+
+function append(file, text) {
+  try {
+    fs.appendFileSync(file, text);
+  } catch (_) {}
+}
+
+// This node's arguments, the script as given when it is in the working
+// directory, without the flags v8inline added.
+function commandLine(program) {
+  const ours = new Set(WANTED.map(([, argument]) => argument));
+  const script = process.argv[1];
+  const here = `${process.cwd()}/`;
+  const argv = process.argv.slice(1);
+  if (script && script.startsWith(here)) argv[0] = script.slice(here.length);
+  return [program, ...process.execArgv.filter((argument) => !ours.has(argument)), ...argv].join(' ');
+}
+
+if (process.execArgv.includes('--log-code')) {
+  append(STARTED_FILE, `${process.pid} ${commandLine('node')}\n`);
+  return;
+}
+// A child of `fork`: its IPC channel cannot be handed on.
+if (process.env.NODE_CHANNEL_FD !== undefined) return;
+
+const { spawnSync } = require('child_process');
+const os = require('os');
 
 // The wanted flags this node's V8 lists in --v8-options (as
 // `known_v8_flags` in src/commands/record/runtime.rs reads them).
@@ -55,18 +79,12 @@ function flagsForThisNode() {
   return flags;
 }
 
-function append(file, text) {
-  try {
-    fs.appendFileSync(file, text);
-  } catch (_) {}
-}
-
 const flags = flagsForThisNode();
 if (flags.includes('--log-code')) {
   const given = [...process.execArgv, ...process.argv.slice(1)];
   const run = spawnSync(process.execPath, [...flags, ...given], { stdio: 'inherit', argv0: process.argv0 });
   if (!run.error) {
-    append(STARTED_FILE, `${run.pid} ${[process.execPath, ...given].join(' ')}\n`);
+    append(STARTED_FILE, `${run.pid} ${commandLine(process.execPath)}\n`);
     append(RERUN_FILE, `${process.pid} ${run.pid}\n`);
     if (run.signal) {
       process.kill(process.pid, run.signal);
