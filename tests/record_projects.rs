@@ -289,3 +289,36 @@ fn a_test_runners_processes_are_each_recorded_with_what_they_ran() {
     assert!(inlined_stacks(&folded, &directory) > 0, "no kernel;combine_[i] stack in\n{folded}");
     std::fs::remove_dir_all(&directory).unwrap();
 }
+
+#[test]
+fn a_forked_node_given_an_execargv_of_its_own_gets_the_flags_and_keeps_its_channel() {
+    // As test runners start workers: `fork` with `execArgv: []` and messages
+    // both ways over the IPC channel.
+    let Some(directory) = project("fork") else { return };
+    std::fs::write(
+        directory.join("parent.js"),
+        "const child = require('child_process').fork(__dirname + '/child.js', ['200'], { execArgv: [] });\n\
+         child.on('message', (message) => { console.log('parent heard', message.pid > 0); child.send('bye'); });\n\
+         child.on('exit', (code) => { console.log('child exited', code); });\n",
+    )
+    .unwrap();
+    std::fs::write(
+        directory.join("child.js"),
+        "require('./deep.js');\n\
+         process.send({ pid: process.pid });\n\
+         process.on('message', (message) => { console.log('child heard', message); process.exit(5); });\n",
+    )
+    .unwrap();
+    let output = record(&directory, &["--output-dir", "out", "--", "node", "parent.js"]);
+    let errors = errors(&output);
+    assert!(output.status.success(), "{errors}");
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(printed.ends_with("parent heard true\nchild heard bye\nchild exited 5\n"), "{printed}");
+    assert!(errors.contains("v8inline: recorded 2 processes: pid "), "{errors}");
+    assert!(errors.contains(" (node parent.js, "), "{errors}");
+    assert!(errors.contains(" (node child.js 200, "), "{errors}");
+    assert!(!errors.contains("run again"), "{errors}");
+    let folded = std::fs::read_to_string(directory.join("out/profile.folded")).unwrap();
+    assert!(inlined_stacks(&folded, &directory) > 0, "no kernel;combine_[i] stack in\n{folded}");
+    std::fs::remove_dir_all(&directory).unwrap();
+}

@@ -45,10 +45,37 @@ function commandLine(program) {
 
 if (process.execArgv.includes('--log-code')) {
   append(STARTED_FILE, `${process.pid} ${commandLine('node')}\n`);
+  giveForksTheFlags(process.execArgv.filter((argument) => WANTED.some(([, wanted]) => wanted === argument)));
   return;
 }
-// A child of `fork`: its IPC channel cannot be handed on.
-if (process.env.NODE_CHANNEL_FD !== undefined) return;
+// A child of `fork` whose IPC channel (set up already, its variables gone
+// from the environment) cannot be handed on: as it is.
+if (process.channel) return;
+
+// `fork` passes a node's flags on to its children, unless its caller gives
+// an `execArgv` of its own (test runners' workers often do): the flags go
+// in front of that. A forked node with an IPC channel cannot run again.
+function giveForksTheFlags(flags) {
+  const childProcess = require('child_process');
+  const fork = childProcess.fork;
+  childProcess.fork = function forkWithTheFlags(modulePath, args, options) {
+    // fork(modulePath[, args][, options])
+    const optionsAt = args === undefined || args === null || Array.isArray(args) ? 2 : 1;
+    const given = Array.from(arguments);
+    const forkOptions = given[optionsAt];
+    if (
+      forkOptions &&
+      Array.isArray(forkOptions.execArgv) &&
+      !forkOptions.execArgv.includes('--log-code') &&
+      (forkOptions.execPath === undefined || forkOptions.execPath === process.execPath)
+    ) {
+      given[optionsAt] = Object.assign({}, forkOptions, { execArgv: [...flags, ...forkOptions.execArgv] });
+    }
+    return fork.apply(this, given);
+  };
+  // `import { fork } from 'node:child_process'` too.
+  require('module').syncBuiltinESMExports();
+}
 
 const { spawnSync } = require('child_process');
 const os = require('os');
