@@ -1,4 +1,5 @@
-//! `v8inline record` of what real projects run: npm scripts, shells that
+//! `v8inline record` of what real projects run: npm, pnpm and yarn scripts,
+//! node's test runner, forked workers, shells that
 //! start several nodes, `npm exec` and nodes started by their own path; every recording kept; the main job's
 //! output options. Needs perf (`perf record -e cpu-clock`) and node and
 //! npm on PATH; skipped with a message otherwise.
@@ -320,5 +321,39 @@ fn a_forked_node_given_an_execargv_of_its_own_gets_the_flags_and_keeps_its_chann
     assert!(!errors.contains("run again"), "{errors}");
     let folded = std::fs::read_to_string(directory.join("out/profile.folded")).unwrap();
     assert!(inlined_stacks(&folded, &directory) > 0, "no kernel;combine_[i] stack in\n{folded}");
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+#[test]
+fn pnpm_and_yarn_scripts_are_recorded() {
+    // As .ci/run installs them; yarn 1, like npm, puts its node's directory
+    // first on PATH, so its script's node is run again with the flags.
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/package-managers/node_modules/.bin");
+    if !bin.join("pnpm").is_file() || !bin.join("yarn").is_file() {
+        eprintln!("SKIPPED: no pnpm and yarn in {} (.ci/run installs them)", bin.display());
+        return;
+    }
+    let Some(directory) = project("package-managers") else { return };
+    let path = std::env::join_paths(
+        std::iter::once(bin.clone()).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap();
+    for manager in ["pnpm", "yarn"] {
+        let output_dir = format!("out-{manager}");
+        let output = Command::new(env!("CARGO_BIN_EXE_v8inline"))
+            .current_dir(&directory)
+            .env("PATH", &path)
+            .args(["record", "--output-dir", &output_dir, "--", manager, "run", "bench"])
+            .output()
+            .unwrap();
+        let errors = errors(&output);
+        assert!(output.status.success(), "{manager}: {errors}");
+        assert!(errors.contains("v8inline: recorded 2 processes: pid "), "{manager}: {errors}");
+        assert!(errors.contains(&format!("{manager} run bench, ")), "{manager}: {errors}");
+        assert!(errors.contains("node deep.js 300, "), "{manager}: {errors}");
+        assert!(!errors.contains("not expanded:"), "{manager}: {errors}");
+        let folded = std::fs::read_to_string(directory.join(&output_dir).join("profile.folded")).unwrap();
+        assert!(inlined_stacks(&folded, &directory) > 0, "{manager}: no kernel;combine_[i] stack");
+    }
     std::fs::remove_dir_all(&directory).unwrap();
 }
