@@ -1,8 +1,8 @@
 //! `v8inline record` of what real projects run: npm, pnpm and yarn scripts,
-//! node's test runner, forked workers, shells that
-//! start several nodes, `npm exec` and nodes started by their own path; every recording kept; the main job's
-//! output options. Needs perf (`perf record -e cpu-clock`) and node and
-//! npm on PATH; skipped with a message otherwise.
+//! node's test runner, forked workers, shells that start several nodes,
+//! `npm exec` and nodes started by their own path; every recording kept;
+//! the main job's output options. Needs perf (`perf record -e cpu-clock`)
+//! and node and npm on PATH; skipped with a message otherwise.
 
 mod common;
 
