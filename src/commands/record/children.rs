@@ -2,22 +2,23 @@
 //! flags, however it is started (npm, pnpm and yarn scripts, `npm exec`,
 //! shell scripts, `child_process`, test runners' workers):
 //!
-//! - node: a `node` first on PATH, a shell script that runs the node PATH
-//!   would have found, with the flags (node refuses `--log-code` in
-//!   `NODE_OPTIONS`). It writes its pid and arguments down, so that the
-//!   report can say which node ran what. `child_process.fork` passes a
-//!   node's flags on to its children by itself (`process.execArgv`).
+//! - node through PATH: a `node` first on PATH, a shell script that runs
+//!   the node PATH would have found, with the flags (node refuses
+//!   `--log-code` in `NODE_OPTIONS`). It writes its pid and arguments down.
+//! - node by a path of its own (`npm exec` and npx's `node@26` put their
+//!   node's directory first on PATH): a preload first in `NODE_OPTIONS`
+//!   (`preload.cjs`) runs the node again with the flags and passes its
+//!   exit on; the re-run and the node that ran it are written down.
+//! - forked nodes: `child_process.fork` passes a node's flags on
+//!   (`process.execArgv`); where its caller gives an `execArgv` of its own,
+//!   the preload puts the flags in front.
 //! - Deno: `DENO_V8_FLAGS`, which every deno reads before its `--v8-flags`.
 //!
-//! - a node started by a path of its own, not through PATH (`npm exec`
-//!   and npx's `node@26` put their node's directory first on PATH): a
-//!   preload in `NODE_OPTIONS` (`preload.cjs`) that runs the node again
-//!   with the flags and passes its exit on. The re-run and the node that
-//!   ran it are written down, and so is what every node runs.
-//!
-//! A node that neither reaches (one that ignores `NODE_OPTIONS`) is told by
-//! the perf.data ([`crate::sources::perf_data::recorded_processes`]), and
-//! `record` names it.
+//! The preload also writes down what every node with the flags runs, so that
+//! the report can say which node ran what. A node that none of these reaches
+//! (one given a `NODE_OPTIONS` of its own) is told by the perf.data
+//! ([`crate::sources::perf_data::recorded_processes`]), and `record` names
+//! it.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -26,7 +27,8 @@ use std::path::{Path, PathBuf};
 
 /// Where the `node` script goes in the output directory (removed after).
 pub(crate) const SHIM_DIRECTORY: &str = ".v8inline-shim";
-/// The file beside it where each node it starts writes its pid and arguments.
+/// The file beside it where the script and the preload write each node's
+/// pid and command line.
 const STARTED_FILE: &str = "started";
 /// The file where each node the preload ran again is written down, after
 /// the pid of the node that ran it.
@@ -87,9 +89,9 @@ pub(crate) struct KnownNode<'a> {
 
 /// Writes the preload that writes down what each node runs and runs a node
 /// without the flags again with those of `wanted` its V8 knows (`known`
-/// saves asking the nodes already asked);
-/// returns the `--require` option for `NODE_OPTIONS`, or `None` when a flag
-/// or path is not UTF-8 (JavaScript strings are text).
+/// saves asking the nodes already asked); returns the `--require` option
+/// for `NODE_OPTIONS`, or `None` when a flag or path is not UTF-8
+/// (JavaScript strings are text).
 pub(crate) fn write_preload(
     directory: &Path,
     wanted: &[(&'static str, OsString)],

@@ -126,7 +126,7 @@ pub struct Recording {
     pub output_dir: PathBuf,
     /// The node and Deno processes that ran with the expansion flags.
     pub recorded: Vec<RuntimeProcess>,
-    /// Those that ran without them (started by a path of their own) and
+    /// Those that ran without them (the preload did not reach them) and
     /// were sampled: their JavaScript is not expanded.
     pub not_reached: Vec<RuntimeProcess>,
     /// The files written, each with what the user should know of it.
@@ -170,9 +170,9 @@ impl Recording {
         lines.push(format!("recorded {}", describe_processes(&self.recorded)));
         if !self.not_reached.is_empty() {
             lines.push(format!(
-                "not expanded: {} ran without the flags, started by a path of their own rather than through PATH \
-                 and with a NODE_OPTIONS of their own (or by fork from such a node); record that node directly: \
-                 v8inline record -- /path/to/node app.js",
+                "not expanded: {} ran without the flags: given a NODE_OPTIONS of its own, forked with an IPC \
+                 channel by such a node, or ended before it ran JavaScript; record that node directly: v8inline \
+                 record -- /path/to/node app.js",
                 describe_processes(&self.not_reached)
             ));
         }
@@ -399,7 +399,8 @@ fn launch(
         }
         None => {}
     }
-    // The nodes started by a path of their own.
+    // Every node: written down, and run again with the flags when started
+    // without them by a path of its own.
     let known: Vec<children::KnownNode> =
         known_nodes.iter().map(|(binary, flags)| children::KnownNode { binary, flags }).collect();
     match children::write_preload(&shim_directory, wanted, &known).map_err(shim_error)? {
@@ -658,7 +659,7 @@ mod tests {
              v8inline:   1 native file(s) with no symbols (missing, unreadable or not ELF): their frames are not symbolized\n\
              v8inline:     /usr/bin/node: not ELF\n\
              v8inline: recorded 2 processes: pid 7 (npm run bench, 2 samples), pid 9 (node bench.js, 5 samples, run again with the flags by pid 8 (1 sample))\n\
-             v8inline: not expanded: 1 process: pid 11 (/x/node, 3 samples) ran without the flags, started by a path of their own rather than through PATH and with a NODE_OPTIONS of their own (or by fork from such a node); record that node directly: v8inline record -- /path/to/node app.js\n\
+             v8inline: not expanded: 1 process: pid 11 (/x/node, 3 samples) ran without the flags: given a NODE_OPTIONS of its own, forked with an IPC channel by such a node, or ended before it ran JavaScript; record that node directly: v8inline record -- /path/to/node app.js\n\
              v8inline: 7 samples, 3 JIT frames expanded into inlined functions\n\
              v8inline: wrote out/profile.folded, out/flamegraph.svg and out/profile.cpuprofile (thread MainThread (pid 9, tid 9): 5 of 7 samples, 1 other thread)\n"
         );
