@@ -306,6 +306,38 @@ mod tests {
         assert_eq!(output.status.signal(), Some(15));
         assert_eq!(asked_nodes(&output_dir).len(), 1);
         assert_eq!(rerun_nodes(&output_dir).len(), 2);
+        // A worker thread does not run its process again.
+        let output = run("new (require('worker_threads').Worker)('console.log(7)', { eval: true })");
+        assert_eq!(String::from_utf8_lossy(&output.stdout), "7\n");
+        assert_eq!(rerun_nodes(&output_dir).len(), 3);
+        // The node that ran it again is killed: the re-run ends too.
+        let mut runner = std::process::Command::new(&node)
+            .current_dir(&output_dir)
+            .env("NODE_OPTIONS", &node_options)
+            .args(["-e", "setTimeout(() => {}, 30000)"])
+            .spawn()
+            .unwrap();
+        let started_before = started_nodes(&output_dir);
+        let rerun_pid = (0..100)
+            .find_map(|_| {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                started_nodes(&output_dir).into_keys().find(|pid| !started_before.contains_key(pid))
+            })
+            .expect("the re-run writes itself down");
+        runner.kill().unwrap();
+        runner.wait().unwrap();
+        // It looks every 200 ms; a loaded machine may take longer.
+        let ended = (0..200).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            // Gone, or a zombie that nothing reaps here.
+            std::fs::read_to_string(format!("/proc/{rerun_pid}/stat"))
+                .map_or(true, |stat| stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')))
+        });
+        assert!(
+            ended,
+            "the re-run {rerun_pid} outlived the node that ran it: {:?}",
+            std::fs::read_to_string(format!("/proc/{rerun_pid}/stat"))
+        );
         std::fs::remove_dir_all(&output_dir).unwrap();
     }
 

@@ -7,9 +7,14 @@
 // with them: this one waits and passes the exit on. (node refuses
 // --log-code in NODE_OPTIONS.) Deno reads NODE_OPTIONS too; DENO_V8_FLAGS
 // gives it the flags.
+//
+// It runs in every node's startup, so it loads no module it does not need:
+// with --log-code, loading worker_threads alone takes 15 ms.
 if (typeof Deno !== 'undefined') return;
-// A worker thread: its process's flags are its flags.
-if (!require('worker_threads').isMainThread) return;
+// A worker thread of a node this ran in already (workers copy the
+// environment): its process's flags are its flags.
+if (process.env.V8INLINE_PRELOADED === String(process.pid)) return;
+process.env.V8INLINE_PRELOADED = String(process.pid);
 const fs = require('fs');
 
 // The flags wanted, as [V8 flag name, argument]; those already known to
@@ -44,13 +49,28 @@ function commandLine(program) {
 }
 
 if (process.execArgv.includes('--log-code')) {
+  endWithTheRunner();
   append(STARTED_FILE, `${process.pid} ${commandLine('node')}\n`);
   giveForksTheFlags(process.execArgv.filter((argument) => WANTED.some(([, wanted]) => wanted === argument)));
   return;
 }
-// A child of `fork` whose IPC channel (set up already, its variables gone
-// from the environment) cannot be handed on: as it is.
-if (process.channel) return;
+// As it is: a worker thread whose environment was not copied (the check
+// above misses it), a child of `fork` whose IPC channel (set up already,
+// its variables gone from the environment) cannot be handed on.
+if (!require('worker_threads').isMainThread || process.channel) return;
+
+// A re-run ends when the node that ran it is killed (a signal cannot reach
+// it while it waits in spawnSync): it would go on unrecorded.
+function endWithTheRunner() {
+  const runner = process.env.V8INLINE_RUNNER;
+  if (runner === undefined) return;
+  delete process.env.V8INLINE_RUNNER;
+  const runnerGone = () => process.ppid !== Number(runner);
+  if (runnerGone()) process.kill(process.pid, 'SIGTERM');
+  setInterval(() => {
+    if (runnerGone()) process.kill(process.pid, 'SIGTERM');
+  }, 200).unref();
+}
 
 // `fork` passes a node's flags on to its children, unless its caller gives
 // an `execArgv` of its own (test runners' workers often do): the flags go
@@ -109,7 +129,8 @@ function flagsForThisNode() {
 const flags = flagsForThisNode();
 if (flags.includes('--log-code')) {
   const given = [...process.execArgv, ...process.argv.slice(1)];
-  const run = spawnSync(process.execPath, [...flags, ...given], { stdio: 'inherit', argv0: process.argv0 });
+  const env = Object.assign({}, process.env, { V8INLINE_RUNNER: String(process.pid) });
+  const run = spawnSync(process.execPath, [...flags, ...given], { stdio: 'inherit', argv0: process.argv0, env });
   if (!run.error) {
     append(STARTED_FILE, `${run.pid} ${commandLine(process.execPath)}\n`);
     append(RERUN_FILE, `${process.pid} ${run.pid}\n`);
