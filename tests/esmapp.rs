@@ -8,6 +8,11 @@
 //! note, `--strict`, cross-module inlined frames, no JIT frame left without its
 //! code object), and the self time per function against V8's own profiler,
 //! within what two V8 profiles of the same program differ by.
+//!
+//! The same app on node 18, 22 and 24, started by an npm script under
+//! `v8inline record` (section 4): npm and the app as separate processes of
+//! one perf.data, the app's picked by its pid, its inlining across module
+//! files, and its self time against V8's profiler.
 
 mod common;
 
@@ -299,14 +304,30 @@ fn parse_folded(folded: &str) -> Vec<(Vec<&str>, u64)> {
         .collect()
 }
 
-/// The app script a frame is in (`index.mjs`, `plugins/estree.mjs`), its
-/// URL without `:line:column`, and the `--annotate-inline` mark stripped.
-fn prettier_script(frame: &str) -> Option<&str> {
+/// Where a frame of the app's scripts is: its script's URL, line and column
+/// (node 18's frames have no column), the `--annotate-inline` mark
+/// stripped; `None` for a frame outside the app (node's, Deno's).
+fn app_location(frame: &str) -> Option<(&str, u32, Option<u32>)> {
     let frame = frame.strip_suffix("_[i]").unwrap_or(frame);
-    let (_, location) = frame.split_once(" file:///tmp/v8inline-esmapp/node_modules/prettier/")?;
-    let (location, _column) = location.rsplit_once(':')?;
-    let (script, _line) = location.rsplit_once(':')?;
-    Some(script)
+    let at = frame.find(&format!(" {APP_URL}"))? + 1;
+    let location = &frame[at..];
+    // The app's paths have no colon: what follows the path is the position.
+    let path_end = APP_URL.len() + location[APP_URL.len()..].find(':').unwrap_or_else(|| panic!("{frame}"));
+    let numbers: Vec<u32> = location[path_end + 1..]
+        .split(':')
+        .map(|number| number.parse().unwrap_or_else(|_| panic!("{frame}: no line:column")))
+        .collect();
+    match numbers[..] {
+        [line] => Some((&location[..path_end], line, None)),
+        [line, column] => Some((&location[..path_end], line, Some(column))),
+        _ => panic!("{frame}: more than line:column"),
+    }
+}
+
+/// The app script a frame is in (`index.mjs`, `plugins/estree.mjs`): its
+/// URL within prettier's package.
+fn prettier_script(frame: &str) -> Option<&str> {
+    app_location(frame)?.0.strip_prefix(APP_URL)?.strip_prefix("node_modules/prettier/")
 }
 
 /// `--strict` accepts a jitdump with V8's mis-sized records and says so once,
@@ -415,15 +436,23 @@ fn is_js_frame(frame: &str) -> bool {
 /// (markers: `o` for on-stack replacement, then `~ ^ + * '`), or `None` for
 /// a script outside the app (node's, Deno's).
 fn app_function(frame: &str) -> Option<Function> {
-    let at = frame.find(&format!(" {APP_URL}"))?;
-    let (head, location) = (&frame[..at], &frame[at + 1..]);
-    let (location, column) = location.rsplit_once(':').unwrap();
-    let (url, line) = location.rsplit_once(':').unwrap();
-    assert!(line.parse::<u32>().is_ok() && column.parse::<u32>().is_ok(), "{frame}");
-    let (_tag, name) = head.split_once(':').unwrap();
-    let markers = ['~', '^', '+', '*', '\''];
-    let name = name.strip_prefix('o').filter(|rest| rest.starts_with(markers)).unwrap_or(name);
-    Some((name.trim_start_matches(markers).to_string(), url.to_string()))
+    let (url, _line, _column) = app_location(frame)?;
+    let name = marked_name(frame)?;
+    Some((name.trim_start_matches(TIER_MARKERS).to_string(), url.to_string()))
+}
+
+/// The tier markers V8 puts before a code object's name: `o` for on-stack
+/// replacement, then `~` (Ignition), `^` (Sparkplug), `+` (Maglev), `*`
+/// (TurboFan), `'` (context-specialized).
+const TIER_MARKERS: [char; 5] = ['~', '^', '+', '*', '\''];
+
+/// The name of a frame of the app's scripts after its tag, with its tier
+/// markers (`*'callPluginPrintFunction` of `JS:o*'callPluginPrintFunction
+/// URL:L:C`, the on-stack replacement `o` dropped).
+fn marked_name(frame: &str) -> Option<&str> {
+    let head = &frame[..frame.find(&format!(" {APP_URL}"))?];
+    let (_tag, name) = head.split_once(':')?;
+    Some(name.strip_prefix('o').filter(|rest| rest.starts_with(TIER_MARKERS)).unwrap_or(name))
 }
 
 /// Self counts per app function of folded stacks: each stack counts for its
@@ -586,3 +615,349 @@ fn self_shares_within_the_v8_floor() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------
+// 4. The same app started by an npm script on node 18, 22 and 24.
+// ---------------------------------------------------------------------------
+
+/// `testdata/esmapp/<runtime>/` recorded by `record.sh <runtime>`: `npm run
+/// bench` (`node app.mjs MILLIS`) under `v8inline record`, npm and the app on
+/// that node. perf.data has both processes' samples; the code log and
+/// jitdump are the app's only.
+const NPM_RUNTIMES: [&str; 3] = ["node18", "node22", "node24"];
+
+/// The files of an npm-script recording, as arguments, and the pids that
+/// `record` reported (`record.txt`).
+struct NpmRecording {
+    log: String,
+    jitdump: String,
+    perf_data: String,
+    /// The app's process: the pid in the jitdump's name (`jit-PID.dump`).
+    app_pid: u32,
+    /// `record`'s report: `recorded 2 processes: pid P (node /usr/bin/npm
+    /// run bench, N samples), pid Q (node app.mjs MILLIS, M samples)`.
+    report: String,
+}
+
+/// The recording of `runtime`, or `None` (with a message) when its folder
+/// is absent.
+fn npm_recording(runtime: &str) -> Option<NpmRecording> {
+    let directory = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/esmapp").join(runtime);
+    if !directory.is_dir() {
+        eprintln!("SKIPPED: {} is absent (testdata/esmapp/record.sh {runtime} records it)", directory.display());
+        return None;
+    }
+    let text = |prefix: &str| common::file_starting(&directory, prefix).display().to_string();
+    let jitdump = text("jit-");
+    let app_pid = Path::new(&jitdump)
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .strip_prefix("jit-")
+        .and_then(|name| name.strip_suffix(".dump.gz"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    // V8's per-isolate name: isolate-0x<address>-PID-codspeed-v8-PID.log.
+    let log = text("isolate-");
+    assert!(log.ends_with(&format!("-{app_pid}-codspeed-v8-{app_pid}.log.gz")), "{log}: not the app's log");
+    let report = std::fs::read_to_string(directory.join("record.txt")).unwrap();
+    Some(NpmRecording { log, jitdump, perf_data: text("perf.data"), app_pid, report })
+}
+
+/// The pid of a root frame written by `--pid` (`comm-PID`) and its comm.
+fn root_process(stack: &[&str]) -> (u32, String) {
+    let (comm, pid) = stack[0].rsplit_once('-').unwrap_or_else(|| panic!("{}: no -PID", stack[0]));
+    (pid.parse().unwrap_or_else(|_| panic!("{}: no -PID", stack[0])), comm.to_string())
+}
+
+/// The folded stacks of one process, from output folded with `--pid`.
+fn stacks_of_pid(folded: &str, pid: u32) -> String {
+    folded
+        .lines()
+        .filter(|line| line.split(';').next().unwrap().ends_with(&format!("-{pid}")))
+        .map(|line| format!("{line}\n"))
+        .collect()
+}
+
+/// Every node of V8's profiles: function name, URL, line and column (1-based).
+fn v8_profile_functions(paths: &[PathBuf]) -> BTreeSet<(String, String, u32, u32)> {
+    let mut functions = BTreeSet::new();
+    for path in paths {
+        let profile: serde_json::Value = serde_json::from_slice(&gunzip(path)).unwrap();
+        for node in profile["nodes"].as_array().unwrap() {
+            let frame = &node["callFrame"];
+            let number = |key: &str| u32::try_from(frame[key].as_i64().unwrap() + 1).unwrap();
+            functions.insert((
+                frame["functionName"].as_str().unwrap().to_string(),
+                frame["url"].as_str().unwrap().to_string(),
+                number("lineNumber"),
+                number("columnNumber"),
+            ));
+        }
+    }
+    functions
+}
+
+/// perf.data of `npm run bench` holds two node processes, folded as separate
+/// roots by `--pid`: npm's (its comm `npm`, `npm run bench` once npm sets
+/// its title) and the app's (the jitdump's pid), the two pids `record`
+/// reported. The app's process has the most time; frames of the app's
+/// scripts are in its stacks only.
+#[test]
+fn npm_script_recordings_fold_npm_and_the_app_as_separate_roots() {
+    for runtime in NPM_RUNTIMES {
+        let Some(NpmRecording { log, jitdump, perf_data, app_pid, report }) = npm_recording(runtime) else { continue };
+        // record's report names npm's process, then the app's.
+        let recorded = report.lines().find_map(|line| line.strip_prefix("v8inline: recorded 2 processes: ")).unwrap();
+        let (npm_part, app_part) = recorded.split_once("), ").unwrap();
+        let pid_of =
+            |part: &str| -> u32 { part.strip_prefix("pid ").unwrap().split(' ').next().unwrap().parse().unwrap() };
+        assert!(npm_part.contains(" run bench, "), "{runtime}: {recorded}");
+        assert!(app_part.contains("(node app.mjs "), "{runtime}: {recorded}");
+        let npm_pid = pid_of(npm_part);
+        assert_eq!(pid_of(app_part), app_pid, "{runtime}: the jitdump is not of the process that ran app.mjs");
+
+        let folded =
+            folded_of(&["--perf-data", &perf_data, "--log", &log, "--jitdump", &jitdump, "--no-disk-sources", "--pid"]);
+        let mut by_pid: BTreeMap<u32, (u64, BTreeSet<String>)> = BTreeMap::new();
+        let mut app_frames_by_pid: BTreeMap<u32, u64> = BTreeMap::new();
+        for (frames, count) in parse_folded(&folded) {
+            let (pid, comm) = root_process(&frames);
+            let entry = by_pid.entry(pid).or_default();
+            entry.0 += count;
+            entry.1.insert(comm);
+            if frames.iter().any(|frame| app_location(frame).is_some()) {
+                *app_frames_by_pid.entry(pid).or_default() += count;
+            }
+        }
+        eprintln!("{runtime}: npm {npm_pid}, app {app_pid}; per pid (time, comms): {by_pid:?}");
+        let (npm_time, npm_comms) = by_pid.get(&npm_pid).unwrap_or_else(|| panic!("{runtime}: no root of npm's pid"));
+        let (app_time, app_comms) = &by_pid[&app_pid];
+        assert_ne!(npm_pid, app_pid);
+        assert!(npm_comms.iter().any(|comm| comm.starts_with("npm")), "{runtime}: npm's comms {npm_comms:?}");
+        assert!(!app_comms.iter().any(|comm| comm.starts_with("npm")), "{runtime}: the app's comms {app_comms:?}");
+        assert!(*npm_time > 0);
+        // The app ran for 3 s, npm for its start and exit: the app's process
+        // has the most time of all.
+        let (busiest, _) = by_pid.iter().max_by_key(|(_, (time, _))| *time).unwrap();
+        assert_eq!(*busiest, app_pid, "{runtime}: {by_pid:?}");
+        assert!(app_time > npm_time);
+        // The app's scripts ran in the app's process: its stacks hold them.
+        assert!(app_frames_by_pid.contains_key(&app_pid), "{runtime}: {app_frames_by_pid:?}");
+    }
+}
+
+/// npm's JIT frames are not named from the app's code log and jitdump: given
+/// one process's files (`--jitdump` and `--log` of the app), the samples of
+/// another pid in the same perf.data (npm's) are not that process's.
+///
+/// Fails today on node 18: `CodeLogs::process_for_pid` lets a lone loaded
+/// process take the samples of every pid (for a jitdump written under
+/// another pid namespace than perf's), so 123 of npm's stacks show
+/// prettier's functions (`LazyCompile:~readToken_numberSign
+/// .../plugins/babel.mjs:7` under npm's `uv_run`), where npm's V8 code lay
+/// at addresses of the app's code objects. node 22 and 24 pass by chance:
+/// none of npm's frames fell into one of the app's code objects.
+#[test]
+#[ignore = "v8inline names npm's frames from the app's jitdump (a lone process takes every pid's samples)"]
+fn npm_frames_are_not_named_from_the_apps_jitdump() {
+    for runtime in NPM_RUNTIMES {
+        let Some(NpmRecording { log, jitdump, perf_data, app_pid, .. }) = npm_recording(runtime) else { continue };
+        let folded =
+            folded_of(&["--perf-data", &perf_data, "--log", &log, "--jitdump", &jitdump, "--no-disk-sources", "--pid"]);
+        let elsewhere: Vec<(Vec<&str>, u64)> = parse_folded(&folded)
+            .into_iter()
+            .filter(|(frames, _)| root_process(frames).0 != app_pid)
+            .filter(|(frames, _)| frames.iter().any(|frame| app_location(frame).is_some()))
+            .collect();
+        assert!(
+            elsewhere.is_empty(),
+            "{runtime}: {} stacks of other pids show the app's functions, e.g. {:?}",
+            elsewhere.len(),
+            elsewhere.first()
+        );
+    }
+}
+
+/// The app's JavaScript expands across prettier's module files in both
+/// directions (functions of `index.mjs` inlined into code of
+/// `plugins/estree.mjs`, and the reverse), in the app's process picked from
+/// the perf.data of both; the inlined functions are ones V8's own profiler
+/// knows by the same name, script, line (and column, where node writes it:
+/// not node 18), in all but a thousandth of their samples (V8's profiles
+/// name only what their samples hit), and the code they were inlined into
+/// is optimized (TurboFan `*`, or on node 24 also Maglev `+`), never
+/// interpreted or Sparkplug.
+#[test]
+fn npm_script_recordings_expand_across_prettier_modules() {
+    for runtime in NPM_RUNTIMES {
+        let Some(NpmRecording { log, jitdump, perf_data, app_pid, .. }) = npm_recording(runtime) else { continue };
+        let directory = Path::new(&jitdump).parent().unwrap().to_path_buf();
+        let v8_functions =
+            v8_profile_functions(&[esmapp_file(runtime, "cpuprofile-a"), esmapp_file(runtime, "cpuprofile-b")]);
+        let output = v8inline(&[
+            "--perf-data",
+            &perf_data,
+            "--log",
+            &log,
+            "--jitdump",
+            &jitdump,
+            "--no-disk-sources",
+            "--pid",
+            "--annotate-inline",
+            "--stats",
+        ]);
+        let stats = stderr(&output);
+        assert!(output.status.success(), "{runtime}:\n{stats}");
+        assert!(stats_count(&stats, "expanded into inlined functions") > 0, "{runtime}:\n{stats}");
+        let folded = stacks_of_pid(std::str::from_utf8(&output.stdout).unwrap(), app_pid);
+
+        let mut across: BTreeMap<(&str, &str), u64> = BTreeMap::new();
+        let mut hosts: BTreeMap<String, u64> = BTreeMap::new();
+        let mut example = None;
+        let (mut known, mut unknown) = (0, BTreeMap::new());
+        let parsed = parse_folded(&folded);
+        for (frames, count) in &parsed {
+            for (position, pair) in frames.windows(2).enumerate() {
+                let (caller, callee) = (pair[0], pair[1]);
+                let (Some(from), Some(to)) = (prettier_script(caller), prettier_script(callee)) else { continue };
+                if from == to || !callee.ends_with("_[i]") {
+                    continue;
+                }
+                *across.entry((from, to)).or_default() += count;
+                example.get_or_insert_with(|| format!("{caller};{callee}"));
+                // The inlined function is one V8's profiler names alike.
+                let (url, line, column) = app_location(callee).unwrap();
+                let name = marked_name(callee).unwrap().trim_start_matches(TIER_MARKERS);
+                if v8_functions.iter().any(|(v8_name, v8_url, v8_line, v8_column)| {
+                    (v8_name.as_str(), v8_url.as_str(), *v8_line) == (name, url, line)
+                        && column.is_none_or(|column| column == *v8_column)
+                }) {
+                    known += count;
+                } else {
+                    unknown.entry(callee).and_modify(|time| *time += count).or_insert(*count);
+                }
+                // The code object it was inlined into: the nearest frame on
+                // the caller side that is not itself inlined.
+                let host = frames[..=position].iter().rev().find(|frame| !frame.ends_with("_[i]")).unwrap();
+                let tier = marked_name(host)
+                    .unwrap_or_else(|| panic!("{runtime}: {host} hosts an inlined app function"))
+                    .chars()
+                    .next()
+                    .unwrap_or(' ');
+                *hosts.entry(tier.to_string()).or_default() += count;
+            }
+        }
+        eprintln!(
+            "{runtime} ({}): cross-module inlined frames by (caller, callee) script: {across:?}; host tiers: {hosts:?}; e.g. {example:?}; \
+             in functions of V8's profiles: {known} of {}; not: {unknown:?}",
+            directory.display(),
+            across.values().sum::<u64>()
+        );
+        for direction in [("plugins/estree.mjs", "index.mjs"), ("index.mjs", "plugins/estree.mjs")] {
+            assert!(across.contains_key(&direction), "{runtime}: no {direction:?} inlining: {across:?}");
+        }
+        assert!(
+            hosts.keys().all(|tier| tier == "*" || tier == "+"),
+            "{runtime}: inlined into code that is not optimized: {hosts:?}"
+        );
+        // Measured: all but one sample's frame (node 18: 25,403.2 of
+        // 25,404.2 ms summed over the pairs; node 22: all; node 24: 8,241.7
+        // of 8,242.7), the exception `get root` (index.mjs:16966), a getter
+        // no sample of V8's two profiles landed in.
+        let total: u64 = across.values().sum();
+        assert!(known * 1000 >= total * 999, "{runtime}: {known} of {total} in V8's functions; not: {unknown:?}");
+    }
+}
+
+/// Self-time shares per app function of the app's process, picked from the
+/// perf.data of `npm run bench`, are within the V8-vs-V8 floor
+/// ([`NPM_WITHIN_FLOOR`]) of V8's own `--cpu-prof` profiles of `node app.mjs
+/// MILLIS` on the same node; without expansion they are not.
+#[test]
+fn npm_script_self_shares_within_the_v8_floor() {
+    for runtime in NPM_RUNTIMES {
+        let Some(NpmRecording { log, jitdump, perf_data, app_pid, .. }) = npm_recording(runtime) else { continue };
+        let v8_a = v8_self_counts(&esmapp_file(runtime, "cpuprofile-a"));
+        let v8_b = v8_self_counts(&esmapp_file(runtime, "cpuprofile-b"));
+        let floor = total_variation(&v8_a, &v8_b);
+        assert!(floor > 0.0, "{runtime}: two V8 profiles of separate runs cannot agree exactly");
+
+        let folded =
+            folded_of(&["--perf-data", &perf_data, "--log", &log, "--jitdump", &jitdump, "--no-disk-sources", "--pid"]);
+        let ours_counts = folded_self_counts(&stacks_of_pid(&folded, app_pid));
+        let ours = Fidelity::of(&ours_counts, &v8_a, &v8_b);
+
+        // No expansion: the jitdump alone, in a directory without its code
+        // log, names each JIT frame by its code object (the outer function).
+        let directory = temp_dir("esmapp", &format!("{runtime}-npm-fidelity"));
+        let lone_jitdump = directory.join(Path::new(&jitdump).file_name().unwrap());
+        std::fs::copy(&jitdump, &lone_jitdump).unwrap();
+        let lone_jitdump = lone_jitdump.display().to_string();
+        let output =
+            v8inline(&["--perf-data", &perf_data, "--jitdump", &lone_jitdump, "--no-disk-sources", "--pid", "--stats"]);
+        let messages = stderr(&output);
+        assert!(output.status.success(), "{runtime}: {messages}");
+        assert!(messages.contains("no code log found for pid"), "{runtime}: the log was found:\n{messages}");
+        assert_eq!(stats_count(&messages, "expanded into inlined functions"), 0, "{runtime}:\n{messages}");
+        let unexpanded = folded_self_counts(&stacks_of_pid(&String::from_utf8(output.stdout).unwrap(), app_pid));
+        let baseline = Fidelity::of(&unexpanded, &v8_a, &v8_b);
+
+        let samples = |counts: &BTreeMap<Function, u64>| counts.values().sum::<u64>();
+        eprintln!(
+            "{runtime}: self-share total-variation distance, rule: mean <= {NPM_WITHIN_FLOOR} x floor = {:.3}\n  \
+             V8 A / B: {} / {} samples in app functions ({} / {} functions); v8inline: {:.0} ms in {} functions\n  \
+             floor (V8 A vs V8 B) {floor:.3}\n  \
+             v8inline          vs A {:.3}, vs B {:.3}, mean {:.3} ({:.2} x floor)\n  \
+             no expansion      vs A {:.3}, vs B {:.3}, mean {:.3} ({:.2} x floor)",
+            NPM_WITHIN_FLOOR * floor,
+            samples(&v8_a),
+            samples(&v8_b),
+            v8_a.len(),
+            v8_b.len(),
+            samples(&ours_counts) as f64 / 1e6,
+            ours_counts.len(),
+            ours.to_a,
+            ours.to_b,
+            ours.mean(),
+            ours.mean() / floor,
+            baseline.to_a,
+            baseline.to_b,
+            baseline.mean(),
+            baseline.mean() / floor,
+        );
+        assert!(
+            ours.mean() <= NPM_WITHIN_FLOOR * floor,
+            "{runtime}: v8inline {:.3} is not within {NPM_WITHIN_FLOOR} x the floor {floor:.3}",
+            ours.mean()
+        );
+        assert!(
+            baseline.mean() > NPM_WITHIN_FLOOR * floor,
+            "{runtime}: without expansion {:.3} is within {NPM_WITHIN_FLOOR} x the floor {floor:.3}: the rule tells nothing",
+            baseline.mean()
+        );
+    }
+}
+
+/// [`WITHIN_FLOOR`] for the npm-script recordings of node 18, 22 and 24,
+/// measured on them (self-time share per app function, total-variation
+/// distance; the app's pid picked from the perf.data of npm and the app):
+///
+/// | | floor (A vs B) | ours vs A / B (mean) | no expansion |
+/// |---|---|---|---|
+/// | node 18 | 0.132 | 0.223 / 0.222 (1.68 x) | 0.272 / 0.273 (2.07 x) |
+/// | node 22 | 0.157 | 0.237 / 0.235 (1.50 x) | 0.299 / 0.289 (1.87 x) |
+/// | node 24 | 0.141 | 0.239 / 0.246 (1.72 x) | 0.274 / 0.286 (1.98 x) |
+///
+/// Further from V8's profiles than on node 26 (1.16 x), and expansion moves
+/// less (node 26: 0.40 to 0.19): the perf run is a process slowed by its
+/// logging on a loaded 2-core machine (node 22 formatted 41 rounds in 8 s,
+/// its V8 runs 36 and 32), with about 3,000 to 3,600 ms of samples in app
+/// functions against 4,400 to 6,500 samples in each V8 profile (sampling
+/// noise alone makes about 1.2 x the floor), and more of its time in code
+/// not yet optimized, where there is nothing to expand. 1.8 is the largest
+/// measured (1.72) with a small margin, and below every profile without
+/// expansion (1.87 at the least).
+const NPM_WITHIN_FLOOR: f64 = 1.8;
