@@ -521,10 +521,10 @@ fn expander_replaces_a_frame_by_three() {
         seen,
         vec![
             "node Some(40) Some(41) Some(5000000001) leaf=true exact=true ffffffff81000c82 asm_exc_page_fault+Some(34) [kernel.kallsyms] Kernel",
-            "node Some(40) Some(41) Some(5000000001) leaf=false exact=true 7f0010 JS:*hot /app/deep.js:12:3+Some(16) /tmp/perf-40.map PerfMap { pid: Some(40) }",
-            "node Some(40) Some(41) Some(5000000001) leaf=false exact=false 7f0020 JS:~main /app/deep.js:1:1+Some(32) /tmp/perf-40.map PerfMap { pid: Some(40) }",
+            "node Some(40) Some(41) Some(5000000001) leaf=false exact=true 7f0010 JS:*hot /app/deep.js:12:3+Some(16) /tmp/perf-40.map PerfMap { pid: Some(40), jitdump: NotKnown }",
+            "node Some(40) Some(41) Some(5000000001) leaf=false exact=false 7f0020 JS:~main /app/deep.js:1:1+Some(32) /tmp/perf-40.map PerfMap { pid: Some(40), jitdump: NotKnown }",
             "node Some(40) Some(41) Some(5000000001) leaf=false exact=false 55aa node::Start+Some(5) /usr/bin/node File",
-            "node Some(40) Some(41) Some(5000001000) leaf=true exact=true 7f0010 JS:*hot /app/deep.js:12:3+Some(20) /tmp/perf-40.map PerfMap { pid: Some(40) }",
+            "node Some(40) Some(41) Some(5000001000) leaf=true exact=true 7f0010 JS:*hot /app/deep.js:12:3+Some(20) /tmp/perf-40.map PerfMap { pid: Some(40), jitdump: NotKnown }",
             "node Some(40) Some(41) Some(5000001000) leaf=false exact=false 55aa node::Start+Some(5) /usr/bin/node File",
         ]
     );

@@ -753,15 +753,14 @@ fn npm_script_recordings_fold_npm_and_the_app_as_separate_roots() {
 /// one process's files (`--jitdump` and `--log` of the app), the samples of
 /// another pid in the same perf.data (npm's) are not that process's.
 ///
-/// Fails today on node 18: `CodeLogs::process_for_pid` lets a lone loaded
-/// process take the samples of every pid (for a jitdump written under
-/// another pid namespace than perf's), so 123 of npm's stacks show
+/// Failed on node 18 before the perf.data reader told V8's code pages by
+/// the jitdump their process mapped (`ModuleKind::JitDumpCode`): a lone
+/// loaded process took the samples of every pid (for a jitdump written
+/// under another pid namespace than perf's), so 123 of npm's stacks showed
 /// prettier's functions (`LazyCompile:~readToken_numberSign
 /// .../plugins/babel.mjs:7` under npm's `uv_run`), where npm's V8 code lay
-/// at addresses of the app's code objects. node 22 and 24 pass by chance:
-/// none of npm's frames fell into one of the app's code objects.
+/// at addresses of the app's code objects. node 22 and 24 passed by chance.
 #[test]
-#[ignore = "v8inline names npm's frames from the app's jitdump (a lone process takes every pid's samples)"]
 fn npm_frames_are_not_named_from_the_apps_jitdump() {
     for runtime in NPM_RUNTIMES {
         let Some(NpmRecording { log, jitdump, perf_data, app_pid, .. }) = npm_recording(runtime) else { continue };

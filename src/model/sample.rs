@@ -159,17 +159,41 @@ pub enum ModuleKind {
     PerfMap {
         /// The process, from the file name.
         pid: Option<u32>,
+        /// The jitdump the process mapped, when the source knows.
+        jitdump: MappedJitDump,
     },
     /// Memory the source knows no mapping for (`[unknown]`): V8's code pages
     /// are made executable by `mprotect`, which perf does not see, so this
     /// may still be JIT code of the sample's process.
     Unknown,
+    /// Memory with no mapping (`[unknown]`, as [`ModuleKind::Unknown`]) of a
+    /// process that mapped V8's jitdump `jit-PID.dump` (a perf.data tells):
+    /// V8's code pages, whose code is that jitdump's, and no other's. The
+    /// pid is the jitdump's, as V8 named it (in a container, not perf's).
+    JitDumpCode {
+        /// The pid in the jitdump's file name.
+        pid: u32,
+    },
     /// An address the source knows is in no code it can name (a V8 tick in
     /// no library and no live code object). Named like [`ModuleKind::Unknown`]
     /// but never resolved.
     NoCode,
     /// A file: an executable or shared library.
     File,
+}
+
+/// What a source says of the jitdump a process mapped (V8 maps
+/// `jit-PID.dump` as a marker for perf inject; a perf.data records it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MappedJitDump {
+    /// The source does not tell (perf script prints no mappings).
+    NotKnown,
+    /// `jit-PID.dump`: its code is that jitdump's, and no other's. The pid
+    /// is the jitdump's, as V8 named it (in a container, not perf's).
+    Named(u32),
+    /// The process mapped none: its code is no jitdump's (a node run
+    /// without `--perf-prof`, another JIT).
+    NoneMapped,
 }
 
 impl ModuleKind {
@@ -186,7 +210,10 @@ impl ModuleKind {
         if path.ends_with(".map")
             && let Some(pid) = path.strip_prefix("/tmp/perf-")
         {
-            return ModuleKind::PerfMap { pid: pid.strip_suffix(".map").and_then(|pid| pid.parse().ok()) };
+            return ModuleKind::PerfMap {
+                pid: pid.strip_suffix(".map").and_then(|pid| pid.parse().ok()),
+                jitdump: MappedJitDump::NotKnown,
+            };
         }
         if path.ends_with(".so") && path.contains("/jitted-") {
             let file_name = path.rsplit('/').next().unwrap_or(path);
@@ -480,8 +507,14 @@ mod tests {
         assert_eq!(ModuleKind::of_path("[unknown]"), ModuleKind::Unknown);
         assert_eq!(ModuleKind::of_path("vmlinux-5.4.14)"), ModuleKind::File);
         assert_eq!(ModuleKind::of_path("/usr/bin/node"), ModuleKind::File);
-        assert_eq!(ModuleKind::of_path("/tmp/perf-2020.map"), ModuleKind::PerfMap { pid: Some(2020) });
-        assert_eq!(ModuleKind::of_path("/tmp/perf-x.map"), ModuleKind::PerfMap { pid: None });
+        assert_eq!(
+            ModuleKind::of_path("/tmp/perf-2020.map"),
+            ModuleKind::PerfMap { pid: Some(2020), jitdump: MappedJitDump::NotKnown }
+        );
+        assert_eq!(
+            ModuleKind::of_path("/tmp/perf-x.map"),
+            ModuleKind::PerfMap { pid: None, jitdump: MappedJitDump::NotKnown }
+        );
         assert_eq!(
             ModuleKind::of_path("/tmp/exp/jitted-2020-2338.so"),
             ModuleKind::JitImage { pid: Some(2020), code_index: Some(2338) }

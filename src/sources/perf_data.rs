@@ -57,8 +57,8 @@ use crate::error::{Error, ErrorCause};
 use crate::files::read_file_allowing_cut;
 use crate::formats::perf_data::{PerfDataError, PerfFileHeader, check_header};
 use crate::model::sample::{
-    AddressKind, Frame, FrameNumber, KERNEL_ADDRESS_START, ModuleId, ModuleKind, Sample, SampleInterner, SampleSink,
-    SampleTime, StringId,
+    AddressKind, Frame, FrameNumber, KERNEL_ADDRESS_START, MappedJitDump, ModuleId, ModuleKind, Sample, SampleInterner,
+    SampleSink, SampleTime, StringId,
 };
 use crate::sources::perf_data_compressed::ExpansionCheck;
 use crate::symbols::{FileMapping, SymbolCache, VDSO};
@@ -518,6 +518,9 @@ fn hex(bytes: &[u8]) -> String {
 #[derive(Debug, Clone, Default)]
 struct AddressSpace {
     mappings: BTreeMap<u64, FileMapping>,
+    /// The pid in the name of the jitdump the process mapped (V8 maps
+    /// `jit-PID.dump` as a marker for perf inject), if it did.
+    jitdump_pid: Option<u32>,
 }
 
 impl AddressSpace {
@@ -526,6 +529,9 @@ impl AddressSpace {
     fn insert(&mut self, mapping: FileMapping) {
         if mapping.end <= mapping.start {
             return;
+        }
+        if let Some(pid) = jitdump_pid_in_path(&mapping.path) {
+            self.jitdump_pid = Some(pid);
         }
         let overlapping: Vec<u64> = self
             .mappings
@@ -557,6 +563,40 @@ impl AddressSpace {
         let (_, mapping) = self.mappings.range(..=address).next_back()?;
         mapping.contains(address).then_some(mapping)
     }
+
+    /// What memory with no mapping is: V8's code pages when the process
+    /// mapped a jitdump; else, when perf described the process's memory,
+    /// no code a jitdump names (another program's, or a node run without
+    /// `--perf-prof`: not to be named from another process's jitdump); else
+    /// unknown.
+    fn unmapped_kind(&self) -> ModuleKind {
+        match self.mapped_jitdump() {
+            MappedJitDump::Named(pid) => ModuleKind::JitDumpCode { pid },
+            MappedJitDump::NoneMapped => ModuleKind::NoCode,
+            MappedJitDump::NotKnown => ModuleKind::Unknown,
+        }
+    }
+
+    /// The jitdump the process mapped: none when perf described its memory
+    /// and no jitdump was in it, not known when perf described nothing.
+    fn mapped_jitdump(&self) -> MappedJitDump {
+        match self.jitdump_pid {
+            Some(pid) => MappedJitDump::Named(pid),
+            None if !self.mappings.is_empty() => MappedJitDump::NoneMapped,
+            None => MappedJitDump::NotKnown,
+        }
+    }
+}
+
+/// The pid in a jitdump's path as V8 names it, `DIR/jit-PID.dump`
+/// ([`LinuxPerfJitLogger::OpenJitDumpFile`](https://chromium.googlesource.com/v8/v8/+/refs/heads/main/src/diagnostics/perf-jit.cc)).
+fn jitdump_pid_in_path(path: &str) -> Option<u32> {
+    let name = path.rsplit('/').next()?;
+    let digits = name.strip_prefix("jit-")?.strip_suffix(".dump")?;
+    if digits.is_empty() || !digits.bytes().all(|byte| byte.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 /// Why the running kernel's symbols cannot be used: a warning
@@ -970,7 +1010,12 @@ impl PerfDataReader {
         }
         let mapping =
             FileMapping { start: address, end: address.saturating_add(length), file_offset: page_offset, path };
-        let range = mapping.start..mapping.end;
+        // A jitdump mapped changes what the process's unmapped memory is
+        // (`AddressSpace::unmapped_kind`): every frame is named again.
+        let range = match jitdump_pid_in_path(&mapping.path) {
+            Some(_) => 0..u64::MAX,
+            None => mapping.start..mapping.end,
+        };
         self.processes.entry(pid).or_default().insert(mapping);
         self.forget_frames(pid, range);
     }
@@ -1109,9 +1154,11 @@ impl PerfDataReader {
                 None => frame(module, "[unknown]", None, &mut self.interner),
             };
         }
-        let Some(mapping) = self.processes.get(&pid).and_then(|space| space.find(address)) else {
+        let space = self.processes.get(&pid);
+        let Some(mapping) = space.and_then(|space| space.find(address)) else {
             // V8's code pages: made executable by mprotect, unseen by perf.
-            let module = self.interner.module("[unknown]", ModuleKind::Unknown);
+            let kind = space.map_or(ModuleKind::Unknown, AddressSpace::unmapped_kind);
+            let module = self.interner.module("[unknown]", kind);
             return frame(module, "[unknown]", None, &mut self.interner);
         };
         let is_anonymous = mapping.path.starts_with("//anon") || mapping.path.starts_with("[anon");
@@ -1125,7 +1172,9 @@ impl PerfDataReader {
         if !mapping.has_symbols() {
             let module = if is_anonymous {
                 // perf's name for anonymous executable memory (map__new).
-                self.interner.module(&format!("/tmp/perf-{pid}.map"), ModuleKind::PerfMap { pid: Some(pid as u32) })
+                let jitdump = space.map_or(MappedJitDump::NotKnown, AddressSpace::mapped_jitdump);
+                self.interner
+                    .module(&format!("/tmp/perf-{pid}.map"), ModuleKind::PerfMap { pid: Some(pid as u32), jitdump })
             } else {
                 self.interner.module_at_path(&mapping.path)
             };
@@ -1279,6 +1328,26 @@ mod tests {
 
     fn mapping(start: u64, end: u64, file_offset: u64, path: &str) -> FileMapping {
         FileMapping { start, end, file_offset, path: path.into() }
+    }
+
+    #[test]
+    fn unmapped_memory_is_the_mapped_jitdumps_code_or_no_jitdumps() {
+        assert_eq!(jitdump_pid_in_path("/tmp/out/jit-17052.dump"), Some(17052));
+        assert_eq!(jitdump_pid_in_path("jit-7.dump"), Some(7));
+        for not_a_jitdump in ["/tmp/jit-.dump", "/tmp/jit-12.dump.gz", "/tmp/xjit-12.dump", "/tmp/jit-1a.dump"] {
+            assert_eq!(jitdump_pid_in_path(not_a_jitdump), None, "{not_a_jitdump}");
+        }
+        // Nothing known of the process: perhaps JIT code of any jitdump.
+        let mut space = AddressSpace::default();
+        assert_eq!(space.unmapped_kind(), ModuleKind::Unknown);
+        // Its memory known, no jitdump in it (npm without --perf-prof, sh).
+        space.insert(mapping(0x1000, 0x2000, 0, "/usr/bin/node"));
+        assert_eq!(space.unmapped_kind(), ModuleKind::NoCode);
+        assert_eq!(space.mapped_jitdump(), MappedJitDump::NoneMapped);
+        // V8 mapped its jitdump (in a container, under another pid).
+        space.insert(mapping(0x7f00_0000, 0x7f00_1000, 0, "/app/jit-1.dump"));
+        assert_eq!(space.unmapped_kind(), ModuleKind::JitDumpCode { pid: 1 });
+        assert_eq!(space.mapped_jitdump(), MappedJitDump::Named(1));
     }
 
     #[test]

@@ -255,7 +255,7 @@ mod tests {
             modules,
             [
                 ModuleKind::Kernel,
-                ModuleKind::PerfMap { pid: Some(40) },
+                ModuleKind::PerfMap { pid: Some(40), jitdump: crate::model::sample::MappedJitDump::NotKnown },
                 ModuleKind::File,
                 ModuleKind::JitImage { pid: Some(40), code_index: Some(7) }
             ]

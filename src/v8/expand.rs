@@ -23,7 +23,7 @@ use indexmap::IndexSet;
 
 use crate::expansion::{ExpandedFrames, FrameContext, FrameExpander};
 use crate::formats::v8log::{CodeName, Tier};
-use crate::model::sample::{AddressKind, FrameNumberCache, ModuleKind, SampleTime};
+use crate::model::sample::{AddressKind, FrameNumberCache, MappedJitDump, ModuleKind, SampleTime};
 use crate::v8::code_logs::{CodeLogs, pid_in_file_name};
 use crate::v8::inline_map::{CodeId, InlineMap, TimeRange};
 use crate::v8::inline_stack::{FrameFunction, InlineFrame, PositionRule};
@@ -269,8 +269,10 @@ impl ExpansionStats {
 enum JitFrame {
     /// `jitted-PID-N.so` after `perf inject -j`: code index and offset.
     Injected { pid: Option<u32>, code_index: u64, offset: u64 },
-    /// A runtime address in anonymous executable memory.
-    Raw { pid: Option<u32>, address: u64 },
+    /// A runtime address in anonymous executable memory, and what the
+    /// source knows of the jitdump its process mapped: a named one is the
+    /// only one that may name it, and with none mapped, none may.
+    Raw { pid: Option<u32>, address: u64, jitdump: MappedJitDump },
 }
 
 /// Where a frame points, if it may be V8 JIT code.
@@ -279,8 +281,13 @@ fn classify(frame: &FrameContext<'_>) -> Option<JitFrame> {
         ModuleKind::JitImage { pid, code_index } => {
             Some(JitFrame::Injected { pid, code_index: code_index?, offset: frame.frame.symbol_offset.unwrap_or(0) })
         }
-        ModuleKind::PerfMap { pid } => Some(JitFrame::Raw { pid, address: frame.frame.address }),
-        ModuleKind::Unknown => Some(JitFrame::Raw { pid: None, address: frame.frame.address }),
+        ModuleKind::PerfMap { pid, jitdump } => Some(JitFrame::Raw { pid, address: frame.frame.address, jitdump }),
+        ModuleKind::Unknown => {
+            Some(JitFrame::Raw { pid: None, address: frame.frame.address, jitdump: MappedJitDump::NotKnown })
+        }
+        ModuleKind::JitDumpCode { pid } => {
+            Some(JitFrame::Raw { pid: None, address: frame.frame.address, jitdump: MappedJitDump::Named(pid) })
+        }
         ModuleKind::Kernel | ModuleKind::NoCode | ModuleKind::File => None,
     }
 }
@@ -581,30 +588,40 @@ impl FrameExpander for V8Expander {
         let module_pid = match jit_frame {
             JitFrame::Injected { pid, .. } | JitFrame::Raw { pid, .. } => pid,
         };
-        // The process a sample belongs to: the pid perf printed, else the one
-        // in the module name, else the thread id (equal to the pid on the main
-        // thread); a lone loaded process takes every sample.
+        // The jitdump the frame's code is in, when the source says:
+        // `jitted-PID-N.so` names it, and so does the `jit-PID.dump` a
+        // perf.data shows the process mapped.
+        let jitdump_pid = match jit_frame {
+            JitFrame::Injected { pid, .. } => pid,
+            JitFrame::Raw { jitdump: MappedJitDump::Named(pid), .. } => Some(pid),
+            JitFrame::Raw { .. } => None,
+        };
+        // The process a sample belongs to: the jitdump's, else the pid perf
+        // printed, else the one in the module name, else the thread id
+        // (equal to the pid on the main thread); a lone loaded process takes
+        // every sample whose jitdump is not named.
         let sample = frame.sample;
-        let sampled_pid = sample.pid.or(module_pid).or(sample.tid);
+        let sampled_pid = match jit_frame {
+            JitFrame::Raw { jitdump: MappedJitDump::Named(pid), .. } => Some(pid),
+            _ => sample.pid.or(module_pid).or(sample.tid),
+        };
         // perf prints times truncated to its resolution: take the end of that
         // interval so code loaded within it still counts.
         let time = sample.time.map(SampleTime::latest);
-        let process = self.process_for_pid(sampled_pid.unwrap_or(0)).filter(|&process| {
-            // `jitted-PID-N.so` names the jitdump it came from: the lone
-            // process that takes every sample must be that one, or its code
-            // indexes mean other code objects.
-            let injected_pid = match jit_frame {
-                JitFrame::Injected { pid, .. } => pid,
-                JitFrame::Raw { .. } => None,
-            };
-            match (injected_pid, self.code_logs.maps()[process].pid) {
-                (Some(injected_pid), Some(map_pid)) => injected_pid == map_pid,
-                _ => true,
-            }
-        });
+        // A process that mapped no jitdump: its code is no jitdump's.
+        let no_jitdump = matches!(jit_frame, JitFrame::Raw { jitdump: MappedJitDump::NoneMapped, .. });
+        let process =
+            (!no_jitdump).then(|| self.process_for_pid(sampled_pid.unwrap_or(0))).flatten().filter(|&process| {
+                // A named jitdump: the lone process that takes every sample must
+                // be its, or its code indexes and addresses mean other code.
+                match (jitdump_pid, self.code_logs.maps()[process].pid) {
+                    (Some(jitdump_pid), Some(map_pid)) => jitdump_pid == map_pid,
+                    _ => true,
+                }
+            });
         let Some(process) = process else {
             // `[unknown] ([unknown])` is only JIT code if a jitdump says so.
-            if module_pid.is_some() || matches!(jit_frame, JitFrame::Injected { .. }) {
+            if module_pid.is_some() || jitdump_pid.is_some() || matches!(jit_frame, JitFrame::Injected { .. }) {
                 self.stats.unresolved_no_jitdump += 1;
                 if !self.sample_counted {
                     self.sample_counted = true;
