@@ -126,8 +126,8 @@ pub enum DebugInfoError {
     /// gimli refused the DWARF.
     #[error("DWARF: {0}")]
     Dwarf(gimli::write::Error),
-    /// The file's layout (its segments' offsets) would make it this large:
-    /// a damaged file.
+    /// The file's layout (the offsets object keeps of its loaded sections,
+    /// their alignments) would make it this large: a damaged file.
     #[error("the file would be written {size} bytes long, more than {limit}: its offsets are damaged")]
     TooLarge {
         /// The size object's layout asked for.
