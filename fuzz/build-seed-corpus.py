@@ -2,7 +2,8 @@
 """Builds the seed corpus of the fuzz targets from the real recordings in
 testdata/ (testdata/node*/*.gz and node*/prof/, testdata/native/perf.script.gz,
 the perf.data of testdata/perf-data, perf-data-z and realapp, the builds of
-testdata/sourcemaps).
+testdata/sourcemaps, perf inject's jitted files in testdata/debuginfo and
+fuzz/seeds/jitted_elf).
 
 Usage: python3 fuzz/build-seed-corpus.py [CORPUS_DIR]   (default: fuzz/corpus)
 
@@ -48,6 +49,13 @@ Seeds are kept small (a few KB: libFuzzer mutates small inputs much faster):
 - elf_symbols: this machine's vDSO (a small ELF with dynamic function
                symbols, read from the running interpreter's memory) and
                /bin/true when it is under 64 KB.
+- jitted_elf:  jitted-PID-N.so files of the esmapp node 26 recording
+               (testdata/debuginfo's and those of fuzz/seeds/jitted_elf: as
+               perf inject -j wrote them, with and without its .debug_line,
+               and two as v8inline debuginfo rewrote them), laid out as the
+               target reads them (u32 ELF length, ELF), each followed by no
+               info bytes (an empty info) and by 128 and 512 bytes of a fixed
+               pseudo-random stream (an info with files, calls and rows).
 - pipeline:    coherent triples: 3 samples with JIT frames (stacks cut as
                for perf_script), the (at most 4)
                jitdump CODE_LOADs covering their addresses, the log lines of those
@@ -549,6 +557,21 @@ def elf_seeds():
     return seeds
 
 
+def jitted_elf_seeds():
+    """(u32 ELF length, ELF, info bytes) for each jitted file. The files are
+    committed (fuzz/seeds/jitted_elf/README.md): making them takes perf
+    inject and a built v8inline."""
+    files = [TESTDATA / "debuginfo" / "jitted-17052-6378.so"]
+    files += sorted((REPOSITORY / "fuzz" / "seeds" / "jitted_elf").glob("*.so"))
+    stream = b"".join(hashlib.sha256(b"jitted_elf %d" % index).digest() for index in range(16))
+    seeds = []
+    for path in files:
+        elf = path.read_bytes()
+        for info in (b"", stream[:128], stream[:512]):
+            seeds.append(struct.pack("<I", len(elf)) + elf + info)
+    return seeds
+
+
 def main():
     corpus = Path(sys.argv[1]) if len(sys.argv) > 1 else REPOSITORY / "fuzz" / "corpus"
     counts = {}
@@ -593,7 +616,10 @@ def main():
         write_seed(corpus / "source_map", seed)
     for seed in elf_seeds():
         write_seed(corpus / "elf_symbols", seed)
-    for target in ["code_log", "jitdump", "perf_script", "pipeline", "perf_data", "ticks", "source_map", "elf_symbols"]:
+    for seed in jitted_elf_seeds():
+        write_seed(corpus / "jitted_elf", seed)
+    targets = ["code_log", "jitdump", "perf_script", "pipeline", "perf_data", "ticks", "source_map", "elf_symbols"]
+    for target in targets + ["jitted_elf"]:
         counts[target] = len(os.listdir(corpus / target))
     print(" ".join(f"{target}: {count} seeds" for target, count in counts.items()))
 

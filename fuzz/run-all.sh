@@ -42,9 +42,10 @@ declare -A MAX_LEN=(
   [pipeline]=24576
   [source_map]=8192
   [elf_symbols]=36864
+  [jitted_elf]=8192
 )
 # Slowest first, so that the last two run side by side.
-ORDER=(ticks source_map code_log perf_data perf_script pipeline elf_symbols jitdump)
+ORDER=(ticks source_map code_log perf_data perf_script pipeline elf_symbols jitted_elf jitdump)
 
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then

@@ -106,9 +106,49 @@ pub enum DebugInfoError {
     /// The file has no `.text` section.
     #[error("no .text section")]
     NoText,
+    /// The file's `.text` is not loaded into memory (no `SHF_ALLOC`) or is a
+    /// table object rebuilds (of strings, symbols, relocations...): no code.
+    #[error(".text is no section of code (not loaded, or a table)")]
+    TextNotCode,
+    /// A section named as debug information (`.debug_*`, which this module
+    /// replaces) is loaded into memory, a note or a table (of symbols,
+    /// strings, relocations...): a damaged file.
+    #[error("section {0} is named as debug information but is loaded, a note or a table")]
+    NotDebugInfo(String),
+    /// A section's alignment is not a power of two: a damaged file.
+    #[error("section {section} is aligned to {align}, no power of two")]
+    Alignment {
+        /// The section's name.
+        section: String,
+        /// Its `sh_addralign`.
+        align: u64,
+    },
     /// gimli refused the DWARF.
     #[error("DWARF: {0}")]
     Dwarf(gimli::write::Error),
+    /// The file's layout (the offsets object keeps of its loaded sections,
+    /// their alignments) would make it this large: a damaged file.
+    #[error("the file would be written {size} bytes long, more than {limit}: its offsets are damaged")]
+    TooLarge {
+        /// The size object's layout asked for.
+        size: u64,
+        /// The most allowed: the input, its new debug sections and 1 MiB.
+        limit: u64,
+    },
+    /// object's layout of the file did not add up (what it reserved is not
+    /// what it wrote): offsets or alignments so damaged that its arithmetic
+    /// wrapped around.
+    #[error("ELF: the layout of the file is damaged (reserved {reserved:?} bytes, wrote {written})")]
+    Layout {
+        /// The size object reserved (`None`: it reserved none).
+        reserved: Option<u64>,
+        /// The bytes it wrote.
+        written: u64,
+    },
+    /// object wrote a file it cannot read again: damage of the input it
+    /// carried over.
+    #[error("ELF: the file written cannot be read again: {0}")]
+    Unreadable(object::build::Error),
     /// object could not write the ELF file back.
     #[error("ELF: {0}")]
     Write(object::build::Error),
@@ -134,12 +174,19 @@ pub fn rewrite_jitted_elf(elf: &[u8], info: &CodeDebugInfo) -> Result<RewrittenE
     let mut builder = Builder::read(elf).map_err(DebugInfoError::NotElf)?;
     let text =
         builder.sections.iter().find(|section| section.name.as_slice() == b".text").ok_or(DebugInfoError::NoText)?;
+    // object writes back as they were only plain bytes, and an address only
+    // for a section loaded into memory; a `.text` that is a string or symbol
+    // table, or not loaded (a damaged file), would come out other than the
+    // DWARF describes it.
+    if !text.is_alloc() {
+        return Err(DebugInfoError::TextNotCode);
+    }
     let text = TextSection {
         address: text.sh_addr,
         size: match &text.data {
             SectionData::Data(data) => data.len() as u64,
             SectionData::UninitializedData(size) => *size,
-            _ => text.sh_size,
+            _ => return Err(DebugInfoError::TextNotCode),
         },
     };
     let target = Target {
@@ -152,6 +199,13 @@ pub fn rewrite_jitted_elf(elf: &[u8], info: &CodeDebugInfo) -> Result<RewrittenE
     let sections = dwarf_sections(info, text, target).map_err(DebugInfoError::Dwarf)?;
     for section in builder.sections.iter_mut() {
         if section.name.as_slice().starts_with(DEBUG_PREFIX) {
+            // Debug information is plain bytes, neither loaded nor a note; a
+            // section that is (the build-id note perf matches the file by) or
+            // a table (the symbols, with the strings they need) must stay.
+            let plain = matches!(section.data, SectionData::Data(_) | SectionData::UninitializedData(_));
+            if !plain || section.is_alloc() || section.sh_type == object::elf::SHT_NOTE {
+                return Err(DebugInfoError::NotDebugInfo(section.name.to_string()));
+            }
             section.delete = true;
         }
     }
@@ -164,9 +218,94 @@ pub fn rewrite_jitted_elf(elf: &[u8], info: &CodeDebugInfo) -> Result<RewrittenE
         added.sh_addralign = 1;
         added.data = SectionData::Data(section.data.into());
     }
-    let mut bytes = Vec::with_capacity(elf.len() + debug_bytes);
-    builder.write(&mut bytes).map_err(DebugInfoError::Write)?;
-    Ok(RewrittenElf { bytes, debug_bytes })
+    for section in builder.sections.iter_mut() {
+        // 0 and 1 both mean "no alignment" in ELF; object's layout takes
+        // the alignment as a mask: 0 puts the section at offset 0, and one
+        // not a power of two (which ELF forbids) lays sections over others.
+        section.sh_addralign = section.sh_addralign.max(1);
+        if !section.sh_addralign.is_power_of_two() && !section.delete {
+            return Err(DebugInfoError::Alignment { section: section.name.to_string(), align: section.sh_addralign });
+        }
+    }
+    let mut buffer = BoundedBuffer {
+        bytes: Vec::new(),
+        limit: (elf.len() + debug_bytes) as u64 + LAYOUT_SLACK,
+        ..Default::default()
+    };
+    let written = builder.write(&mut buffer);
+    if let Some(size) = buffer.refused {
+        return Err(DebugInfoError::TooLarge { size, limit: buffer.limit });
+    }
+    written.map_err(DebugInfoError::Write)?;
+    let written = buffer.bytes.len() as u64;
+    match buffer.reserved {
+        Some(reserved) if reserved == written => {}
+        reserved => return Err(DebugInfoError::Layout { reserved, written }),
+    }
+    // object carries some damage of the input over into a file it cannot
+    // read (an SHT_SYMTAB_SHNDX section without its symbol table); such a
+    // file could not be given its DWARF again.
+    Builder::read(buffer.bytes.as_slice()).map_err(DebugInfoError::Unreadable)?;
+    Ok(RewrittenElf { bytes: buffer.bytes, debug_bytes })
+}
+
+/// What a rewritten file may have beyond the input and the new debug
+/// sections: section headers and names, alignment padding.
+const LAYOUT_SLACK: u64 = 1 << 20;
+
+/// The output of object's ELF writer, which reserves the whole file's size
+/// once before writing: a size past `limit` is refused, and so is writing
+/// past it. object keeps the offsets of loaded sections, so a damaged one
+/// (an offset of petabytes) would otherwise have it allocate that much and
+/// abort; and its layout arithmetic wraps on such offsets and alignments,
+/// so what it reserves need not be what it writes.
+#[derive(Default)]
+struct BoundedBuffer {
+    bytes: Vec<u8>,
+    limit: u64,
+    /// The size object reserved.
+    reserved: Option<u64>,
+    /// The first size past the limit, reserved or written.
+    refused: Option<u64>,
+}
+
+impl BoundedBuffer {
+    /// Whether `more` bytes may be written; once one write is refused, no
+    /// more are done (the file is refused).
+    fn fits(&mut self, more: u64) -> bool {
+        let size = (self.bytes.len() as u64).saturating_add(more);
+        if self.refused.is_none() && size <= self.limit {
+            return true;
+        }
+        self.refused.get_or_insert(size);
+        false
+    }
+}
+
+impl object::write::WritableBuffer for BoundedBuffer {
+    fn reserve(&mut self, size: u64) -> Result<(), ()> {
+        self.reserved = Some(size);
+        if size > self.limit {
+            self.refused = Some(size);
+            return Err(());
+        }
+        // At most the limit: a usize.
+        self.bytes.reserve(size as usize);
+        Ok(())
+    }
+
+    fn write_bytes(&mut self, bytes: &[u8]) {
+        if self.fits(bytes.len() as u64) {
+            self.bytes.extend_from_slice(bytes);
+        }
+    }
+
+    fn write_zeros(&mut self, count: u64) {
+        if self.fits(count) {
+            // Within the limit: a usize.
+            self.bytes.resize(self.bytes.len() + count as usize, 0);
+        }
+    }
 }
 
 /// Where the code is in the ELF file.
@@ -544,6 +683,148 @@ mod tests {
         let text = TextSection { address: 0x80, size: 0 };
         let target = Target { address_size: 4, endian: RunTimeEndian::Big };
         assert!(dwarf_sections(&odd, text, target).is_ok());
+    }
+
+    /// `jitted` rebuilt with its sections renamed: `from` is called `to`.
+    fn renamed(jitted: &[u8], renames: &[(&str, &str)]) -> Vec<u8> {
+        let mut builder = Builder::read(jitted).unwrap();
+        for section in builder.sections.iter_mut() {
+            if let Some(&(_, to)) = renames.iter().find(|(from, _)| section.name.as_slice() == from.as_bytes()) {
+                section.name = to.as_bytes().to_vec().into();
+            }
+        }
+        let mut bytes = Vec::new();
+        builder.write(&mut bytes).unwrap();
+        bytes
+    }
+
+    /// `jitted` with the header of its section `name` changed by `change`
+    /// (the bytes of an `Elf64_Shdr`, little-endian).
+    fn with_section_header(jitted: &[u8], name: &str, change: impl FnOnce(&mut [u8])) -> Vec<u8> {
+        let index = object::File::parse(jitted).unwrap().section_by_name(name).unwrap().index().0;
+        let table = u64::from_le_bytes(jitted[40..48].try_into().unwrap()) as usize;
+        let mut patched = jitted.to_vec();
+        change(&mut patched[table + 64 * index..table + 64 * (index + 1)]);
+        patched
+    }
+
+    /// Found by the jitted_elf fuzz target: a `.text` that is not loaded
+    /// (its flags damaged) was taken for the code, but object writes no
+    /// address for it: the file came out with `.text` at 0 and the DWARF at
+    /// its old address.
+    #[test]
+    fn a_text_section_not_loaded_is_refused() {
+        let not_loaded = with_section_header(JITTED, ".text", |header| {
+            header[8..16].copy_from_slice(&4u64.to_le_bytes()); // sh_flags: SHF_EXECINSTR, no SHF_ALLOC
+        });
+        assert!(matches!(rewrite_jitted_elf(&not_loaded, &info()), Err(DebugInfoError::TextNotCode)));
+    }
+
+    /// Found by the jitted_elf fuzz target: a `.text` that is the section
+    /// name table was taken for the code, and the file written back with
+    /// other bytes under the name.
+    #[test]
+    fn a_text_section_that_is_a_table_is_refused() {
+        let strings_named_text = renamed(JITTED, &[(".text", ".code"), (".shstrtab", ".text")]);
+        assert!(matches!(rewrite_jitted_elf(&strings_named_text, &info()), Err(DebugInfoError::TextNotCode)));
+        let no_text = renamed(JITTED, &[(".text", ".code")]);
+        assert!(matches!(rewrite_jitted_elf(&no_text, &info()), Err(DebugInfoError::NoText)));
+    }
+
+    /// Found by the jitted_elf fuzz target: the build-id note under a
+    /// `.debug_` name was replaced with the debug sections, and the file
+    /// lost the build id perf finds it by.
+    #[test]
+    fn a_note_named_as_debug_information_is_refused() {
+        let note_named_debug = renamed(JITTED, &[(".note.gnu.build-id", ".debug_id")]);
+        match rewrite_jitted_elf(&note_named_debug, &info()) {
+            Err(DebugInfoError::NotDebugInfo(name)) => assert_eq!(name, ".debug_id"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Found by the jitted_elf fuzz target: the symbol table under a
+    /// `.debug_` name was dropped, the file lost its symbols, and its string
+    /// table, linked from nothing, made the file one object cannot read.
+    #[test]
+    fn a_symbol_table_named_as_debug_information_is_refused() {
+        let symbols_named_debug = renamed(JITTED, &[(".symtab", ".debug_symbols")]);
+        match rewrite_jitted_elf(&symbols_named_debug, &info()) {
+            Err(DebugInfoError::NotDebugInfo(name)) => assert_eq!(name, ".debug_symbols"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Found by the jitted_elf fuzz target: an alignment of 0 (no alignment,
+    /// as 1) made object lay the section out at offset 0 and reserve less
+    /// than it then wrote, past a loaded section's far offset (2.5 GB).
+    #[test]
+    fn a_section_aligned_to_0_is_laid_out_as_aligned_to_1() {
+        let aligned_to_0 = with_section_header(JITTED, ".strtab", |header| {
+            header[48..56].copy_from_slice(&0u64.to_le_bytes()); // sh_addralign
+        });
+        let rewritten = rewrite_jitted_elf(&aligned_to_0, &info()).unwrap();
+        let strings = |elf: &[u8]| {
+            let file = object::File::parse(elf).unwrap();
+            let strtab = file.section_by_name(".strtab").unwrap();
+            (strtab.align(), strtab.data().unwrap().to_vec())
+        };
+        let (align, data) = strings(&rewritten.bytes);
+        assert_eq!((align, data), (1, strings(JITTED).1));
+    }
+
+    /// Found by the jitted_elf fuzz target: an alignment that is no power of
+    /// two (here `u64::MAX`) made object lay sections over others; the
+    /// build-id note came out over the ELF header.
+    #[test]
+    fn an_alignment_that_is_no_power_of_two_is_refused() {
+        for align in [3, u64::MAX] {
+            let misaligned = with_section_header(JITTED, ".eh_frame_hdr", |header| {
+                header[48..56].copy_from_slice(&align.to_le_bytes()); // sh_addralign
+            });
+            match rewrite_jitted_elf(&misaligned, &info()) {
+                Err(DebugInfoError::Alignment { section, align: refused }) => {
+                    assert_eq!((section.as_str(), refused), (".eh_frame_hdr", align));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    /// Found by the jitted_elf fuzz target: with a symbol table index
+    /// section (`SHT_SYMTAB_SHNDX`) and only the null section typed as a
+    /// symbol table, object wrote the index section without a table, and
+    /// then refused that file.
+    #[test]
+    fn a_file_object_cannot_read_again_is_refused() {
+        let mut damaged = JITTED.to_vec();
+        damaged[60..62].copy_from_slice(&5u16.to_le_bytes()); // e_shnum: .text to .shstrtab
+        let table = u64::from_le_bytes(JITTED[40..48].try_into().unwrap()) as usize;
+        let header = |index: usize| table + 64 * index;
+        damaged[header(0) + 4..header(0) + 8].copy_from_slice(&object::elf::SHT_SYMTAB.0.to_le_bytes());
+        let eh_frame_hdr = header(3);
+        damaged[eh_frame_hdr + 4..eh_frame_hdr + 8].copy_from_slice(&object::elf::SHT_SYMTAB_SHNDX.0.to_le_bytes());
+        damaged[eh_frame_hdr + 8..eh_frame_hdr + 16].copy_from_slice(&0u64.to_le_bytes()); // not loaded
+        assert!(matches!(rewrite_jitted_elf(&damaged, &info()), Err(DebugInfoError::Unreadable(_))));
+    }
+
+    /// Found by the jitted_elf fuzz target: object keeps the file offset of
+    /// each loaded section, even an empty one's, and reserved a file
+    /// reaching it (here 1 PiB), which aborted.
+    #[test]
+    fn a_section_offset_past_any_file_is_refused_not_an_abort() {
+        let far = with_section_header(JITTED, ".eh_frame_hdr", |header| {
+            header[24..32].copy_from_slice(&(1u64 << 50).to_le_bytes()); // sh_offset
+            header[32..40].copy_from_slice(&0u64.to_le_bytes()); // sh_size
+        });
+        let debug_bytes = rewrite_jitted_elf(JITTED, &info()).unwrap().debug_bytes;
+        match rewrite_jitted_elf(&far, &info()) {
+            Err(DebugInfoError::TooLarge { size, limit }) => {
+                assert!(size >= 1 << 50);
+                assert_eq!(limit, (JITTED.len() + debug_bytes) as u64 + LAYOUT_SLACK);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     /// Cut or flipped bytes: an error or a file, never a panic.
