@@ -306,10 +306,24 @@ mod tests {
         assert_eq!(output.status.signal(), Some(15));
         assert_eq!(asked_nodes(&output_dir).len(), 1);
         assert_eq!(rerun_nodes(&output_dir).len(), 2);
+        // In a working directory that is gone (process.cwd() throws), the
+        // node still runs, and exits as it would.
+        let gone = output_dir.join("gone");
+        let output = std::process::Command::new("sh")
+            .current_dir(&output_dir)
+            .env("NODE_OPTIONS", &node_options)
+            .arg("-c")
+            .arg(format!("mkdir gone && cd gone && rmdir ../gone && '{}' -e 'console.log(8)'", node.display()))
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&output.stdout), "8\n", "{}", String::from_utf8_lossy(&output.stderr));
+        assert!(output.status.success());
+        assert!(!gone.exists());
+        let rerun = rerun_nodes(&output_dir);
         // A worker thread does not run its process again.
         let output = run("new (require('worker_threads').Worker)('console.log(7)', { eval: true })");
         assert_eq!(String::from_utf8_lossy(&output.stdout), "7\n");
-        assert_eq!(rerun_nodes(&output_dir).len(), 3);
+        assert_eq!(rerun_nodes(&output_dir).len(), rerun.len() + 1);
         // The node that ran it again is killed: the re-run ends too.
         let mut runner = std::process::Command::new(&node)
             .current_dir(&output_dir)

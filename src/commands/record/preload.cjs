@@ -9,12 +9,8 @@
 // gives it the flags.
 //
 // It runs in every node's startup, so it loads no module it does not need:
-// with --log-code, loading worker_threads alone takes 15 ms.
-if (typeof Deno !== 'undefined') return;
-// A worker thread of a node this ran in already (workers copy the
-// environment): its process's flags are its flags.
-if (process.env.V8INLINE_PRELOADED === String(process.pid)) return;
-process.env.V8INLINE_PRELOADED = String(process.pid);
+// with --log-code, loading worker_threads alone takes 15 ms. Whatever goes
+// wrong in it, the node goes on as it would have without it.
 const fs = require('fs');
 
 // The flags wanted, as [V8 flag name, argument]; those already known to
@@ -48,16 +44,24 @@ function commandLine(program) {
   return [program, ...process.execArgv.filter((argument) => !ours.has(argument)), ...argv].join(' ');
 }
 
-if (process.execArgv.includes('--log-code')) {
-  endWithTheRunner();
-  append(STARTED_FILE, `${process.pid} ${commandLine('node')}\n`);
-  giveForksTheFlags(process.execArgv.filter((argument) => WANTED.some(([, wanted]) => wanted === argument)));
-  return;
+function main() {
+  if (typeof Deno !== 'undefined') return;
+  // A worker thread of a node this ran in already (workers copy the
+  // environment): its process's flags are its flags.
+  if (process.env.V8INLINE_PRELOADED === String(process.pid)) return;
+  process.env.V8INLINE_PRELOADED = String(process.pid);
+  if (process.execArgv.includes('--log-code')) {
+    endWithTheRunner();
+    append(STARTED_FILE, `${process.pid} ${commandLine('node')}\n`);
+    giveForksTheFlags(process.execArgv.filter((argument) => WANTED.some(([, wanted]) => wanted === argument)));
+    return;
+  }
+  // As it is: a worker thread whose environment was not copied (the check
+  // above misses it), a child of `fork` whose IPC channel (set up already,
+  // its variables gone from the environment) cannot be handed on.
+  if (!require('worker_threads').isMainThread || process.channel) return;
+  runAgainWithTheFlags();
 }
-// As it is: a worker thread whose environment was not copied (the check
-// above misses it), a child of `fork` whose IPC channel (set up already,
-// its variables gone from the environment) cannot be handed on.
-if (!require('worker_threads').isMainThread || process.channel) return;
 
 // A re-run ends when the node that ran it is killed (a signal cannot reach
 // it while it waits in spawnSync): it would go on unrecorded.
@@ -97,9 +101,6 @@ function giveForksTheFlags(flags) {
   require('module').syncBuiltinESMExports();
 }
 
-const { spawnSync } = require('child_process');
-const os = require('os');
-
 // The wanted flags this node's V8 lists in --v8-options (as
 // `known_v8_flags` in src/commands/record/runtime.rs reads them).
 function flagsForThisNode() {
@@ -113,6 +114,7 @@ function flagsForThisNode() {
   } catch (_) {}
   const env = Object.assign({}, process.env);
   delete env.NODE_OPTIONS;
+  const { spawnSync } = require('child_process');
   const listed = spawnSync(process.execPath, ['--v8-options'], { env, encoding: 'utf8' });
   if (listed.pid) append(ASKED_FILE, `${listed.pid}\n`);
   if (listed.error || listed.status !== 0) return [];
@@ -126,18 +128,31 @@ function flagsForThisNode() {
   return flags;
 }
 
-const flags = flagsForThisNode();
-if (flags.includes('--log-code')) {
+// Runs this node again with the flags, the same arguments and stdio, and
+// exits as the re-run did; returns only if it could not run (this node
+// then goes on without the flags, and record names it).
+function runAgainWithTheFlags() {
+  const flags = flagsForThisNode();
+  if (!flags.includes('--log-code')) return;
   const given = [...process.execArgv, ...process.argv.slice(1)];
   const env = Object.assign({}, process.env, { V8INLINE_RUNNER: String(process.pid) });
+  const { spawnSync } = require('child_process');
   const run = spawnSync(process.execPath, [...flags, ...given], { stdio: 'inherit', argv0: process.argv0, env });
-  if (!run.error) {
+  if (run.error) return;
+  try {
     append(STARTED_FILE, `${run.pid} ${commandLine(process.execPath)}\n`);
     append(RERUN_FILE, `${process.pid} ${run.pid}\n`);
+  } finally {
     if (run.signal) {
       process.kill(process.pid, run.signal);
-      process.exit(128 + (os.constants.signals[run.signal] || 0));
+      process.exit(128 + (require('os').constants.signals[run.signal] || 0));
     }
     process.exit(run.status === null ? 1 : run.status);
   }
+}
+
+try {
+  main();
+} catch (_) {
+  // The node runs as it would have without v8inline.
 }
