@@ -302,11 +302,18 @@ pub fn run(job: &Job, events: &mut dyn FnMut(RunEvent<'_>)) -> Result<RunSummary
     }
     let title = job.title.clone().unwrap_or_else(|| format!("v8inline: {}", profile.input_name));
     let writer = Writer { profile: &profile, title, ticks: job.inputs.iter().any(SampleInput::is_ticks) };
-    // Made before anything is written: a thread that was not sampled leaves
+    // The timeline files and the flame graph are rendered side by side, and
+    // both before anything is written: a thread that was not sampled leaves
     // no output.
-    let timeline_files = writer.timeline_files(&job.outputs)?;
+    let (timeline_files, flame_graph) = std::thread::scope(|scope| {
+        let timeline_files = scope.spawn(|| writer.timeline_files(&job.outputs));
+        let flame_graph = writer.flame_graph(&job.outputs);
+        let timeline_files = timeline_files.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (timeline_files, flame_graph)
+    });
+    let timeline_files = timeline_files?;
     let mut summary = profile.summary.clone();
-    if let Some(distinct_stacks) = writer.folded_and_flame_graph(&job.outputs)? {
+    if let Some(distinct_stacks) = writer.write_folded_and_flame_graph(&job.outputs, flame_graph?)? {
         summary.distinct_stacks = distinct_stacks;
     }
     if let Some(details) = &profile.details {
@@ -346,6 +353,14 @@ struct TimelineFile {
 struct ChosenThread {
     description: String,
     more_threads: bool,
+}
+
+/// A flame graph rendered, and the folded stacks it was drawn from.
+struct RenderedFlameGraph {
+    folded: Vec<u8>,
+    distinct_stacks: u64,
+    svg_path: PathBuf,
+    svg: Vec<u8>,
 }
 
 /// Writes the outputs of one folded profile.
@@ -389,29 +404,18 @@ impl Writer<'_> {
         Ok(files)
     }
 
-    /// The folded stacks and the flame graph, rendered once when both are
-    /// asked for; the number of distinct stacks written, if any were.
-    fn folded_and_flame_graph(&self, outputs: &[OutputRequest]) -> Result<Option<u64>, RunError> {
-        let folded_to = outputs.iter().find_map(|output| match output {
-            OutputRequest::Folded(to) => Some(to),
-            _ => None,
-        });
-        let flame_graph = outputs.iter().find_map(|output| match output {
+    /// The flame graph, if one is asked for, rendered with the folded
+    /// stacks it is drawn from.
+    fn flame_graph(&self, outputs: &[OutputRequest]) -> Result<Option<RenderedFlameGraph>, RunError> {
+        let Some((svg_path, style)) = outputs.iter().find_map(|output| match output {
             OutputRequest::FlameGraph { path, style } => Some((path, *style)),
             _ => None,
-        });
-        let Some((svg_path, style)) = flame_graph else {
-            return match folded_to {
-                Some(to) => write_to(to, |writer| self.profile.write_folded(writer)).map(Some),
-                None => Ok(None),
-            };
+        }) else {
+            return Ok(None);
         };
         let mut folded = Vec::new();
         let distinct_stacks =
             self.profile.write_folded(&mut folded).map_err(|source| output_error(svg_path, source))?;
-        if let Some(to) = folded_to {
-            write_to(to, |writer| writer.write_all(&folded))?;
-        }
         let summary = &self.profile.summary;
         let svg_options = SvgOptions {
             title: self.title.clone(),
@@ -424,8 +428,32 @@ impl Writer<'_> {
         let text = String::from_utf8_lossy(&folded);
         let mut svg = Vec::new();
         write_svg(text.lines(), &svg_options, &mut svg).map_err(|source| output_error(svg_path, source))?;
-        write_file(svg_path, &svg)?;
-        Ok(folded_to.map(|_| distinct_stacks))
+        Ok(Some(RenderedFlameGraph { folded, distinct_stacks, svg_path: svg_path.clone(), svg }))
+    }
+
+    /// Writes the folded stacks (those the flame graph was drawn from, when
+    /// one was rendered) and the flame graph; the number of distinct stacks
+    /// written, if any were.
+    fn write_folded_and_flame_graph(
+        &self,
+        outputs: &[OutputRequest],
+        flame_graph: Option<RenderedFlameGraph>,
+    ) -> Result<Option<u64>, RunError> {
+        let folded_to = outputs.iter().find_map(|output| match output {
+            OutputRequest::Folded(to) => Some(to),
+            _ => None,
+        });
+        let Some(flame_graph) = flame_graph else {
+            return match folded_to {
+                Some(to) => write_to(to, |writer| self.profile.write_folded(writer)).map(Some),
+                None => Ok(None),
+            };
+        };
+        if let Some(to) = folded_to {
+            write_to(to, |writer| writer.write_all(&flame_graph.folded))?;
+        }
+        write_file(&flame_graph.svg_path, &flame_graph.svg)?;
+        Ok(folded_to.map(|_| flame_graph.distinct_stacks))
     }
 
     /// pprof, the report, the summary and the annotations.
