@@ -499,6 +499,21 @@ impl Fidelity {
     }
 }
 
+/// v8inline's profile is within `within` times the V8-vs-V8 `floor`, and the
+/// profile without expansion is not (else the rule would tell nothing).
+fn assert_within_floor(runtime: &str, ours: &Fidelity, baseline: &Fidelity, floor: f64, within: f64) {
+    assert!(
+        ours.mean() <= within * floor,
+        "{runtime}: v8inline {:.3} is not within {within} x the floor {floor:.3}",
+        ours.mean()
+    );
+    assert!(
+        baseline.mean() > within * floor,
+        "{runtime}: without expansion {:.3} is within {within} x the floor {floor:.3}: the rule tells nothing",
+        baseline.mean()
+    );
+}
+
 /// The rule: a profile is within the V8-vs-V8 floor when the mean of its
 /// distances to V8's two profiles is at most this many times the distance
 /// between those two.
@@ -597,16 +612,7 @@ fn self_shares_within_the_v8_floor() {
             cut.mean(),
             cut.mean() / floor,
         );
-        assert!(
-            ours.mean() <= WITHIN_FLOOR * floor,
-            "{runtime}: v8inline {:.3} is not within {WITHIN_FLOOR} x the floor {floor:.3}",
-            ours.mean()
-        );
-        assert!(
-            baseline.mean() > WITHIN_FLOOR * floor,
-            "{runtime}: without expansion {:.3} is within {WITHIN_FLOOR} x the floor {floor:.3}: the rule tells nothing",
-            baseline.mean()
-        );
+        assert_within_floor(runtime, &ours, &baseline, floor, WITHIN_FLOOR);
         assert!(lost > 0, "{runtime}: the cut jitdump lost no code object");
         assert!(
             cut.mean() > WITHIN_FLOOR * floor,
@@ -927,16 +933,7 @@ fn npm_script_self_shares_within_the_v8_floor() {
             baseline.mean(),
             baseline.mean() / floor,
         );
-        assert!(
-            ours.mean() <= NPM_WITHIN_FLOOR * floor,
-            "{runtime}: v8inline {:.3} is not within {NPM_WITHIN_FLOOR} x the floor {floor:.3}",
-            ours.mean()
-        );
-        assert!(
-            baseline.mean() > NPM_WITHIN_FLOOR * floor,
-            "{runtime}: without expansion {:.3} is within {NPM_WITHIN_FLOOR} x the floor {floor:.3}: the rule tells nothing",
-            baseline.mean()
-        );
+        assert_within_floor(runtime, &ours, &baseline, floor, NPM_WITHIN_FLOOR);
     }
 }
 
