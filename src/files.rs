@@ -255,9 +255,76 @@ pub fn open_stream_allowing_cut(path: &Path) -> Result<(Box<dyn BufRead>, CutSho
     Ok((Box::new(BufReader::with_capacity(BUFFER_SIZE, reader)), cut_short))
 }
 
+/// Writes the file at `path` whole or not at all: `write` fills a temporary
+/// file beside it (same directory, so the rename cannot cross file
+/// systems), which is then renamed over `path`. On any error (a full disk,
+/// a write refused) the temporary file is removed and `path` keeps what it
+/// held. A symbolic link at `path` is replaced by the file, never written
+/// through; a file that was there keeps its permission bits, a new one gets
+/// those the umask allows.
+pub fn replace_file<T>(path: &Path, write: impl FnOnce(&mut dyn io::Write) -> io::Result<T>) -> io::Result<T> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let directory = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(path.file_name().unwrap_or_default());
+    prefix.push(".");
+    let mode = match std::fs::symlink_metadata(path) {
+        Ok(metadata) if metadata.is_file() => metadata.permissions().mode() & 0o7777,
+        _ => 0o666,
+    };
+    let temporary = tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".v8inline-tmp")
+        .permissions(std::fs::Permissions::from_mode(mode))
+        .tempfile_in(directory)?;
+    let mut output = io::BufWriter::with_capacity(256 * 1024, temporary);
+    let result = write(&mut output)?;
+    let temporary = output.into_inner().map_err(io::IntoInnerError::into_error)?;
+    temporary.persist(path).map_err(|error| error.error)?;
+    Ok(result)
+}
+
 #[cfg(test)]
 mod tests {
+    use std::io::Write as _;
+
     use super::*;
+
+    #[test]
+    fn a_replaced_file_is_whole_or_the_old_one() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("out.txt");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let failed = replace_file(&path, |output| {
+            output.write_all(b"half")?;
+            Err::<(), _>(io::Error::other("the disk is full"))
+        });
+        assert_eq!(failed.unwrap_err().to_string(), "the disk is full");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+        assert_eq!(std::fs::read_dir(directory.path()).unwrap().count(), 1, "the temporary file is removed");
+        replace_file(&path, |output| output.write_all(b"new")).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o640);
+        assert_eq!(std::fs::read_dir(directory.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_symbolic_link_is_replaced_not_written_through() {
+        let directory = tempfile::tempdir().unwrap();
+        let outside = directory.path().join("outside.so");
+        std::fs::write(&outside, "someone else's").unwrap();
+        let link = directory.path().join("out.svg");
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
+        replace_file(&link, |output| output.write_all(b"<svg/>")).unwrap();
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "someone else's");
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_file());
+        assert_eq!(std::fs::read_to_string(&link).unwrap(), "<svg/>");
+    }
 
     #[test]
     fn compressed_files_cut_short_give_what_was_before_the_cut() {

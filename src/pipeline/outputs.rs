@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use super::{FoldOptions, FoldedProfile, SampleInput, fold, fold_all};
 use crate::collapse::CollapseSummary;
 use crate::diagnostics::Diagnostics;
+use crate::files::replace_file;
 use crate::model::stack_profile::StackProfile;
 use crate::model::timeline::Timeline;
 use crate::output::annotations::{SourceRoot, github_annotations, markdown_summary};
@@ -504,9 +505,9 @@ fn output_error(path: &Path, source: io::Error) -> RunError {
     RunError::Output { path: path.display().to_string(), source }
 }
 
-/// Writes `bytes` to the file at `path`.
+/// Replaces the file at `path` by `bytes`, whole or not at all.
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
-    std::fs::write(path, bytes).map_err(|source| output_error(path, source))
+    replace_file(path, |output| output.write_all(bytes)).map_err(|source| output_error(path, source))
 }
 
 /// Runs `write` on the destination, buffered; its result, or the failure
@@ -520,13 +521,9 @@ fn write_to<T>(to: &Destination, write: impl FnOnce(&mut dyn Write) -> io::Resul
             output.flush().map_err(failure)?;
             Ok(result)
         }
-        Destination::File(path) => {
-            let file = std::fs::File::create(path).map_err(failure)?;
-            let mut output = io::BufWriter::new(file);
-            let result = write(&mut output).map_err(failure)?;
-            output.flush().map_err(failure)?;
-            Ok(result)
-        }
+        // Whole or not at all: a full disk or an interrupted run leaves the
+        // file the user had.
+        Destination::File(path) => replace_file(path, write).map_err(failure),
         Destination::AppendTo(path) => {
             let file = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(failure)?;
             let mut output = io::BufWriter::new(file);

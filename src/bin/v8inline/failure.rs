@@ -60,9 +60,11 @@ pub(crate) fn report_warnings(diagnostics: &Diagnostics, strict: bool) -> Result
     }
 }
 
-/// Writes `bytes` to `path`, naming the path in an error.
+/// Replaces the file at `path` by `bytes` (whole or not at all), naming
+/// the path in an error.
 pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    std::fs::write(path, bytes).map_err(|error| Failure::Input(format!("{}: {error}", path.display())))
+    v8inline::files::replace_file(path, |output| output.write_all(bytes))
+        .map_err(|error| Failure::Input(format!("{}: {error}", path.display())))
 }
 
 /// Writes `bytes` to `path`, or to standard output without a path.
