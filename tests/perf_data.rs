@@ -13,6 +13,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 fn recording() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/perf-data")
 }
@@ -231,4 +233,46 @@ fn cut_or_damaged_perf_data_never_panics() {
         assert!(matches!(output.status.code(), Some(0 | 1)), "byte {position} flipped: {output:?}");
     }
     std::fs::remove_dir_all(&directory).unwrap();
+}
+
+/// The byte range of the string of `HEADER_ARCH` (feature bit 6) in a
+/// perf.data file's bytes: `struct perf_file_header` (the kernel's
+/// `tools/perf/util/header.h`) puts the feature sections' table after the
+/// data section, one (offset, size) pair per feature bit set, in bit order;
+/// a string feature is a u32 length and the padded string.
+fn arch_string_range(perf_data: &[u8]) -> std::ops::Range<usize> {
+    const HEADER_ARCH: usize = 6;
+    let u64_at = |offset: usize| u64::from_le_bytes(perf_data[offset..offset + 8].try_into().unwrap()) as usize;
+    let features_table = u64_at(40) + u64_at(48);
+    let feature_bits = &perf_data[72..104];
+    let is_set = |bit: usize| feature_bits[bit / 8] & (1 << (bit % 8)) != 0;
+    assert!(is_set(HEADER_ARCH), "the recording names its architecture");
+    let index = (0..HEADER_ARCH).filter(|&bit| is_set(bit)).count();
+    let section = u64_at(features_table + index * 16);
+    let length = u32::from_le_bytes(perf_data[section..section + 4].try_into().unwrap()) as usize;
+    section + 4..section + 4 + length
+}
+
+#[test]
+fn perf_data_of_another_architecture_is_refused_naming_it() {
+    // The real recording, its header's arch changed to s390x (as a
+    // perf.data copied from such a machine has it).
+    let mut bytes = common::gunzip(&recording().join("perf.data.gz"));
+    let arch = arch_string_range(&bytes);
+    assert_eq!(&bytes[arch.start..arch.start + 7], b"x86_64\0");
+    bytes[arch.start..arch.start + 7].copy_from_slice(b"s390x\0\0");
+    let directory = common::temp_dir("perf_data", "another_architecture");
+    let foreign = directory.join("perf.data");
+    std::fs::write(&foreign, &bytes).unwrap();
+    let foreign = foreign.display().to_string();
+    let (success, output, errors) = v8inline(&["--perf-data", &foreign]);
+    assert!(!success);
+    assert_eq!(output, "");
+    assert_eq!(
+        errors,
+        format!(
+            "v8inline: {foreign}: recorded on s390x (the header's arch feature): v8inline reads perf.data recorded \
+             on x86_64; fold it where it was recorded (perf script there, piped to v8inline)\n"
+        )
+    );
 }

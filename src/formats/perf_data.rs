@@ -80,10 +80,34 @@ pub enum PerfDataError {
         /// What does not fit.
         problem: EventDescriptionProblem,
     },
+    /// Recorded on another architecture (its `HEADER_ARCH` feature, `uname
+    /// -m` of the recording machine): its addresses, kernel layout and
+    /// jitdump code are not x86-64's, and reading them as such would give
+    /// wrong frames without a word.
+    #[error(
+        "recorded on {arch} (the header's arch feature): v8inline reads perf.data recorded on x86_64; fold it where \
+         it was recorded (perf script there, piped to v8inline)"
+    )]
+    Architecture {
+        /// The architecture the header names.
+        arch: String,
+    },
     /// `linux-perf-data` refused the file (not perf's format, attributes it
     /// cannot use, ...).
     #[error("{0}")]
     Format(#[from] linux_perf_data::Error),
+}
+
+/// The architecture a perf.data must be recorded on to be read (`uname -m`).
+pub const READ_ARCHITECTURE: &str = "x86_64";
+
+/// Refuses a perf.data whose header names an architecture other than
+/// [`READ_ARCHITECTURE`]; one that names none (an old perf) is read.
+pub fn check_architecture(perf_file: &linux_perf_data::PerfFile) -> Result<(), PerfDataError> {
+    match perf_file.arch() {
+        Ok(Some(arch)) if arch != READ_ARCHITECTURE => Err(PerfDataError::Architecture { arch: arch.to_owned() }),
+        _ => Ok(()),
+    }
 }
 
 /// A section of a perf.data that [`PerfDataError::SectionOutsideFile`] names.

@@ -55,7 +55,7 @@ use linux_perf_data::{PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
 use crate::diagnostics::{Diagnostics, EXAMPLES_PER_KIND, WarningKind};
 use crate::error::{Error, ErrorCause};
 use crate::files::read_file_allowing_cut;
-use crate::formats::perf_data::{PerfDataError, PerfFileHeader, check_header};
+use crate::formats::perf_data::{PerfDataError, PerfFileHeader, check_architecture, check_header};
 use crate::model::sample::{
     AddressKind, Frame, FrameNumber, KERNEL_ADDRESS_START, MappedJitDump, ModuleId, ModuleKind, Sample, SampleInterner,
     SampleSink, SampleTime, StringId,
@@ -244,6 +244,7 @@ pub fn recorded_processes(path: &Path) -> Result<Vec<ProcessActivity>, Error> {
     }
     let PerfFileReader { mut perf_file, mut record_iter } =
         PerfFileReader::parse_file(reader).map_err(|error| Error::at(path)(PerfDataError::Format(error)))?;
+    check_architecture(&perf_file).map_err(Error::at(path))?;
     let mut processes: std::collections::BTreeMap<u32, ProcessActivity> = std::collections::BTreeMap::new();
     fn process(processes: &mut std::collections::BTreeMap<u32, ProcessActivity>, pid: i32) -> &mut ProcessActivity {
         let pid = pid as u32;
@@ -296,6 +297,7 @@ fn open_records<R: Read + Seek>(
     let shared = SharedInput { inner: Rc::clone(input), header, position: 0 };
     let PerfFileReader { perf_file, record_iter } =
         PerfFileReader::parse_file(shared).map_err(PerfDataError::Format)?;
+    check_architecture(&perf_file)?;
     Ok((perf_file, record_iter))
 }
 
