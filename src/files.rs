@@ -3,7 +3,7 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -264,33 +264,61 @@ pub fn open_stream_allowing_cut(path: &Path) -> Result<(Box<dyn BufRead>, CutSho
 /// those the umask allows.
 pub fn replace_file<T>(path: &Path, write: impl FnOnce(&mut dyn io::Write) -> io::Result<T>) -> io::Result<T> {
     use std::os::unix::fs::PermissionsExt as _;
-    let directory = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    let mut prefix = std::ffi::OsString::from(".");
-    prefix.push(path.file_name().unwrap_or_default());
-    prefix.push(".");
     let mode = match std::fs::symlink_metadata(path) {
         Ok(metadata) if metadata.is_file() => metadata.permissions().mode() & 0o7777,
         _ => 0o666,
     };
-    let temporary = tempfile::Builder::new()
-        .prefix(&prefix)
-        .suffix(".v8inline-tmp")
-        .permissions(std::fs::Permissions::from_mode(mode))
-        .tempfile_in(directory)?;
-    let mut output = io::BufWriter::with_capacity(256 * 1024, temporary);
+    let mut temporary = TemporaryFile::beside(path, mode)?;
+    let mut output = io::BufWriter::with_capacity(256 * 1024, temporary.file.take().expect("just opened"));
     let result = write(&mut output)?;
-    let temporary = output.into_inner().map_err(io::IntoInnerError::into_error)?;
-    temporary.persist(path).map_err(|error| error.error)?;
+    output.into_inner().map_err(io::IntoInnerError::into_error)?;
+    std::fs::rename(&temporary.path, path)?;
+    temporary.path = PathBuf::new();
     Ok(result)
+}
+
+/// A file `.NAME.PID-N.v8inline-tmp` beside the file `NAME` it will
+/// replace, created exclusively (never an existing file or a link planted
+/// there) and removed when dropped unless renamed (its path emptied).
+struct TemporaryFile {
+    path: PathBuf,
+    file: Option<File>,
+}
+
+impl TemporaryFile {
+    fn beside(target: &Path, mode: u32) -> io::Result<TemporaryFile> {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        static CREATED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let directory = match target.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => Path::new("."),
+        };
+        loop {
+            let mut name = std::ffi::OsString::from(".");
+            name.push(target.file_name().unwrap_or_default());
+            let number = CREATED.fetch_add(1, Ordering::Relaxed);
+            name.push(format!(".{}-{number}.v8inline-tmp", std::process::id()));
+            let path = directory.join(name);
+            match std::fs::OpenOptions::new().write(true).create_new(true).mode(mode).open(&path) {
+                Ok(file) => return Ok(TemporaryFile { path, file: Some(file) }),
+                // Left by a run that was killed, or planted: another name.
+                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(error) => return Err(error),
+            }
+        }
+    }
+}
+
+impl Drop for TemporaryFile {
+    fn drop(&mut self) {
+        if !self.path.as_os_str().is_empty() {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write as _;
-
     use super::*;
 
     #[test]
