@@ -21,6 +21,7 @@ use v8inline::pipeline::relay::read_with_sink_on_thread;
 use v8inline::pipeline::{ExpandingSinks, FoldOptions, fold_perf_script_from};
 use v8inline::sources::perf_data::PerfDataSource;
 use v8inline::v8::code_logs::{CodeLogOptions, CodeLogs};
+use v8inline::v8::expand::V8Expander;
 
 /// The realapp recording decompressed into a directory of its own; another
 /// recording of the same app when `V8INLINE_BENCH_RECORDING` names its
@@ -89,7 +90,7 @@ fn pipeline(criterion: &mut Criterion) {
     });
     group.bench_function("perf_data_expanded_and_folded", |bencher| {
         bencher.iter(|| {
-            let mut sink = ExpandingSinks::new(code_logs.clone(), &options);
+            let mut sink = ExpandingSinks::new(V8Expander::new(code_logs.clone(), options.expand), &options);
             source.read(&perf_data, None, &mut sink).expect("realapp perf.data");
             sink.folder().distinct_stacks()
         })
@@ -98,7 +99,7 @@ fn pipeline(criterion: &mut Criterion) {
     // expanded and folded on another.
     group.bench_function("perf_data_expanded_and_folded_on_two_threads", |bencher| {
         bencher.iter(|| {
-            let mut sink = ExpandingSinks::new(code_logs.clone(), &options);
+            let mut sink = ExpandingSinks::new(V8Expander::new(code_logs.clone(), options.expand), &options);
             read_with_sink_on_thread(&mut sink, |relay| source.read(&perf_data, None, relay))
                 .expect("realapp perf.data");
             sink.folder().distinct_stacks()

@@ -10,10 +10,11 @@ use std::path::{Path, PathBuf};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use flate2::read::MultiGzDecoder;
 
-use v8inline::collapse::{CollapseOptions, collapse};
+use v8inline::collapse::CollapseOptions;
 use v8inline::expansion::NoExpansion;
 use v8inline::formats::jitdump::{self, ReadOptions};
 use v8inline::formats::v8log::CodeLog;
+use v8inline::pipeline::collapse;
 use v8inline::v8::code_logs::{CodeLogOptions, CodeLogs};
 use v8inline::v8::expand::{ExpandOptions, V8Expander};
 
@@ -78,7 +79,7 @@ fn perf_script(criterion: &mut Criterion) {
         let script = decompressed(&recording_file(version, "perf.script"));
         group.throughput(Throughput::Bytes(script.len() as u64));
         group.bench_function(format!("node{version}_collapse_only"), |bencher| {
-            bencher.iter(|| collapse(black_box(script.as_slice()), &options, &mut NoExpansion, std::io::sink()))
+            bencher.iter(|| collapse(black_box(script.as_slice()), &options, NoExpansion, std::io::sink()))
         });
         let code_logs = CodeLogs::load(CodeLogOptions {
             logs: vec![recording_file(version, "codspeed-v8-")],

@@ -20,8 +20,9 @@ use std::path::{Path, PathBuf};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use flate2::read::MultiGzDecoder;
 
-use v8inline::collapse::{CollapseOptions, collapse};
+use v8inline::collapse::CollapseOptions;
 use v8inline::formats::v8log::LineColumn;
+use v8inline::pipeline::collapse;
 use v8inline::v8::code_logs::{CodeLogOptions, CodeLogs};
 use v8inline::v8::expand::{ExpandOptions, V8Expander};
 use v8inline::v8::inline_map::SourceOptions;

@@ -236,6 +236,22 @@ pub trait FrameExpander {
     }
 }
 
+/// An expander lent: the caller keeps it, with its statistics, after the
+/// fold (`collapse(input, options, &mut expander, output)`).
+impl<Expander: FrameExpander + ?Sized> FrameExpander for &mut Expander {
+    fn expand(&mut self, frame: &FrameContext<'_>, frames: &mut ExpandedFrames) -> bool {
+        (**self).expand(frame, frames)
+    }
+
+    fn name_location(&self, location: u32, frames: &mut ExpandedFrames) {
+        (**self).name_location(location, frames);
+    }
+
+    fn location_details(&self, location: u32) -> Option<LocationDetails<'_>> {
+        (**self).location_details(location)
+    }
+}
+
 /// A code location an expander tagged, described for the sinks that need
 /// more than names (pprof, the reports, the timelines).
 #[derive(Debug, Clone, PartialEq, Eq)]

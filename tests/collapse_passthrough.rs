@@ -5,10 +5,11 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use inferno::collapse::Collapse;
-use v8inline::collapse::{CollapseOptions, CollapseSummary, collapse};
+use v8inline::collapse::{CollapseOptions, CollapseSummary};
 use v8inline::expansion::{ExpandedFrames, FrameContext, FrameExpander, NoExpansion};
 use v8inline::formats::perf_script::PerfScriptReader;
 use v8inline::model::sample::{AddressKind, SampleTime};
+use v8inline::pipeline::collapse;
 
 /// inferno's folded output for `input` with the same options, single-threaded.
 fn inferno_output(input: &[u8], options: &CollapseOptions) -> Vec<u8> {
@@ -28,7 +29,11 @@ fn inferno_output(input: &[u8], options: &CollapseOptions) -> Vec<u8> {
 }
 
 /// Our folded output and summary for `input`.
-fn our_output(input: &[u8], options: &CollapseOptions, expander: &mut dyn FrameExpander) -> (Vec<u8>, CollapseSummary) {
+fn our_output(
+    input: &[u8],
+    options: &CollapseOptions,
+    expander: impl FrameExpander + Send,
+) -> (Vec<u8>, CollapseSummary) {
     let mut output = Vec::new();
     let summary = collapse(input, options, expander, &mut output).expect("collapses");
     (output, summary)

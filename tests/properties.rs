@@ -18,10 +18,11 @@ use std::sync::OnceLock;
 
 use common::{jitdump_path, log_path, recording_dir};
 use proptest::prelude::*;
-use v8inline::collapse::{CollapseOptions, CollapseSummary, collapse};
+use v8inline::collapse::{CollapseOptions, CollapseSummary};
 use v8inline::expansion::{FrameExpander, NoExpansion};
 use v8inline::formats::jitdump::{self, ReadOptions};
 use v8inline::formats::v8log::CodeLog;
+use v8inline::pipeline::collapse;
 use v8inline::v8::code_logs::CodeLogs;
 use v8inline::v8::expand::{ExpandOptions, V8Expander};
 use v8inline::v8::inline_map::{InlineMap, SourceOptions};
@@ -141,7 +142,7 @@ fn script_of(pieces: &[Piece]) -> (Vec<u8>, u64, u64) {
     (text.into_bytes(), periods, empty_samples)
 }
 
-fn fold(input: impl std::io::BufRead, expander: &mut dyn FrameExpander) -> (Vec<u8>, CollapseSummary) {
+fn fold(input: impl std::io::BufRead, expander: impl FrameExpander + Send) -> (Vec<u8>, CollapseSummary) {
     let mut folded = Vec::new();
     let summary = collapse(input, &CollapseOptions::default(), expander, &mut folded).unwrap();
     (folded, summary)

@@ -16,10 +16,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use common::{jitdump_path, log_path, recording_dir, run, stderr, temp_dir};
-use v8inline::collapse::{CollapseOptions, CollapseSummary, collapse};
+use v8inline::collapse::{CollapseOptions, CollapseSummary};
 use v8inline::diagnostics::{Diagnostics, WarningKind};
 use v8inline::formats::jitdump::{self, ReadOptions};
 use v8inline::formats::v8log::{CodeLog, LogWarningKind};
+use v8inline::pipeline::collapse;
 use v8inline::v8::code_logs::CodeLogs;
 use v8inline::v8::expand::{ExpandOptions, V8Expander};
 use v8inline::v8::inline_map::{InlineMap, SourceOptions};

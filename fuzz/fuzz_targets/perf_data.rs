@@ -16,6 +16,7 @@ use v8inline::collapse::CollapseOptions;
 use v8inline::pipeline::{ExpandingSinks, FoldOptions};
 use v8inline::sources::perf_data::PerfDataSource;
 use v8inline::v8::code_logs::CodeLogs;
+use v8inline::v8::expand::V8Expander;
 
 /// The name the input goes by in warnings.
 const NAME: &str = "fuzz.perf.data";
@@ -39,7 +40,7 @@ fuzz_target!(|bytes: &[u8]| {
         ..FoldOptions::default()
     };
     let event = (flags & 16 != 0).then_some("cpu-clock");
-    let mut sink = ExpandingSinks::new(CodeLogs::from_maps(Vec::new()), &options);
+    let mut sink = ExpandingSinks::new(V8Expander::new(CodeLogs::from_maps(Vec::new()), options.expand), &options);
     let read = SOURCE.with(|source| source.borrow_mut().read_bytes(perf_data, Path::new(NAME), event, &mut sink));
     let Ok(summary) = read else { return };
     let folded_summary = sink.folder().summary();

@@ -6,9 +6,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use v8inline::collapse::parallel::collapse_parallel_in_chunks;
-use v8inline::collapse::{CollapseOptions, collapse};
+use v8inline::collapse::CollapseOptions;
 use v8inline::expansion::NoExpansion;
+use v8inline::pipeline::collapse;
+use v8inline::pipeline::parallel::fold_in_chunks;
 
 fuzz_target!(|bytes: &[u8]| {
     let Some((&flags, script)) = bytes.split_first() else { return };
@@ -23,11 +24,13 @@ fuzz_target!(|bytes: &[u8]| {
         skip_after: if flags & 128 != 0 { vec!["main".to_string()] } else { Vec::new() },
     };
     let mut folded = Vec::new();
-    let summary = collapse(script, &options, &mut NoExpansion, &mut folded).expect("reading memory cannot fail");
+    let summary = collapse(script, &options, NoExpansion, &mut folded).expect("reading memory cannot fail");
     let mut folded_in_chunks = Vec::new();
     let chunk_bytes = 8 + script.len() % 64;
-    let outcome = collapse_parallel_in_chunks(script, &options, vec![NoExpansion; 2], &mut folded_in_chunks, chunk_bytes)
-        .expect("reading memory cannot fail");
+    let mut outcome =
+        fold_in_chunks(script, &options, vec![NoExpansion; 2], chunk_bytes).expect("reading memory cannot fail");
+    outcome.summary.distinct_stacks =
+        outcome.folder.write_folded(&mut folded_in_chunks).expect("writing to memory cannot fail");
     assert!(folded_in_chunks == folded, "two threads in chunks of {chunk_bytes} bytes fold differently");
     assert_eq!(outcome.summary, summary);
     let text = String::from_utf8(folded).expect("folded output is UTF-8");

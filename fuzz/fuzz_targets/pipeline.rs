@@ -20,18 +20,18 @@
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
 
-use v8inline::collapse::CollapseOptions;
-use v8inline::collapse::parallel::collapse_parallel_in_chunks;
-use v8inline::pipeline::{FoldOptions, fold_perf_script_from};
-use v8inline::v8::expand::{ExpandOptions, V8Expander};
-use v8inline::v8::inline_map::{InlineMap, SourceOptions};
-use v8inline::formats::jitdump::{self, ReadOptions};
-use v8inline::output::json::JsonReport;
 use prost::Message;
+use v8inline::collapse::CollapseOptions;
+use v8inline::formats::jitdump::{self, ReadOptions};
+use v8inline::formats::v8log::CodeLog;
+use v8inline::output::json::JsonReport;
 use v8inline::output::pprof::{read_pprof, to_pprof};
 use v8inline::output::report::{Report, WeightUnit};
+use v8inline::pipeline::parallel::fold_in_chunks;
+use v8inline::pipeline::{FoldOptions, fold_perf_script_from};
 use v8inline::v8::code_logs::CodeLogs;
-use v8inline::formats::v8log::CodeLog;
+use v8inline::v8::expand::{ExpandOptions, V8Expander};
+use v8inline::v8::inline_map::{InlineMap, SourceOptions};
 
 /// Splits off the first `length` bytes (all of them if fewer).
 fn take<'a>(bytes: &mut &'a [u8], length: usize) -> &'a [u8] {
@@ -103,11 +103,12 @@ fuzz_target!(|bytes: &[u8]| {
     if flags & 0x80 != 0 {
         // Two threads, each with its own expander, in chunks of 8 to 71
         // bytes: the same stacks.
-        let expanders = vec![V8Expander::new(profiles.clone(), expand_options), V8Expander::new(profiles, expand_options)];
+        let expanders =
+            vec![V8Expander::new(profiles.clone(), expand_options), V8Expander::new(profiles, expand_options)];
         let chunk_bytes = 8 + script.len() % 64;
         let mut folded_in_chunks = Vec::new();
-        let outcome = collapse_parallel_in_chunks(script, &collapse, expanders, &mut folded_in_chunks, chunk_bytes)
-            .expect("reading memory cannot fail");
+        let outcome = fold_in_chunks(script, &collapse, expanders, chunk_bytes).expect("reading memory cannot fail");
+        outcome.folder.write_folded(&mut folded_in_chunks).expect("writing to memory cannot fail");
         assert!(folded_in_chunks == folded, "two threads in chunks of {chunk_bytes} bytes fold differently");
         assert_eq!(outcome.summary.total_count, summary.total_count);
         assert_eq!(outcome.summary.samples_kept, summary.samples_kept);

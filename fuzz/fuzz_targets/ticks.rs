@@ -11,13 +11,14 @@ use libfuzzer_sys::fuzz_target;
 use v8inline::pipeline::{ExpandingSinks, FoldOptions};
 use v8inline::sources::ticks::TickLog;
 use v8inline::symbols::SymbolCache;
+use v8inline::v8::expand::V8Expander;
 use v8inline::v8::inline_map::SourceOptions;
 
 fuzz_target!(|bytes: &[u8]| {
     // The pid comes from the name, as from `prof-PID.log`.
     let Ok(mut log) = TickLog::parse(bytes, Path::new("prof-42.log"), SourceOptions::default()) else { return };
     let options = FoldOptions::default();
-    let mut sink = ExpandingSinks::new(log.code_logs().clone(), &options);
+    let mut sink = ExpandingSinks::new(V8Expander::new(log.code_logs().clone(), options.expand), &options);
     // Native frames stay unnamed: reading the ELF files an input happens to
     // name (node's binary) would make such inputs 500 times slower.
     log.read_samples_with(&mut sink, SymbolCache::reading_no_files());

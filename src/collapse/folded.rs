@@ -879,17 +879,15 @@ impl RenderedPath {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collapse::fold_samples;
     use crate::expansion::NoExpansion;
+    use crate::pipeline::{FoldOptions, fold_perf_script_with};
 
     /// The bundled real app's stacks, folded without expansion.
     fn realapp_folder() -> Folder {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/realapp/perf.script.gz");
         let input = io::BufReader::new(flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()));
-        let options = CollapseOptions::default();
-        let mut folder = Folder::new(&options);
-        fold_samples(input, &options, &mut NoExpansion, &mut folder).unwrap();
-        folder
+        let options = FoldOptions { threads: Some(1), ..FoldOptions::default() };
+        fold_perf_script_with(input, &options, false, || NoExpansion).unwrap().folder
     }
 
     /// Rendered on a second thread, in pieces of any size, the text is the

@@ -1,29 +1,22 @@
-//! Folding `perf script` samples into stacks, like `inferno-collapse-perf`.
+//! The sinks: folding samples into stacks, like `inferno-collapse-perf`,
+//! and the other aggregates of expanded samples.
 //!
-//! [`collapse`] reads `perf script` text and writes folded stacks
-//! (`root;caller;callee count`, sorted by stack). With [`NoExpansion`](crate::expansion::NoExpansion) the
-//! output is byte for byte what inferno 0.12.8's `perf` collapser writes with
-//! the same options. A [`FrameExpander`] may replace any stack line by several
-//! frames: V8 JIT frames by the inline stacks of JavaScript functions.
-//!
-//! The pieces: [`PerfScriptSource`] yields
-//! samples, a [`Folder`] names their frames (the rules are in [`naming`]) and
-//! counts distinct stacks, and [`Folder::write_folded`] renders them (or
-//! [`Folder::stacks`] hands the counts to other outputs).
+//! A [`Folder`] names the frames of expanded samples (the rules are in
+//! [`naming`]) and counts distinct stacks (`root;caller;callee count`,
+//! sorted by stack), and [`Folder::write_folded`] renders them (or
+//! [`Folder::stacks`] hands the counts to other outputs); [`details`] turns
+//! them into a `StackProfile`, and [`timeline`] records every sample in
+//! time order. The pipeline feeds them ([`crate::pipeline::engine`]).
 
 pub mod details;
 mod folded;
 pub mod naming;
-pub mod parallel;
 mod stack_table;
 pub mod timeline;
 
-use std::io::{self, BufRead, Write};
-
 use crate::expansion::{ExpandedSample, FrameExpander, StackSink};
 use crate::formats::perf_script::{EventSelection, ReaderWarnings};
-use crate::model::sample::{Sample, SampleInterner, SampleSink};
-use crate::sources::perf_script::PerfScriptSource;
+use crate::model::sample::{Sample, SampleInterner};
 
 pub use folded::{DetailedFrame, DetailedStack, Folder, FrameIdTranslation, FrameOrigin, PassedThroughKind};
 pub use stack_table::{FrameId, StackIndex, StackTable};
@@ -103,7 +96,8 @@ pub struct CollapseSummary {
     pub samples_kept: u64,
     /// The sum of the counts written: over kept samples, the period or 1.
     pub total_count: u64,
-    /// The number of distinct stacks: lines written by [`collapse`]. (From
+    /// The number of distinct stacks: lines written by
+    /// [`crate::pipeline::collapse`]. (From
     /// [`Folder::summary`], distinct frame sequences, which differ only if a
     /// comm contains `;`.)
     pub distinct_stacks: u64,
@@ -135,73 +129,5 @@ impl CollapseSummary {
     /// Samples read but not written: filtered out or without frames.
     pub fn samples_skipped(&self) -> u64 {
         self.samples_filtered_out + self.samples_without_frames
-    }
-}
-
-/// Reads `perf script` text from `input`, folds its samples with `expander`
-/// and writes the folded stacks to `output` (then flushes it).
-///
-/// With [`NoExpansion`](crate::expansion::NoExpansion), the output equals inferno 0.12.8's `perf` collapser
-/// with the same options. The counts written sum to
-/// [`CollapseSummary::total_count`]. Only I/O errors are errors.
-///
-/// The inferno-compatible entry for any [`FrameExpander`], on one thread;
-/// the main job runs [`crate::pipeline::fold`] (threads, V8's code logs,
-/// timelines, the warnings of the whole fold).
-pub fn collapse<R: BufRead, W: Write>(
-    input: R,
-    options: &CollapseOptions,
-    expander: &mut dyn FrameExpander,
-    output: W,
-) -> io::Result<CollapseSummary> {
-    let mut folder = Folder::new(options);
-    let mut summary = fold_samples(input, options, expander, &mut folder)?;
-    summary.distinct_stacks = folder.write_folded(output)?;
-    Ok(summary)
-}
-
-/// Reads `perf script` text from `input` and folds its samples into
-/// `folder` with `expander`. The summary's `distinct_stacks` counts distinct
-/// frame sequences.
-pub(crate) fn fold_samples<R: BufRead>(
-    input: R,
-    options: &CollapseOptions,
-    expander: &mut dyn FrameExpander,
-    folder: &mut Folder,
-) -> io::Result<CollapseSummary> {
-    let mut reader = PerfScriptSource::new(input, options.event_selection());
-    let mut sink = ExpandThenFold { expander, folder, expanded: ExpandedSample::new() };
-    reader.send_samples(&mut sink)?;
-    let mut summary = reader_summary(&reader);
-    summary.take_folder_counts(&folder.summary());
-    Ok(summary)
-}
-
-/// What a perf script reader read, as a summary: samples read and filtered
-/// out, the event kept, the lines skipped (the folder's counters left empty).
-pub fn reader_summary<R: BufRead>(reader: &PerfScriptSource<R>) -> CollapseSummary {
-    let statistics = reader.statistics();
-    CollapseSummary {
-        samples_read: statistics.samples + statistics.samples_filtered_out,
-        samples_filtered_out: statistics.samples_filtered_out,
-        event: reader.selected_event().map(str::to_owned),
-        warnings: reader.warnings().clone(),
-        ..CollapseSummary::default()
-    }
-}
-
-/// Expands each sample and folds it: [`fold_samples`]' sink, for any
-/// expander (the pipeline's own, [`crate::pipeline::ExpandingSinks`], also
-/// records timelines and loads V8's code logs).
-struct ExpandThenFold<'a> {
-    expander: &'a mut dyn FrameExpander,
-    folder: &'a mut Folder,
-    expanded: ExpandedSample,
-}
-
-impl SampleSink for ExpandThenFold<'_> {
-    fn add_sample(&mut self, sample: &Sample, interner: &SampleInterner) {
-        self.expanded.expand(sample, interner, self.expander);
-        self.folder.add_sample(sample, interner, &self.expanded, &*self.expander);
     }
 }

@@ -21,20 +21,19 @@
 //! otherwise, and for every other source, the source reads on the calling
 //! thread and the expansion and sinks run on another ([`relay`]).
 
+pub mod engine;
 pub mod outputs;
+pub mod parallel;
 pub mod relay;
 
 use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
 
-use crate::collapse::parallel::fold_parallel;
-use crate::collapse::timeline::TimelineRecorder;
-use crate::collapse::{CollapseOptions, CollapseSummary, Folder, reader_summary};
+use crate::collapse::{CollapseOptions, CollapseSummary, Folder};
 use crate::diagnostics::{Diagnostics, WarningKind};
 use crate::error::{Error, ErrorCause};
-use crate::expansion::{ExpandedSample, StackSink};
+use crate::expansion::FrameExpander;
 use crate::files::open_stream_allowing_cut;
-use crate::model::sample::{Sample, SampleInterner, SampleSink};
 use crate::model::stack_profile::StackProfile;
 use crate::model::timeline::Timeline;
 use crate::sources::perf_data::{PerfDataSource, recording_directory};
@@ -43,6 +42,7 @@ use crate::sources::ticks::{NativeFrameStats, TickLog};
 use crate::v8::code_logs::{CodeLogOptions, CodeLogs};
 use crate::v8::expand::{ExpandOptions, ExpansionStats, V8Expander};
 use crate::v8::unexpanded::warn_unexpanded;
+pub use engine::{ExpandingSinks, Folded};
 use relay::read_with_sink;
 
 /// Where the samples come from.
@@ -152,77 +152,37 @@ impl FoldedProfile {
     }
 }
 
-/// The pipeline's sink: expands each sample and hands it to the sinks
-/// asked for: the folder always, the timeline recorder when a timeline is
-/// asked for.
-pub struct ExpandingSinks {
-    expander: V8Expander,
-    expanded: ExpandedSample,
-    folder: Folder,
-    timeline: Option<TimelineRecorder>,
-    /// The threads the folded text may be written with.
-    threads: usize,
-    /// Describe the folded stacks' code locations at the end.
-    record_details: bool,
-}
-
-impl SampleSink for ExpandingSinks {
-    fn add_sample(&mut self, sample: &Sample, interner: &SampleInterner) {
-        self.expanded.expand(sample, interner, &mut self.expander);
-        StackSink::add_sample(&mut self.folder, sample, interner, &self.expanded, &self.expander);
-        if let Some(timeline) = &mut self.timeline {
-            timeline.add_sample(sample, interner, &self.expanded, &self.expander);
-        }
-    }
-}
-
-impl ExpandingSinks {
-    /// A sink expanding with `profiles`, folding (and recording a timeline)
-    /// as `options` say.
-    pub fn new(code_logs: CodeLogs, options: &FoldOptions) -> ExpandingSinks {
-        let mut folder = Folder::new(&options.collapse);
-        if options.record_details {
-            folder.record_details();
-        }
-        ExpandingSinks {
-            expander: V8Expander::new(code_logs, options.expand),
-            expanded: ExpandedSample::new(),
-            folder,
-            timeline: options.timeline.then(TimelineRecorder::new),
-            threads: options.thread_count(),
-            record_details: options.record_details,
-        }
-    }
-
-    /// The stacks folded so far.
-    pub fn folder(&self) -> &Folder {
-        &self.folder
-    }
-
-    /// The profile, with the source's counters and warnings added.
-    fn finish(
-        self,
-        mut summary: CollapseSummary,
+impl FoldedProfile {
+    /// The profile of what `folded` folded with V8's code logs, the
+    /// source's `diagnostics` (the code logs' added), named `input_name`:
+    /// the one place a [`FoldedProfile`] is made.
+    fn new(
+        folded: Folded<V8Expander>,
         mut diagnostics: Diagnostics,
         input_name: String,
         native: Option<NativeFrameStats>,
+        threads: usize,
     ) -> FoldedProfile {
-        summary.take_folder_counts(&self.folder.summary());
-        diagnostics.merge(&self.expander.code_logs().diagnostics);
-        let timeline = self.timeline.map(|recorder| recorder.finish(summary.event.clone()));
-        let details =
-            self.record_details.then(|| StackProfile::from_folder(&self.folder, &self.expander, summary.event.clone()));
+        let Folded { folder, details, timeline, expanders, summary } = folded;
+        let mut expansion = ExpansionStats::default();
+        for expander in &expanders {
+            expansion.add(&expander.stats);
+        }
+        // Every expander shares the processes' code logs.
+        let code_logs =
+            expanders.into_iter().next().map_or_else(|| CodeLogs::from_maps(Vec::new()), V8Expander::into_code_logs);
+        diagnostics.merge(&code_logs.diagnostics);
         FoldedProfile {
-            folder: self.folder,
+            folder,
+            details,
+            code_logs,
             summary,
-            expansion: self.expander.stats.clone(),
+            expansion,
             native,
             diagnostics,
-            details,
-            code_logs: self.expander.code_logs().clone(),
             input_name,
             timeline,
-            threads: self.threads,
+            threads,
         }
     }
 }
@@ -271,27 +231,29 @@ fn fold_samples_of(input: &SampleInput, options: &FoldOptions) -> Result<FoldedP
             let mut code_log_options = options.code_log_options();
             code_log_options.jitdump_dir.get_or_insert_with(|| recording_directory(path));
             let code_logs = CodeLogs::load(code_log_options)?;
-            let mut sink = ExpandingSinks::new(code_logs, options);
+            let mut sinks = ExpandingSinks::new(V8Expander::new(code_logs, options.expand), options);
             let event = options.collapse.event_filter.as_deref();
             let threads = options.thread_count();
             // On one thread, the symbols too are read there, when needed.
             let mut source = if threads > 1 { PerfDataSource::new() } else { PerfDataSource::new().on_one_thread() };
-            let read = read_with_sink(&mut sink, threads, |sink| source.read(path, event, sink))?;
+            let read = read_with_sink(&mut sinks, threads, |sink| source.read(path, event, sink))?;
             let summary = CollapseSummary {
                 samples_read: read.samples_read,
                 samples_filtered_out: read.samples_filtered_out,
                 event: read.event,
                 ..CollapseSummary::default()
             };
-            Ok(sink.finish(summary, read.diagnostics, input.display_name(), None))
+            Ok(FoldedProfile::new(sinks.finish(summary), read.diagnostics, input.display_name(), None, threads))
         }
         SampleInput::Ticks(path) => {
             let mut log = TickLog::read(path, options.code_logs.sources.clone())?;
-            let mut sink = ExpandingSinks::new(log.code_logs().clone(), options);
-            let native = read_with_sink(&mut sink, options.thread_count(), |sink| log.read_samples(sink));
+            let expander = V8Expander::new(log.code_logs().clone(), options.expand);
+            let mut sinks = ExpandingSinks::new(expander, options);
+            let threads = options.thread_count();
+            let native = read_with_sink(&mut sinks, threads, |sink| log.read_samples(sink));
             let summary = CollapseSummary { samples_read: log.tick_count() as u64, ..CollapseSummary::default() };
             let diagnostics = std::mem::take(&mut log.diagnostics);
-            Ok(sink.finish(summary, diagnostics, input.display_name(), Some(native)))
+            Ok(FoldedProfile::new(sinks.finish(summary), diagnostics, input.display_name(), Some(native), threads))
         }
     }
 }
@@ -359,42 +321,69 @@ fn fold_perf_script_text<R: BufRead>(
     options: &FoldOptions,
 ) -> io::Result<FoldedProfile> {
     let threads = options.thread_count();
-    let input_name = name.display().to_string();
-    // Detailed outputs read one folder and its expander, a timeline every
-    // sample in time order; a process discovered on the way would be seen by
-    // one thread only.
-    let parallel = threads > 1 && !options.record_details && !options.timeline && !code_logs.discovers_processes();
-    let (mut profile, warnings) = if parallel {
-        let expanders = (0..threads).map(|_| V8Expander::new(code_logs.clone(), options.expand)).collect();
-        let outcome = fold_parallel(stream, &options.collapse, expanders)?;
-        let mut expansion = ExpansionStats::default();
-        for expander in &outcome.expanders {
-            expansion.add(&expander.stats);
-        }
-        let mut diagnostics = Diagnostics::new();
-        diagnostics.merge(&code_logs.diagnostics);
-        let warnings = outcome.summary.warnings.clone();
-        let profile = FoldedProfile {
-            folder: outcome.folder,
-            details: None,
-            code_logs: outcome.expanders[0].code_logs().clone(),
-            summary: outcome.summary,
-            expansion,
-            native: None,
-            diagnostics,
-            input_name,
-            timeline: None,
-            threads,
-        };
-        (profile, warnings)
-    } else {
-        let mut sink = ExpandingSinks::new(code_logs, options);
-        let mut reader = PerfScriptSource::new(stream, options.collapse.event_selection());
-        read_with_sink(&mut sink, threads, |sink| reader.send_samples(sink))?;
-        let summary = reader_summary(&reader);
-        let warnings = summary.warnings.clone();
-        (sink.finish(summary, Diagnostics::new(), input_name, None), warnings)
-    };
+    // A process discovered on the way would be seen by one thread only.
+    let parallel = !code_logs.discovers_processes();
+    let folded =
+        fold_perf_script_with(stream, options, parallel, || V8Expander::new(code_logs.clone(), options.expand))?;
+    let warnings = folded.summary.warnings.clone();
+    let mut profile = FoldedProfile::new(folded, Diagnostics::new(), name.display().to_string(), None, threads);
     profile.diagnostics.add_perf_script(name, &warnings);
     Ok(profile)
+}
+
+/// Folds `perf script` text with expanders `new_expander` makes: in chunks
+/// on [`FoldOptions::threads`] threads ([`parallel`]) when `parallel` allows
+/// it and nothing needs one folder (details) or every sample in time order
+/// (a timeline); otherwise read on this thread and expanded and folded on
+/// another ([`relay`]), or all on this one for one thread.
+pub fn fold_perf_script_with<R: BufRead, Expander: FrameExpander + Send>(
+    stream: R,
+    options: &FoldOptions,
+    parallel: bool,
+    mut new_expander: impl FnMut() -> Expander,
+) -> io::Result<Folded<Expander>> {
+    let threads = options.thread_count();
+    if parallel && threads > 1 && !options.record_details && !options.timeline {
+        let expanders = (0..threads).map(|_| new_expander()).collect();
+        return parallel::fold_in_chunks(stream, &options.collapse, expanders, parallel::CHUNK_BYTES);
+    }
+    let mut sinks = ExpandingSinks::new(new_expander(), options);
+    let mut reader = PerfScriptSource::new(stream, options.collapse.event_selection());
+    read_with_sink(&mut sinks, threads, |sink| reader.send_samples(sink))?;
+    Ok(sinks.finish(reader_summary(&reader)))
+}
+
+/// What a perf script reader read, as a summary: samples read and filtered
+/// out, the event kept, the lines skipped (the folder's counters left empty).
+fn reader_summary<R: BufRead>(reader: &PerfScriptSource<R>) -> CollapseSummary {
+    let statistics = reader.statistics();
+    CollapseSummary {
+        samples_read: statistics.samples + statistics.samples_filtered_out,
+        samples_filtered_out: statistics.samples_filtered_out,
+        event: reader.selected_event().map(str::to_owned),
+        warnings: reader.warnings().clone(),
+        ..CollapseSummary::default()
+    }
+}
+
+/// Reads `perf script` text from `input`, folds its samples with `expander`
+/// on this thread and writes the folded stacks to `output` (then flushes
+/// it): the inferno-compatible entry. With
+/// [`NoExpansion`](crate::expansion::NoExpansion) the output is byte for
+/// byte what inferno 0.12.8's `perf` collapser writes with the same options;
+/// a [`FrameExpander`] may replace any stack line by several frames. The
+/// counts written sum to [`CollapseSummary::total_count`]. Only I/O errors
+/// are errors. Pass `&mut expander` to keep the expander and its statistics.
+pub fn collapse<R: BufRead, W: io::Write, Expander: FrameExpander + Send>(
+    input: R,
+    options: &CollapseOptions,
+    expander: Expander,
+    output: W,
+) -> io::Result<CollapseSummary> {
+    let options = FoldOptions { collapse: options.clone(), threads: Some(1), ..FoldOptions::default() };
+    let mut expander = Some(expander);
+    let folded = fold_perf_script_with(input, &options, false, || expander.take().expect("one thread, one expander"))?;
+    let mut summary = folded.summary;
+    summary.distinct_stacks = folded.folder.write_folded(output)?;
+    Ok(summary)
 }

@@ -1,5 +1,6 @@
-//! Folding on several threads: [`collapse_parallel`] writes the same bytes as
-//! [`collapse`](super::collapse), faster on more than one core.
+//! Folding a perf script on several threads: [`fold_in_chunks`] folds the
+//! same stacks as one thread does ([`super::collapse`]), faster on more than
+//! one core.
 //!
 //! The input is cut into chunks of about [`CHUNK_BYTES`] at blank lines.
 //! A blank line ends a sample and resets every piece of reader state inferno
@@ -7,39 +8,28 @@
 //! so each chunk reads exactly as it would in one pass. The one piece of
 //! state that crosses samples is the event type kept when no filter is given,
 //! the first one seen: chunks are folded on the calling thread until it is
-//! known, then handed to worker threads filtered by it. Each worker has its own
-//! [`Folder`] and expander (and so its own expansion cache and names); after
-//! each chunk it counts the stacks it named in the one shared folder, under a
-//! lock, its frame names translated by text. So there is one table of
-//! distinct stacks, not one per worker merged at the end on one thread (on a
-//! 20 s recording of a real app, 14,422 deep stacks, runs went from 137 to
-//! 128 ms).
+//! known, then handed to worker threads filtered by it. Each worker owns its
+//! [`ExpandingSinks`] (its own folder and expander, and so its own expansion
+//! cache and names); after each chunk it counts the stacks it named in the
+//! one shared folder, under a lock, its frame names translated by text. So
+//! there is one table of distinct stacks, not one per worker merged at the
+//! end on one thread (faster on deep stacks: docs/performance-log.md).
 //! Memory stays bounded: one chunk per worker waits, one per worker is folded
 //! and one is read.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, Sender, channel, sync_channel};
 
-use super::{CollapseOptions, CollapseSummary, Folder, FrameIdTranslation};
-use crate::expansion::{ExpandedSample, FrameExpander};
+use super::engine::{ExpandingSinks, Folded};
+use crate::collapse::{CollapseOptions, CollapseSummary, Folder, FrameIdTranslation};
+use crate::expansion::FrameExpander;
 use crate::formats::perf_script::{EventSelection, ReaderStatistics, ReaderWarnings, WarningTally};
-use crate::model::sample::{Sample, SampleInterner};
+use crate::model::sample::{Sample, SampleInterner, SampleSink};
 use crate::sources::perf_script::{LineMemory, PerfScriptSource};
 
 /// The size chunks are read in; a chunk ends at the last blank line in it.
 pub const CHUNK_BYTES: usize = 1 << 18;
-
-/// What [`collapse_parallel`] did: the summary, and the expanders back (with
-/// their statistics).
-pub struct ParallelOutcome<Expander> {
-    /// As [`collapse`](super::collapse) returns it.
-    pub summary: CollapseSummary,
-    /// The expanders given, one per worker, in the order given.
-    pub expanders: Vec<Expander>,
-    /// The stacks of every worker, merged.
-    pub folder: Folder,
-}
 
 /// One piece of the input, ending at a blank line (or the end of input).
 struct Chunk {
@@ -60,11 +50,11 @@ struct ChunkReport {
     warnings: ReaderWarnings,
 }
 
-/// A worker's state: a folder, an expander, and what its chunks reported.
+/// A worker's state: its sinks, and what its chunks reported.
 struct Worker<Expander> {
-    /// Names the worker's stacks, which the shared folder counts.
-    folder: Folder,
-    /// The folder's frame ids as the shared folder's.
+    /// Expands and names the worker's stacks, which the shared folder counts.
+    sinks: ExpandingSinks<Expander>,
+    /// The worker folder's frame ids as the shared folder's.
     translation: FrameIdTranslation,
     /// The texts of the worker's samples (its folder's ids refer to them).
     interner: SampleInterner,
@@ -72,9 +62,6 @@ struct Worker<Expander> {
     memory: Option<LineMemory>,
     /// The sample being folded.
     sample: Sample,
-    /// Its expansion.
-    expanded: ExpandedSample,
-    expander: Expander,
     reports: Vec<ChunkReport>,
 }
 
@@ -94,12 +81,11 @@ impl<Expander: FrameExpander> Worker<Expander> {
             .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned());
         let mut reader = PerfScriptSource::over_text(text, selection.clone(), memory);
         while reader.next_sample(&mut self.interner, &mut self.sample)? {
-            self.expanded.expand(&self.sample, &self.interner, &mut self.expander);
-            self.folder.add_sample(&self.sample, &self.interner, &self.expanded, &self.expander);
+            self.sinks.add_sample(&self.sample, &self.interner);
         }
         // A poisoned lock means another worker panicked: it reports that.
         let mut shared = shared.lock().map_err(|_| io::Error::other("a folding thread panicked"))?;
-        shared.count_handed_over(&mut self.folder, &mut self.translation);
+        shared.count_handed_over(self.sinks.folder_mut(), &mut self.translation);
         drop(shared);
         self.reports.push(ChunkReport {
             index: chunk.index,
@@ -167,69 +153,35 @@ impl<R: Read> Chunker<R> {
     }
 }
 
-/// Like [`collapse`](super::collapse), on one thread per expander: reads
-/// `perf script` text from `input`, folds it and writes the folded stacks to
-/// `output` (then flushes it). The output is byte for byte the same.
-/// Expanders must not depend on seeing every sample (each sees a share).
-pub fn collapse_parallel<Input: Read, Output: Write, Expander: FrameExpander + Send>(
-    input: Input,
-    options: &CollapseOptions,
-    expanders: Vec<Expander>,
-    output: Output,
-) -> io::Result<ParallelOutcome<Expander>> {
-    collapse_parallel_in_chunks(input, options, expanders, output, CHUNK_BYTES)
-}
-
-/// [`collapse_parallel`] without the writing: the stacks of every thread
-/// merged into [`ParallelOutcome::folder`].
-pub fn fold_parallel<Input: Read, Expander: FrameExpander + Send>(
-    input: Input,
-    options: &CollapseOptions,
-    expanders: Vec<Expander>,
-) -> io::Result<ParallelOutcome<Expander>> {
-    fold_in_chunks(input, options, expanders, CHUNK_BYTES)
-}
-
-/// [`collapse_parallel`] with chunks of about `chunk_bytes` (tests and the
-/// fuzz target cut small inputs into many chunks with it).
-pub fn collapse_parallel_in_chunks<Input: Read, Output: Write, Expander: FrameExpander + Send>(
-    input: Input,
-    options: &CollapseOptions,
-    expanders: Vec<Expander>,
-    output: Output,
-    chunk_bytes: usize,
-) -> io::Result<ParallelOutcome<Expander>> {
-    let mut outcome = fold_in_chunks(input, options, expanders, chunk_bytes)?;
-    outcome.summary.distinct_stacks = outcome.folder.write_folded(output)?;
-    Ok(outcome)
-}
-
-/// [`fold_parallel`] with chunks of about `chunk_bytes`.
-fn fold_in_chunks<Input: Read, Expander: FrameExpander + Send>(
+/// Folds the `perf script` text of `input` on one thread per expander (at
+/// least one), in chunks of about `chunk_bytes` ([`CHUNK_BYTES`]; tests and
+/// the fuzz targets cut small inputs into many chunks): the stacks, counts
+/// and summary one thread folds. Expanders must not depend on seeing every
+/// sample (each sees a share). Only stacks are folded: details and
+/// timelines need one folder and every sample in order.
+pub fn fold_in_chunks<Input: Read, Expander: FrameExpander + Send>(
     input: Input,
     options: &CollapseOptions,
     expanders: Vec<Expander>,
     chunk_bytes: usize,
-) -> io::Result<ParallelOutcome<Expander>> {
+) -> io::Result<Folded<Expander>> {
     let mut workers: Vec<Worker<Expander>> = expanders
         .into_iter()
-        .map(|expander| Worker {
-            folder: {
-                let mut folder = Folder::new(options);
-                folder.hand_stacks_over();
-                folder
-            },
-            translation: FrameIdTranslation::default(),
-            interner: SampleInterner::new(),
-            memory: None,
-            sample: Sample::default(),
-            expanded: ExpandedSample::new(),
-            expander,
-            reports: Vec::new(),
+        .map(|expander| {
+            let mut sinks = ExpandingSinks::folding(expander, options);
+            sinks.folder_mut().hand_stacks_over();
+            Worker {
+                sinks,
+                translation: FrameIdTranslation::default(),
+                interner: SampleInterner::new(),
+                memory: None,
+                sample: Sample::default(),
+                reports: Vec::new(),
+            }
         })
         .collect();
     let Some(first_worker) = workers.first_mut() else {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "collapse_parallel needs at least one expander"));
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "a parallel fold needs at least one expander"));
     };
     let shared = Mutex::new(Folder::new(options));
     let mut chunker = Chunker::new(input, chunk_bytes);
@@ -257,12 +209,13 @@ fn fold_in_chunks<Input: Read, Expander: FrameExpander + Send>(
     let expanders = workers
         .into_iter()
         .map(|worker| {
-            folder.add_counters(&worker.folder);
-            worker.expander
+            let (expander, worker_folder) = worker.sinks.into_parts();
+            folder.add_counters(&worker_folder);
+            expander
         })
         .collect();
     summary.distinct_stacks = folder.distinct_stacks() as u64;
-    Ok(ParallelOutcome { summary, expanders, folder })
+    Ok(Folded { folder, details: None, timeline: None, expanders, summary })
 }
 
 /// Hands the remaining chunks to one thread per worker.
@@ -322,11 +275,11 @@ fn next_from(receiver: &Mutex<Receiver<Chunk>>) -> Option<Chunk> {
 
 /// The summary of all workers, with the readers' counts and warnings merged in
 /// input order (line numbers counted from the start of the input).
-fn merged_summary<Expander>(workers: &mut [Worker<Expander>]) -> CollapseSummary {
+fn merged_summary<Expander: FrameExpander>(workers: &mut [Worker<Expander>]) -> CollapseSummary {
     let mut summary = CollapseSummary::default();
     let mut reports: Vec<ChunkReport> = Vec::new();
     for worker in workers.iter_mut() {
-        let part = worker.folder.summary();
+        let part = worker.sinks.folder().summary();
         summary.samples_kept += part.samples_kept;
         summary.samples_without_frames += part.samples_without_frames;
         summary.total_count = summary.total_count.wrapping_add(part.total_count);
@@ -365,8 +318,8 @@ mod tests {
     use std::io::Read;
 
     use super::*;
-    use crate::collapse::collapse;
     use crate::expansion::NoExpansion;
+    use crate::pipeline::collapse;
 
     fn real_perf_script(recording: &str) -> Vec<u8> {
         let path =
@@ -394,18 +347,13 @@ mod tests {
         for event_filter in filters {
             let options = CollapseOptions { event_filter, include_pid: true, ..CollapseOptions::default() };
             let mut expected = Vec::new();
-            let expected_summary = collapse(input.as_slice(), &options, &mut NoExpansion, &mut expected).unwrap();
+            let expected_summary = collapse(input.as_slice(), &options, NoExpansion, &mut expected).unwrap();
             assert!(expected_summary.warnings.total() > 0 && expected_summary.samples_kept > 0);
             for (threads, chunk_bytes) in [(1, 1 << 20), (2, 64), (2, 4096), (3, 100_000)] {
                 let mut output = Vec::new();
-                let outcome = collapse_parallel_in_chunks(
-                    input.as_slice(),
-                    &options,
-                    vec![NoExpansion; threads],
-                    &mut output,
-                    chunk_bytes,
-                )
-                .unwrap();
+                let mut outcome =
+                    fold_in_chunks(input.as_slice(), &options, vec![NoExpansion; threads], chunk_bytes).unwrap();
+                outcome.summary.distinct_stacks = outcome.folder.write_folded(&mut output).unwrap();
                 assert!(output == expected, "{threads} threads, chunks of {chunk_bytes}: output differs");
                 assert_eq!(outcome.summary, expected_summary, "{threads} threads, chunks of {chunk_bytes}");
                 assert_eq!(outcome.expanders.len(), threads);
@@ -440,7 +388,8 @@ mod tests {
         assert!(expected_summary.expanded_frames > expected_summary.stack_lines_expanded);
         let expanders = (0..2).map(|_| V8Expander::new(code_logs.clone(), ExpandOptions::default())).collect();
         let mut output = Vec::new();
-        let outcome = collapse_parallel_in_chunks(input.as_slice(), &options, expanders, &mut output, 10_000).unwrap();
+        let outcome = fold_in_chunks(input.as_slice(), &options, expanders, 10_000).unwrap();
+        outcome.folder.write_folded(&mut output).unwrap();
         assert!(output == expected, "expanded output differs");
         assert_eq!(outcome.summary, expected_summary);
         let mut stats = crate::v8::expand::ExpansionStats::default();

@@ -453,6 +453,11 @@ impl V8Expander {
         &self.code_logs
     }
 
+    /// The code logs, the expander done with.
+    pub fn into_code_logs(self) -> CodeLogs {
+        self.code_logs
+    }
+
     /// The process of `pid` (see [`CodeLogs::process_for_pid`]). Most
     /// frames in a row are of one process, and the answer changes only when
     /// a process is loaded (discovery): the last answer is kept.

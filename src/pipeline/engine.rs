@@ -1,0 +1,102 @@
+//! The one place where expansion meets the sinks: [`ExpandingSinks`]
+//! expands each sample's JIT frames with its [`FrameExpander`] and hands
+//! the sample to every sink asked for. Every fold runs it: one per thread
+//! of a parallel perf script fold ([`super::parallel`]), one behind the
+//! relay for every other source ([`super::relay`]), and the
+//! inferno-compatible [`super::collapse`] with no expansion at all.
+
+use crate::collapse::timeline::TimelineRecorder;
+use crate::collapse::{CollapseOptions, CollapseSummary, Folder};
+use crate::expansion::{ExpandedSample, FrameExpander, StackSink};
+use crate::model::sample::{Sample, SampleInterner, SampleSink};
+use crate::model::stack_profile::StackProfile;
+use crate::model::timeline::Timeline;
+
+use super::FoldOptions;
+
+/// Expands each sample and hands it to the sinks asked for: the folder
+/// always, the timeline recorder when a timeline is asked for.
+pub struct ExpandingSinks<Expander> {
+    expander: Expander,
+    expanded: ExpandedSample,
+    folder: Folder,
+    timeline: Option<TimelineRecorder>,
+    /// Describe the folded stacks' code locations at the end.
+    record_details: bool,
+}
+
+impl<Expander: FrameExpander> SampleSink for ExpandingSinks<Expander> {
+    fn add_sample(&mut self, sample: &Sample, interner: &SampleInterner) {
+        self.expanded.expand(sample, interner, &mut self.expander);
+        self.folder.add_sample(sample, interner, &self.expanded, &self.expander);
+        if let Some(timeline) = &mut self.timeline {
+            timeline.add_sample(sample, interner, &self.expanded, &self.expander);
+        }
+    }
+}
+
+impl<Expander: FrameExpander> ExpandingSinks<Expander> {
+    /// Sinks expanding with `expander`, folding (and recording a timeline,
+    /// keeping the stacks' code locations) as `options` say.
+    pub fn new(expander: Expander, options: &FoldOptions) -> ExpandingSinks<Expander> {
+        let mut sinks = ExpandingSinks::folding(expander, &options.collapse);
+        if options.record_details {
+            sinks.folder.record_details();
+            sinks.record_details = true;
+        }
+        sinks.timeline = options.timeline.then(TimelineRecorder::new);
+        sinks
+    }
+
+    /// Sinks expanding with `expander` into a folder only.
+    pub fn folding(expander: Expander, options: &CollapseOptions) -> ExpandingSinks<Expander> {
+        ExpandingSinks {
+            expander,
+            expanded: ExpandedSample::new(),
+            folder: Folder::new(options),
+            timeline: None,
+            record_details: false,
+        }
+    }
+
+    /// The stacks folded so far.
+    pub fn folder(&self) -> &Folder {
+        &self.folder
+    }
+
+    /// The folder, for a parallel fold's worker to hand its stacks over to
+    /// the shared one.
+    pub(super) fn folder_mut(&mut self) -> &mut Folder {
+        &mut self.folder
+    }
+
+    /// What was folded, `summary` (the source's counters) completed with
+    /// the folder's.
+    pub fn finish(self, mut summary: CollapseSummary) -> Folded<Expander> {
+        summary.take_folder_counts(&self.folder.summary());
+        let timeline = self.timeline.map(|recorder| recorder.finish(summary.event.clone()));
+        let details =
+            self.record_details.then(|| StackProfile::from_folder(&self.folder, &self.expander, summary.event.clone()));
+        Folded { folder: self.folder, details, timeline, expanders: vec![self.expander], summary }
+    }
+
+    /// The expander and the folder, for a parallel fold's worker at its end.
+    pub(super) fn into_parts(self) -> (Expander, Folder) {
+        (self.expander, self.folder)
+    }
+}
+
+/// What a fold gave, by any number of [`ExpandingSinks`]: what
+/// [`super::FoldedProfile`] is made of, for any expander.
+pub struct Folded<Expander> {
+    /// The aggregated stacks.
+    pub folder: Folder,
+    /// The stacks with their code locations, when asked for.
+    pub details: Option<StackProfile>,
+    /// Every sample in time order, when asked for.
+    pub timeline: Option<Timeline>,
+    /// The expanders, one per thread that folded, with their statistics.
+    pub expanders: Vec<Expander>,
+    /// Samples read, kept, skipped; distinct stacks; the reader's warnings.
+    pub summary: CollapseSummary,
+}
