@@ -4,7 +4,10 @@
 //! finished model into bytes: the folded text, the [`StackProfile`] and the
 //! [`Timeline`] the fold built.
 //!
-//! A new output is one renderer plus one variant of [`OutputRequest`].
+//! A new output is one renderer, one variant of [`OutputRequest`], and its
+//! arm in the two matches that do not compile without it: what it is
+//! (`OutputRequest::form`: its option, what it is made from, where it goes)
+//! and how it is made (`Writer::make`); and the command line's flag.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -87,62 +90,86 @@ pub enum OutputRequest {
     Stats,
 }
 
+/// What an output is made from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MadeFrom {
+    /// The folded stacks.
+    Stacks,
+    /// The stacks with their code locations ([`FoldOptions::record_details`]).
+    Details,
+    /// Every sample in time order ([`FoldOptions::timeline`]).
+    Timeline,
+    /// The fold's counts.
+    Counts,
+}
+
+/// Where an output goes.
+#[derive(Debug, Clone, Copy)]
+enum Target<'a> {
+    /// A file, replaced.
+    File(&'a Path),
+    /// A text output's destination.
+    Text(&'a Destination),
+    /// The caller, as a [`RunEvent`].
+    Caller,
+}
+
+/// An output's option, what it is made from and where it goes.
+struct Form<'a> {
+    option: &'static str,
+    made_from: MadeFrom,
+    target: Target<'a>,
+}
+
 impl OutputRequest {
+    /// The one description of every kind of output (with [`Writer::make`],
+    /// which makes each): a new kind does not compile until both say what
+    /// it is.
+    fn form(&self) -> Form<'_> {
+        let form = |option, made_from, target| Form { option, made_from, target };
+        match self {
+            OutputRequest::Folded(to) => form("--output", MadeFrom::Stacks, Target::Text(to)),
+            OutputRequest::FlameGraph { path, .. } => form("--flamegraph", MadeFrom::Stacks, Target::File(path)),
+            OutputRequest::Pprof(path) => form("--pprof", MadeFrom::Details, Target::File(path)),
+            OutputRequest::ReportJson(to) => form("--report", MadeFrom::Details, Target::Text(to)),
+            OutputRequest::SummaryMarkdown { to, .. } => form("--summary", MadeFrom::Details, Target::Text(to)),
+            OutputRequest::GithubAnnotations { to, .. } => form("--annotate", MadeFrom::Details, Target::Text(to)),
+            OutputRequest::CpuProfile { path, .. } => form("--cpuprofile", MadeFrom::Timeline, Target::File(path)),
+            OutputRequest::FirefoxProfile(path) => form("--firefox-profile", MadeFrom::Timeline, Target::File(path)),
+            OutputRequest::Stats => form("--stats", MadeFrom::Counts, Target::Caller),
+        }
+    }
+
     /// Whether the output is made from the detailed stacks
     /// ([`FoldOptions::record_details`]).
     pub fn needs_details(&self) -> bool {
-        matches!(
-            self,
-            OutputRequest::Pprof(_)
-                | OutputRequest::ReportJson(_)
-                | OutputRequest::SummaryMarkdown { .. }
-                | OutputRequest::GithubAnnotations { .. }
-        )
+        self.form().made_from == MadeFrom::Details
     }
 
     /// Whether the output is made from every sample in time order
     /// ([`FoldOptions::timeline`]).
     pub fn needs_timeline(&self) -> bool {
-        matches!(self, OutputRequest::CpuProfile { .. } | OutputRequest::FirefoxProfile(_))
+        self.form().made_from == MadeFrom::Timeline
     }
 
     /// The command line's option for this output.
     pub fn option_name(&self) -> &'static str {
-        match self {
-            OutputRequest::Folded(_) => "--output",
-            OutputRequest::FlameGraph { .. } => "--flamegraph",
-            OutputRequest::Pprof(_) => "--pprof",
-            OutputRequest::ReportJson(_) => "--report",
-            OutputRequest::SummaryMarkdown { .. } => "--summary",
-            OutputRequest::GithubAnnotations { .. } => "--annotate",
-            OutputRequest::CpuProfile { .. } => "--cpuprofile",
-            OutputRequest::FirefoxProfile(_) => "--firefox-profile",
-            OutputRequest::Stats => "--stats",
-        }
+        self.form().option
     }
 
-    /// Where a text output goes, if it is one.
     /// The file it is written to, if any (not standard output).
     pub fn path(&self) -> Option<&Path> {
-        match self {
-            OutputRequest::FlameGraph { path, .. }
-            | OutputRequest::Pprof(path)
-            | OutputRequest::CpuProfile { path, .. }
-            | OutputRequest::FirefoxProfile(path) => Some(path),
-            _ => match self.destination()? {
-                Destination::File(path) | Destination::AppendTo(path) => Some(path),
-                Destination::StandardOutput => None,
-            },
+        match self.form().target {
+            Target::File(path) => Some(path),
+            Target::Text(Destination::File(path) | Destination::AppendTo(path)) => Some(path),
+            Target::Text(Destination::StandardOutput) | Target::Caller => None,
         }
     }
 
     fn destination(&self) -> Option<&Destination> {
-        match self {
-            OutputRequest::Folded(to)
-            | OutputRequest::ReportJson(to)
-            | OutputRequest::SummaryMarkdown { to, .. }
-            | OutputRequest::GithubAnnotations { to, .. } => Some(to),
-            _ => None,
+        match self.form().target {
+            Target::Text(to) => Some(to),
+            Target::File(_) | Target::Caller => None,
         }
     }
 }
@@ -302,32 +329,52 @@ pub fn run(job: &Job, events: &mut dyn FnMut(RunEvent<'_>)) -> Result<RunSummary
         return Err(RunError::Strict { problems: profile.diagnostics.total() });
     }
     let title = job.title.clone().unwrap_or_else(|| format!("v8inline: {}", profile.input_name));
-    let writer = Writer { profile: &profile, title, ticks: job.inputs.iter().any(SampleInput::is_ticks) };
-    // The timeline files and the flame graph are rendered side by side, and
-    // both before anything is written: a thread that was not sampled leaves
-    // no output.
-    let (timeline_files, flame_graph) = std::thread::scope(|scope| {
-        let timeline_files = scope.spawn(|| writer.timeline_files(&job.outputs));
-        let flame_graph = writer.flame_graph(&job.outputs);
-        let timeline_files = timeline_files.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (timeline_files, flame_graph)
-    });
-    let timeline_files = timeline_files?;
+    let writer = Writer::new(&profile, title, job.inputs.iter().any(SampleInput::is_ticks), &job.outputs)?;
+    // Every output is made before any is written (a thread that was not
+    // sampled leaves no output); the timeline files on a thread beside the
+    // others.
+    let made = std::thread::scope(|scope| -> Result<Vec<MadeOutput<'_>>, RunError> {
+        let is_timeline = |output: &&OutputRequest| output.form().made_from == MadeFrom::Timeline;
+        let writer = &writer;
+        let timeline_files =
+            scope.spawn(move || job.outputs.iter().filter(is_timeline).map(|output| writer.make(output)).collect());
+        let others: Result<Vec<_>, RunError> =
+            job.outputs.iter().filter(|output| !is_timeline(output)).map(|output| writer.make(output)).collect();
+        let timeline_files: Result<Vec<_>, RunError> =
+            timeline_files.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let (mut timeline_files, mut others) = (timeline_files?.into_iter(), others?.into_iter());
+        // Back in the job's order.
+        Ok(job
+            .outputs
+            .iter()
+            .filter_map(|output| if is_timeline(&output) { timeline_files.next() } else { others.next() })
+            .collect())
+    })?;
     let mut summary = profile.summary.clone();
-    if let Some(distinct_stacks) = writer.write_folded_and_flame_graph(&job.outputs, flame_graph?)? {
-        summary.distinct_stacks = distinct_stacks;
-    }
-    if let Some(details) = &profile.details {
-        writer.detailed_outputs(&job.outputs, details)?;
-    }
-    for file in &timeline_files {
-        write_file(&file.path, &file.bytes)?;
-        if let Some(thread) = &file.thread {
-            events(RunEvent::CpuProfileThread {
-                path: &file.path,
-                thread: thread.description.clone(),
-                more_threads: thread.more_threads,
-            });
+    for output in made {
+        match output {
+            MadeOutput::Bytes { target, bytes, thread } => {
+                match target {
+                    Target::File(path) => write_file(path, &bytes)?,
+                    Target::Text(to) => write_to(to, |writer| writer.write_all(&bytes))?,
+                    Target::Caller => {}
+                }
+                if let (Target::File(path), Some(thread)) = (target, thread) {
+                    events(RunEvent::CpuProfileThread {
+                        path,
+                        thread: thread.description,
+                        more_threads: thread.more_threads,
+                    });
+                }
+            }
+            MadeOutput::FoldedText { to, distinct_stacks: Some(distinct_stacks), text } => {
+                write_to(to, |writer| writer.write_all(text))?;
+                summary.distinct_stacks = distinct_stacks;
+            }
+            MadeOutput::FoldedText { to, distinct_stacks: None, .. } => {
+                summary.distinct_stacks = write_to(to, |writer| profile.write_folded(writer))?;
+            }
+            MadeOutput::Stats => {}
         }
     }
     if job.outputs.contains(&OutputRequest::Stats) {
@@ -342,81 +389,131 @@ pub fn run(job: &Job, events: &mut dyn FnMut(RunEvent<'_>)) -> Result<RunSummary
     Ok(RunSummary { summary, expansion: profile.expansion.clone(), diagnostics: profile.diagnostics.clone() })
 }
 
-/// A timeline file made before any output is written.
-struct TimelineFile {
-    path: PathBuf,
-    bytes: Vec<u8>,
-    /// For a `.cpuprofile`: the thread it holds.
-    thread: Option<ChosenThread>,
-}
-
 /// The thread a `.cpuprofile` holds.
 struct ChosenThread {
     description: String,
     more_threads: bool,
 }
 
-/// A flame graph rendered, and the folded stacks it was drawn from.
-struct RenderedFlameGraph {
-    folded: Vec<u8>,
-    distinct_stacks: u64,
-    svg_path: PathBuf,
-    svg: Vec<u8>,
+/// An output made, to be written.
+enum MadeOutput<'a> {
+    /// Its bytes and where they go; a `.cpuprofile` says its thread.
+    Bytes { target: Target<'a>, bytes: Vec<u8>, thread: Option<ChosenThread> },
+    /// The folded stacks: the text a flame graph was drawn from (with its
+    /// count of stacks), or, without one, rendered from the folder as they
+    /// are written (they can be large).
+    FoldedText { to: &'a Destination, text: &'a [u8], distinct_stacks: Option<u64> },
+    /// The counts, told once every output is written.
+    Stats,
 }
 
-/// Writes the outputs of one folded profile.
+/// The folded text, rendered once for the flame graph and the folded output.
+struct FoldedText {
+    text: Vec<u8>,
+    distinct_stacks: u64,
+}
+
+/// Makes the outputs of one folded profile.
 struct Writer<'a> {
     profile: &'a FoldedProfile,
     title: String,
     /// The samples are V8 ticks (they carry no perf event).
     ticks: bool,
+    /// The folded text, when a flame graph is drawn from it.
+    folded: Option<FoldedText>,
+    /// The per-function report of the detailed outputs, made once.
+    report: std::sync::OnceLock<Report>,
 }
 
-impl Writer<'_> {
-    /// The `.cpuprofile` and Firefox profiles asked for, rendered.
-    fn timeline_files(&self, outputs: &[OutputRequest]) -> Result<Vec<TimelineFile>, RunError> {
-        let mut files = Vec::new();
-        let empty = Timeline::default();
-        let timeline = self.profile.timeline.as_ref().unwrap_or(&empty);
-        for output in outputs {
-            match output {
-                OutputRequest::CpuProfile { path, thread, javascript_only } => {
-                    let options = CpuProfileOptions { thread: *thread, javascript_only: *javascript_only };
-                    let (cpuprofile, summary) = CpuProfile::from_timeline(timeline, &options)
-                        .map_err(|source| UsageError::CpuProfileThread { path: path.clone(), source })?;
-                    let mut bytes = Vec::new();
-                    cpuprofile.write(&mut bytes).map_err(|source| output_error(path, source))?;
-                    let thread = ChosenThread {
-                        description: summary.describe(),
-                        more_threads: summary.threads > 1 && *thread == ThreadSelection::default(),
-                    };
-                    files.push(TimelineFile { path: path.clone(), bytes, thread: Some(thread) });
-                }
-                OutputRequest::FirefoxProfile(path) => {
-                    let profile = firefox_profile(timeline, &self.title);
-                    let gzip = path.extension().is_some_and(|extension| extension == "gz");
-                    let mut bytes = Vec::new();
-                    write_firefox_profile(&profile, &mut bytes, gzip).map_err(|source| output_error(path, source))?;
-                    files.push(TimelineFile { path: path.clone(), bytes, thread: None });
-                }
-                _ => {}
+impl<'a> Writer<'a> {
+    fn new(
+        profile: &'a FoldedProfile,
+        title: String,
+        ticks: bool,
+        outputs: &[OutputRequest],
+    ) -> Result<Writer<'a>, RunError> {
+        let flame_graph = outputs.iter().find_map(|output| match output {
+            OutputRequest::FlameGraph { path, .. } => Some(path),
+            _ => None,
+        });
+        let folded = match flame_graph {
+            Some(svg_path) => {
+                let mut text = Vec::new();
+                let distinct_stacks =
+                    profile.write_folded(&mut text).map_err(|source| output_error(svg_path, source))?;
+                Some(FoldedText { text, distinct_stacks })
             }
-        }
-        Ok(files)
+            None => None,
+        };
+        Ok(Writer { profile, title, ticks, folded, report: std::sync::OnceLock::new() })
     }
 
-    /// The flame graph, if one is asked for, rendered with the folded
-    /// stacks it is drawn from.
-    fn flame_graph(&self, outputs: &[OutputRequest]) -> Result<Option<RenderedFlameGraph>, RunError> {
-        let Some((svg_path, style)) = outputs.iter().find_map(|output| match output {
-            OutputRequest::FlameGraph { path, style } => Some((path, *style)),
-            _ => None,
-        }) else {
-            return Ok(None);
+    /// Makes `output`: every kind is made here (with
+    /// [`OutputRequest::form`], which describes it).
+    fn make<'output>(&'output self, output: &'output OutputRequest) -> Result<MadeOutput<'output>, RunError> {
+        let target = output.form().target;
+        let bytes = |bytes| Ok(MadeOutput::Bytes { target, bytes, thread: None });
+        let failure = |source| RunError::Output {
+            path: output.path().map_or_else(String::new, |path| path.display().to_string()),
+            source,
         };
-        let mut folded = Vec::new();
-        let distinct_stacks =
-            self.profile.write_folded(&mut folded).map_err(|source| output_error(svg_path, source))?;
+        match output {
+            OutputRequest::Folded(to) => Ok(match &self.folded {
+                Some(folded) => {
+                    MadeOutput::FoldedText { to, text: &folded.text, distinct_stacks: Some(folded.distinct_stacks) }
+                }
+                None => MadeOutput::FoldedText { to, text: &[], distinct_stacks: None },
+            }),
+            OutputRequest::FlameGraph { path, style } => bytes(self.flame_graph(path, *style)?),
+            OutputRequest::Pprof(path) => {
+                let mut pprof = Vec::new();
+                write_pprof(self.details(), &mut pprof).map_err(|source| output_error(path, source))?;
+                bytes(pprof)
+            }
+            OutputRequest::ReportJson(to) => {
+                let mut json = Vec::new();
+                JsonReport::new(self.report())
+                    .write(&mut json)
+                    .map_err(|source| RunError::Output { path: destination_name(to), source })?;
+                bytes(json)
+            }
+            OutputRequest::SummaryMarkdown { top, source_root, .. } => {
+                bytes(markdown_summary(self.report(), &SourceRoot::new(source_root), *top).into_bytes())
+            }
+            OutputRequest::GithubAnnotations { top, source_root, .. } => {
+                let mut text = String::new();
+                for annotation in github_annotations(self.report(), &SourceRoot::new(source_root), *top) {
+                    text.push_str(&annotation.command());
+                    text.push('\n');
+                }
+                bytes(text.into_bytes())
+            }
+            OutputRequest::CpuProfile { path, thread, javascript_only } => {
+                let options = CpuProfileOptions { thread: *thread, javascript_only: *javascript_only };
+                let (cpuprofile, summary) = CpuProfile::from_timeline(self.timeline(), &options)
+                    .map_err(|source| UsageError::CpuProfileThread { path: path.clone(), source })?;
+                let mut json = Vec::new();
+                cpuprofile.write(&mut json).map_err(failure)?;
+                let thread = ChosenThread {
+                    description: summary.describe(),
+                    more_threads: summary.threads > 1 && *thread == ThreadSelection::default(),
+                };
+                Ok(MadeOutput::Bytes { target, bytes: json, thread: Some(thread) })
+            }
+            OutputRequest::FirefoxProfile(path) => {
+                let profile = firefox_profile(self.timeline(), &self.title);
+                let gzip = path.extension().is_some_and(|extension| extension == "gz");
+                let mut json = Vec::new();
+                write_firefox_profile(&profile, &mut json, gzip).map_err(failure)?;
+                bytes(json)
+            }
+            OutputRequest::Stats => Ok(MadeOutput::Stats),
+        }
+    }
+
+    /// The flame graph of the folded text.
+    fn flame_graph(&self, path: &Path, style: FlameGraphStyle) -> Result<Vec<u8>, RunError> {
+        let folded = self.folded.as_ref().map_or(&[][..], |folded| &folded.text);
         let summary = &self.profile.summary;
         let svg_options = SvgOptions {
             title: self.title.clone(),
@@ -426,70 +523,28 @@ impl Writer<'_> {
             total_count: summary.total_count,
             style,
         };
-        let text = String::from_utf8_lossy(&folded);
+        let text = String::from_utf8_lossy(folded);
         let mut svg = Vec::new();
-        write_svg(text.lines(), &svg_options, &mut svg).map_err(|source| output_error(svg_path, source))?;
-        Ok(Some(RenderedFlameGraph { folded, distinct_stacks, svg_path: svg_path.clone(), svg }))
+        write_svg(text.lines(), &svg_options, &mut svg).map_err(|source| output_error(path, source))?;
+        Ok(svg)
     }
 
-    /// Writes the folded stacks (those the flame graph was drawn from, when
-    /// one was rendered) and the flame graph; the number of distinct stacks
-    /// written, if any were.
-    fn write_folded_and_flame_graph(
-        &self,
-        outputs: &[OutputRequest],
-        flame_graph: Option<RenderedFlameGraph>,
-    ) -> Result<Option<u64>, RunError> {
-        let folded_to = outputs.iter().find_map(|output| match output {
-            OutputRequest::Folded(to) => Some(to),
-            _ => None,
-        });
-        let Some(flame_graph) = flame_graph else {
-            return match folded_to {
-                Some(to) => write_to(to, |writer| self.profile.write_folded(writer)).map(Some),
-                None => Ok(None),
-            };
-        };
-        if let Some(to) = folded_to {
-            write_to(to, |writer| writer.write_all(&flame_graph.folded))?;
-        }
-        write_file(&flame_graph.svg_path, &flame_graph.svg)?;
-        Ok(folded_to.map(|_| flame_graph.distinct_stacks))
+    /// The detailed stacks ([`Job::fold_options`] asks for them whenever an
+    /// output needs them).
+    fn details(&self) -> &StackProfile {
+        static NONE: std::sync::OnceLock<StackProfile> = std::sync::OnceLock::new();
+        self.profile.details.as_ref().unwrap_or_else(|| NONE.get_or_init(StackProfile::default))
     }
 
-    /// pprof, the report, the summary and the annotations.
-    fn detailed_outputs(&self, outputs: &[OutputRequest], details: &StackProfile) -> Result<(), RunError> {
-        let report = Report::new(details, WeightUnit::Samples);
-        for output in outputs {
-            match output {
-                OutputRequest::Pprof(path) => {
-                    let mut bytes = Vec::new();
-                    write_pprof(details, &mut bytes).map_err(|source| output_error(path, source))?;
-                    write_file(path, &bytes)?;
-                }
-                OutputRequest::ReportJson(to) => {
-                    let mut bytes = Vec::new();
-                    JsonReport::new(&report)
-                        .write(&mut bytes)
-                        .map_err(|source| RunError::Output { path: destination_name(to), source })?;
-                    write_to(to, |writer| writer.write_all(&bytes))?;
-                }
-                OutputRequest::SummaryMarkdown { to, top, source_root } => {
-                    let text = markdown_summary(&report, &SourceRoot::new(source_root), *top);
-                    write_to(to, |writer| writer.write_all(text.as_bytes()))?;
-                }
-                OutputRequest::GithubAnnotations { to, top, source_root } => {
-                    let mut text = String::new();
-                    for annotation in github_annotations(&report, &SourceRoot::new(source_root), *top) {
-                        text.push_str(&annotation.command());
-                        text.push('\n');
-                    }
-                    write_to(to, |writer| writer.write_all(text.as_bytes()))?;
-                }
-                _ => {}
-            }
-        }
-        Ok(())
+    fn report(&self) -> &Report {
+        self.report.get_or_init(|| Report::new(self.details(), WeightUnit::Samples))
+    }
+
+    /// Every sample in time order ([`Job::fold_options`] asks for it
+    /// whenever an output needs it).
+    fn timeline(&self) -> &Timeline {
+        static NONE: std::sync::OnceLock<Timeline> = std::sync::OnceLock::new();
+        self.profile.timeline.as_ref().unwrap_or_else(|| NONE.get_or_init(Timeline::default))
     }
 }
 
