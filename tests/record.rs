@@ -529,3 +529,118 @@ fn deno_falls_back_to_v8_ticks_without_perf() {
     assert_deno_flamegraph(&directory, "V8 ticks: ", "samples", "deno run with --prof");
     std::fs::remove_dir_all(&directory).unwrap();
 }
+
+/// Skips a test that needs perf: says why and returns `true`.
+fn perf_missing() -> bool {
+    match v8inline::commands::record::perf_unavailable_reason("perf".as_ref()) {
+        Some(reason) => {
+            eprintln!("SKIPPED: perf cannot record here ({reason})");
+            true
+        }
+        None => false,
+    }
+}
+
+/// Runs `v8inline record ARGS...` in `directory`.
+fn record_in(directory: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_v8inline")).current_dir(directory).arg("record").args(args).output().unwrap()
+}
+
+/// Whether the user `nobody` can create a file in `directory`.
+fn nobody_can_write(directory: &Path) -> bool {
+    let probe = directory.join("written-by-nobody");
+    let status = Command::new("runuser")
+        .args(["-u", "nobody", "--", "touch"])
+        .arg(&probe)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    let _ = std::fs::remove_file(&probe);
+    status.success()
+}
+
+/// Issue 37, 3: `--output-dir` in a directory another user owns (and may
+/// write): the `node` script and the preload that nodes execute are not
+/// there but in a directory of the recording user's own, mode 0700, that
+/// `nobody` cannot write; the recording still goes where it was asked.
+#[test]
+fn code_that_nodes_run_is_kept_out_of_an_output_directory_another_user_writes() {
+    use std::os::unix::fs::MetadataExt;
+    if perf_missing() {
+        return;
+    }
+    let directory = work_directory("shared-output");
+    let shared = directory.join("prof");
+    std::fs::create_dir(&shared).unwrap();
+    let nobody = Command::new("id").args(["-u", "nobody"]).output().unwrap();
+    let nobody: u32 = String::from_utf8_lossy(&nobody.stdout).trim().parse().unwrap();
+    std::os::unix::fs::chown(&shared, Some(nobody), Some(nobody)).unwrap();
+    assert!(nobody_can_write(&shared), "the test needs an output directory nobody writes");
+    // A node started through PATH (the `node` script; perf puts its own
+    // directory first) that tells where the script and the preload are.
+    std::fs::write(
+        directory.join("where.js"),
+        "let x = 0; for (let i = 0; i < 3e7; i++) x += i % 7;\n\
+         const script = (d) => { try { return require('fs').readFileSync(d + '/node', 'utf8').startsWith('#!') } catch (_) { return false } };\n\
+         console.log(process.env.PATH.split(':').find(script));\n\
+         console.log(/--require \"([^\"]+)\"/.exec(process.env.NODE_OPTIONS)[1]);\n",
+    )
+    .unwrap();
+    let output = record_in(&directory, &["--output-dir", "prof", "--", "sh", "-c", "node where.js"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    let [script_directory, preload] = lines[..] else { panic!("{stdout}") };
+    let script_directory = Path::new(script_directory);
+    let preload_directory = Path::new(preload).parent().unwrap();
+    for code_directory in [script_directory, preload_directory] {
+        assert!(!code_directory.starts_with(&shared), "{} is in the output directory", code_directory.display());
+    }
+    // The script's directory was the recording's own, removed after it.
+    assert!(script_directory.starts_with(preload_directory), "{stdout}");
+    assert!(!script_directory.exists(), "{} left behind", script_directory.display());
+    let metadata = std::fs::metadata(preload_directory).unwrap();
+    assert_eq!((metadata.uid(), metadata.mode() & 0o777), (0, 0o700), "{}", preload_directory.display());
+    assert!(!nobody_can_write(preload_directory));
+    // The recording is where it was asked, with nothing of the shim.
+    assert!(shared.join("profile.folded").is_file(), "{stderr}");
+    assert!(!shared.join(".v8inline-shim").exists());
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+/// Issue 37, 11: a node that the command starts in the background and that
+/// starts after `record` returned runs as it would without v8inline: the
+/// preload `NODE_OPTIONS` names is still there, and does nothing.
+#[test]
+fn a_node_started_after_record_returns_runs_unrecorded() {
+    if perf_missing() {
+        return;
+    }
+    let directory = work_directory("late-node");
+    std::fs::write(
+        directory.join("late.js"),
+        "console.log('late ran, --log-code:', process.execArgv.includes('--log-code'));\n",
+    )
+    .unwrap();
+    let output = record_in(
+        &directory,
+        &[
+            "--output-dir",
+            "out",
+            "--",
+            "sh",
+            "-c",
+            "(sleep 1; node late.js) > late.txt 2>&1 & node -e 'let x = 0; for (let i = 0; i < 3e7; i++) x += i % 7'",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let late = (0..100)
+        .find_map(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            std::fs::read_to_string(directory.join("late.txt")).ok().filter(|text| text.ends_with('\n'))
+        })
+        .expect("the late node wrote nothing in 10 s");
+    assert_eq!(late, "late ran, --log-code: false\n");
+    std::fs::remove_dir_all(&directory).unwrap();
+}

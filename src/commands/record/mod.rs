@@ -21,6 +21,7 @@
 
 pub mod children;
 pub mod directory;
+mod private;
 pub mod runtime;
 
 use std::collections::BTreeMap;
@@ -37,6 +38,8 @@ use crate::v8::code_logs::{CodeLogOptions, pid_in_file_name};
 use crate::v8::inline_map::SourceOptions;
 pub use directory::{DEFAULT_OUTPUT_DIRECTORY, prepare_output_directory};
 use directory::{find_files, holds_recording, move_jitdumps_here};
+use private::PrivateDirectory;
+pub use private::UnsafeDirectory;
 pub use runtime::{Runtime, known_v8_flags};
 use runtime::{perf_flags, prof_flags, supported};
 
@@ -258,6 +261,9 @@ pub enum RecordError {
         /// The flag.
         flag: String,
     },
+    /// No directory only the user can write, for the scripts nodes run.
+    #[error(transparent)]
+    UnsafeDirectory(#[from] UnsafeDirectory),
     /// The output directory could not be made or written.
     #[error("{path}: {source}")]
     Output {
@@ -327,7 +333,7 @@ struct Launch {
 /// runtime, if it is one, and to every node and Deno it starts.
 fn launch(
     command: &[OsString],
-    output_dir: &Path,
+    private: &PrivateDirectory,
     wanted: &[(&'static str, OsString)],
     notes: &mut Vec<String>,
 ) -> Result<Launch, RecordError> {
@@ -377,24 +383,22 @@ fn launch(
             known_nodes.push((binary, flags));
         }
     }
-    let shim_directory = children::create_shim_directory(output_dir).map_err(|source| RecordError::Output {
-        path: output_dir.join(children::SHIM_DIRECTORY).display().to_string(),
-        source,
-    })?;
+    let shim_directory = private.path();
     let shim_error = |source| RecordError::Output { path: shim_directory.display().to_string(), source };
+    launch.environment.push((private::RECORD_VARIABLE.into(), shim_directory.as_os_str().to_owned()));
     // The nodes the command starts through PATH.
     match path.as_deref().and_then(|path| children::find_on_path("node", path)) {
         Some(_) if shim_directory.as_os_str().as_encoded_bytes().contains(&b':') => {
             notes.push(format!(
                 "{}: a directory with `:` cannot be on PATH: nodes the command starts through PATH are run again \
                  with the flags, one more process each",
-                output_dir.display()
+                shim_directory.display()
             ));
         }
         Some(node) => {
             let flags = flags_for(Runtime::Node, &node)?;
-            children::write_node_shim(&shim_directory, &node, &flags).map_err(shim_error)?;
-            launch.environment.push(("PATH".into(), children::path_with_first(&shim_directory, path.as_deref())));
+            children::write_node_shim(shim_directory, &node, &flags).map_err(shim_error)?;
+            launch.environment.push(("PATH".into(), children::path_with_first(shim_directory, path.as_deref())));
             known_nodes.push((node, flags));
         }
         None => {}
@@ -403,14 +407,14 @@ fn launch(
     // without them by a path of its own.
     let known: Vec<children::KnownNode> =
         known_nodes.iter().map(|(binary, flags)| children::KnownNode { binary, flags }).collect();
-    match children::write_preload(&shim_directory, wanted, &known).map_err(shim_error)? {
+    match children::write_preload(private, wanted, &known).map_err(shim_error)? {
         Some(option) => launch.environment.push((
             "NODE_OPTIONS".into(),
             children::node_options_with_first(&option, std::env::var_os("NODE_OPTIONS").as_deref()),
         )),
         None => notes.push(format!(
             "{}: a path that is not UTF-8: nodes the command starts by a path of their own get no flags",
-            output_dir.display()
+            shim_directory.display()
         )),
     }
     // Every deno reads DENO_V8_FLAGS (the top one has them already when it
@@ -458,7 +462,10 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         Sampler::Perf => perf_flags(&output_dir),
         Sampler::V8Ticks { .. } => prof_flags(&output_dir, options.frequency),
     };
-    let launch = launch(&options.command, &output_dir, &wanted, &mut notes)?;
+    // What nodes execute (the `node` script, the preload) is kept out of the
+    // output directory, which another user may write.
+    let private = PrivateDirectory::create()?;
+    let launch = launch(&options.command, &private, &wanted, &mut notes)?;
     let sources = SourceOptions { read_from_disk: true, ..SourceOptions::default() };
     let (exit_status, inputs, code_logs, activity) = match &sampler {
         Sampler::Perf => {
@@ -503,7 +510,15 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
             (exit_status, logs.into_iter().map(SampleInput::Ticks).collect(), code_logs, Vec::new())
         }
     };
-    let (recorded, not_reached) = processes(&output_dir, &options.command, &activity);
+    let started = StartedNodes {
+        started: children::started_nodes(private.path()),
+        rerun: children::rerun_nodes(private.path()),
+        asked: children::asked_nodes(private.path()),
+    };
+    // The script leaves PATH, the preload does nothing from now on: a node
+    // the command left running or starts later runs unrecorded.
+    drop(private);
+    let (recorded, not_reached) = processes(&output_dir, &options.command, &started, &activity);
     // Several processes: each its own root (`node-PID`), as inferno's --pid
     // names them, rather than all merged under one `node`.
     let collapse = CollapseOptions {
@@ -529,7 +544,6 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
             cpuprofile_threads.insert(path.to_owned(), thread);
         }
     });
-    children::remove_node_shim(&output_dir);
     let run = run?;
     let written = options
         .outputs
@@ -558,17 +572,26 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
     })
 }
 
+/// What the `node` script and the preload wrote down of the nodes they saw.
+struct StartedNodes {
+    /// Command lines by pid.
+    started: BTreeMap<u32, String>,
+    /// The pid of each re-run, with that of the node that ran it.
+    rerun: BTreeMap<u32, u32>,
+    /// The nodes asked for their flags.
+    asked: std::collections::BTreeSet<u32>,
+}
+
 /// The node and Deno processes that wrote a code log into `output_dir`
 /// (with what they ran: the shim wrote it down, or the command itself), and
 /// those of `activity` that ran a runtime without one and were sampled.
 fn processes(
     output_dir: &Path,
     command: &[OsString],
+    nodes: &StartedNodes,
     activity: &[ProcessActivity],
 ) -> (Vec<RuntimeProcess>, Vec<RuntimeProcess>) {
-    let started = children::started_nodes(output_dir);
-    let rerun = children::rerun_nodes(output_dir);
-    let asked = children::asked_nodes(output_dir);
+    let StartedNodes { started, rerun, asked } = nodes;
     let mut logged: Vec<u32> = find_files(output_dir, "codspeed-v8-", ".log")
         .into_iter()
         .chain(find_files(output_dir, "prof-", ".log"))
