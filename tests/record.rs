@@ -644,3 +644,108 @@ fn a_node_started_after_record_returns_runs_unrecorded() {
     assert_eq!(late, "late ran, --log-code: false\n");
     std::fs::remove_dir_all(&directory).unwrap();
 }
+
+/// A node program that prints `mine` and keeps the CPU busy for a while.
+const BUSY_NODE: &str = "console.log('mine'); let x = 0; for (let i = 0; i < 5e7; i++) x += i % 7;";
+
+/// Issue 37, 4: two records at once in one directory, both with the
+/// default output directory: each gets a directory of its own and both
+/// complete (they shared `v8inline-profile`, one perf.data was clobbered
+/// and the other program died without its preload).
+#[test]
+fn two_records_at_once_get_two_directories() {
+    if perf_missing() {
+        return;
+    }
+    let directory = work_directory("two-at-once");
+    let start = || {
+        Command::new(env!("CARGO_BIN_EXE_v8inline"))
+            .current_dir(&directory)
+            .args(["record", "--", "node", "-e", BUSY_NODE])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let runs = [start(), start()];
+    let mut written = Vec::new();
+    for run in runs {
+        let output = run.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        assert_eq!(String::from_utf8_lossy(&output.stdout), "mine\n");
+        let folded = stderr.lines().find_map(|line| line.strip_prefix("v8inline: wrote ")).unwrap().to_string();
+        written.push(folded.split(',').next().unwrap().to_string());
+    }
+    written.sort();
+    assert_eq!(written, ["v8inline-profile-2/profile.folded", "v8inline-profile/profile.folded"]);
+    for output_dir in ["v8inline-profile", "v8inline-profile-2"] {
+        let folded = std::fs::read_to_string(directory.join(output_dir).join("profile.folded")).unwrap();
+        assert!(!folded.is_empty(), "{output_dir}");
+        assert!(directory.join(output_dir).join("perf.data").is_file(), "{output_dir}");
+    }
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+/// Issue 37, 5: an output directory with `%` in its name (V8 expands `%p`
+/// in `--logfile`): the code log goes there, escaped, not to the program's
+/// output, and the jitdump is not left in the working directory; so does
+/// one named `-` (V8's name for standard output, never given as such).
+#[test]
+fn an_output_directory_with_percent_or_dash_gets_the_code_logs() {
+    if perf_missing() {
+        return;
+    }
+    let directory = work_directory("percent");
+    for output_dir in ["p%p", "a%%b%", "-"] {
+        let output = record_in(&directory, &["--output-dir", output_dir, "--", "node", "-e", BUSY_NODE]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{output_dir}: {stderr}");
+        assert_eq!(String::from_utf8_lossy(&output.stdout), "mine\n", "{output_dir}");
+        assert!(stderr.contains("v8inline: recorded 1 process: pid "), "{output_dir}: {stderr}");
+        assert!(!stderr.contains("not expanded"), "{output_dir}: {stderr}");
+        let out = directory.join(output_dir);
+        assert_eq!(output_files_in(&out, "-codspeed-v8-", ".log").len(), 1, "{output_dir}");
+        assert_eq!(output_files_in(&out, "jit-", ".dump").len(), 1, "{output_dir}");
+        assert!(out.join("profile.folded").is_file(), "{output_dir}");
+        assert_eq!(output_files_in(&directory, "jit-", ".dump"), Vec::<String>::new(), "{output_dir}");
+    }
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+/// The same with Deno: `p%p` reaches its V8 escaped too.
+#[test]
+fn deno_records_into_an_output_directory_with_percent() {
+    let Some(deno) = deno_or_skip() else { return };
+    if perf_missing() {
+        return;
+    }
+    let directory = deno_work_directory("deno-percent");
+    let output = Command::new(env!("CARGO_BIN_EXE_v8inline"))
+        .current_dir(&directory)
+        .env("DENO_NO_UPDATE_CHECK", "1")
+        .env_remove("DENO_V8_FLAGS")
+        .args(["record", "--output-dir", "p%p", "--"])
+        .arg(&deno)
+        .args(["run", "-A", "main.js", "500"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("code-creation"));
+    let out = directory.join("p%p");
+    assert_eq!(output_files_in(&out, "-codspeed-v8-", ".log").len(), 1, "{stderr}");
+    assert_eq!(output_files_in(&directory, "jit-", ".dump"), Vec::<String>::new());
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+/// The files of `directory` whose names contain `part` and end with `suffix`.
+fn output_files_in(directory: &Path, part: &str, suffix: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(directory)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains(part) && name.ends_with(suffix))
+        .collect();
+    names.sort();
+    names
+}
