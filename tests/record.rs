@@ -749,3 +749,104 @@ fn output_files_in(directory: &Path, part: &str, suffix: &str) -> Vec<String> {
     names.sort();
     names
 }
+
+/// Issue 37, 13: `record` exits with the program's status, after writing
+/// the outputs: its exit code, or 128 + the signal that ended it.
+#[test]
+fn record_exits_with_the_programs_status() {
+    if perf_missing() {
+        return;
+    }
+    let directory = work_directory("program-status");
+    let busy = "let x = 0; for (let i = 0; i < 3e7; i++) x += i % 7;";
+    let cases = [
+        ("exit", format!("{busy} process.exit(3)"), 3, "the command exited with exit status: 3"),
+        ("throw", format!("{busy} throw new Error('failed')"), 1, "the command exited with exit status: 1"),
+        ("abort", format!("{busy} process.abort()"), 134, "the command exited with signal: 6 (SIGABRT)"),
+    ];
+    for (name, code, status, message) in cases {
+        let output = record_in(&directory, &["--output-dir", name, "--", "node", "-e", &code]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(status), "{name}: {stderr}");
+        assert!(stderr.contains(&format!("v8inline: {message}")), "{name}: {stderr}");
+        assert!(directory.join(name).join("profile.folded").is_file(), "{name}: {stderr}");
+        assert!(directory.join(name).join("flamegraph.svg").is_file(), "{name}: {stderr}");
+    }
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+/// Issue 37, 14: a command that is not found is said so, with a shell's
+/// exit code (127; 126 for a file that is not executable), before perf
+/// starts and before an output directory is made.
+#[test]
+fn a_command_that_is_not_found_is_said_so() {
+    let directory = work_directory("not-found");
+    std::fs::write(directory.join("not-executable"), "#!/bin/sh\n").unwrap();
+    let cases = [
+        ("no-such-command", 127, "v8inline: no-such-command: command not found\n"),
+        ("./no-such-file", 127, "v8inline: ./no-such-file: command not found\n"),
+        ("./not-executable", 126, "v8inline: ./not-executable: not an executable file\n"),
+    ];
+    for (command, status, message) in cases {
+        let output = record_in(&directory, &["--", command, "app.js"]);
+        assert_eq!(output.status.code(), Some(status), "{command}");
+        assert_eq!(String::from_utf8_lossy(&output.stderr), message);
+        assert!(!directory.join("v8inline-profile").exists(), "{command}");
+    }
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+/// Issue 37, 9: Ctrl-C (SIGINT to the process group, as a terminal sends
+/// it) while the program runs: the program and perf stop, `record` writes
+/// every output from what perf wrote, removes its own files, moves the
+/// jitdump node left in the working directory into the recording, and
+/// exits 130.
+#[test]
+fn ctrl_c_writes_the_profile_of_what_ran_and_exits_130() {
+    use std::io::BufRead as _;
+    use std::os::unix::process::CommandExt as _;
+    if perf_missing() {
+        return;
+    }
+    let directory = work_directory("ctrl-c");
+    std::fs::write(
+        directory.join("forever.js"),
+        "const script = (d) => { try { return require('fs').readFileSync(d + '/node', 'utf8').startsWith('#!') } catch (_) { return false } };\n\
+         console.log(process.env.PATH.split(':').find(script));\n\
+         let x = 0; for (;;) { x += Math.sqrt(x % 7); }\n",
+    )
+    .unwrap();
+    let mut record = Command::new(env!("CARGO_BIN_EXE_v8inline"))
+        .current_dir(&directory)
+        .args(["record", "--output-dir", "out", "--", "node", "forever.js"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(record.stdout.take().unwrap());
+    let mut script_directory = String::new();
+    stdout.read_line(&mut script_directory).unwrap();
+    let script_directory = PathBuf::from(script_directory.trim_end());
+    assert!(script_directory.is_dir(), "{}", script_directory.display());
+    // Some samples of the loop.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let group = format!("-{}", record.id());
+    assert!(Command::new("kill").args(["-INT", "--", &group]).status().unwrap().success());
+    let output = record.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("v8inline: interrupted (signal 2): the command stopped; writing what was recorded"),
+        "{stderr}"
+    );
+    for file in ["perf.data", "profile.folded", "flamegraph.svg", "profile.cpuprofile", "profile.firefox.json.gz"] {
+        assert!(directory.join("out").join(file).is_file(), "{file}: {stderr}");
+    }
+    let folded = std::fs::read_to_string(directory.join("out/profile.folded")).unwrap();
+    assert!(folded.contains("forever.js"), "{folded}");
+    assert!(!script_directory.exists(), "{} left behind", script_directory.display());
+    assert_eq!(output_files_in(&directory.join("out"), "jit-", ".dump").len(), 1, "{stderr}");
+    assert_eq!(output_files_in(&directory, "jit-", ".dump"), Vec::<String>::new());
+    std::fs::remove_dir_all(&directory).unwrap();
+}

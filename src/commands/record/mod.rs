@@ -21,6 +21,7 @@
 
 pub mod children;
 pub mod directory;
+mod interrupt;
 mod private;
 pub mod runtime;
 
@@ -125,6 +126,9 @@ pub struct Recording {
     pub sampler: Sampler,
     /// How the profiled command exited.
     pub exit_status: ExitStatus,
+    /// The signal (SIGINT, SIGTERM) that interrupted the recording, if one
+    /// did: the command stopped, and what perf wrote was folded.
+    pub interrupted: Option<i32>,
     /// Where the recording is (absolute).
     pub output_dir: PathBuf,
     /// The node and Deno processes that ran with the expansion flags.
@@ -167,7 +171,9 @@ impl Recording {
         lines.extend(self.notes.iter().cloned());
         let mut report: String = lines.drain(..).map(|line| format!("v8inline: {line}\n")).collect();
         report.push_str(&self.diagnostics.to_string());
-        if !self.exit_status.success() {
+        if let Some(signal) = self.interrupted {
+            lines.push(format!("interrupted (signal {signal}): the command stopped; writing what was recorded"));
+        } else if !self.exit_status.success() {
             lines.push(format!("the command exited with {}", self.exit_status));
         }
         lines.push(format!("recorded {}", describe_processes(&self.recorded)));
@@ -190,6 +196,20 @@ impl Recording {
 }
 
 impl Recording {
+    /// The status `record` exits with: 128 + the signal that interrupted
+    /// it, else the command's (its exit code, or 128 + the signal that
+    /// ended it).
+    pub fn exit_code(&self) -> u8 {
+        use std::os::unix::process::ExitStatusExt as _;
+        let by_signal = |signal: i32| u8::try_from(128 + signal).unwrap_or(u8::MAX);
+        match (self.interrupted, self.exit_status.code(), self.exit_status.signal()) {
+            (Some(signal), _, _) => by_signal(signal),
+            (None, Some(code), _) => u8::try_from(code).unwrap_or(u8::MAX),
+            (None, None, Some(signal)) => by_signal(signal),
+            (None, None, None) => u8::MAX,
+        }
+    }
+
     /// How the runtime was given `--prof`: the command's, else node's.
     fn prof_command(&self) -> &'static str {
         self.runtime.unwrap_or(Runtime::Node).prof_command()
@@ -272,6 +292,20 @@ pub enum RecordError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The command's program is not on PATH, or its path names no file
+    /// (exit 127, as a shell's).
+    #[error("{program}: command not found")]
+    CommandNotFound {
+        /// The program.
+        program: String,
+    },
+    /// The command's program is not an executable file (exit 126, as a
+    /// shell's).
+    #[error("{program}: not an executable file")]
+    NotExecutable {
+        /// The program.
+        program: String,
+    },
     /// The command could not be started.
     #[error("cannot run {program}: {source}")]
     Spawn {
@@ -289,6 +323,26 @@ pub enum RecordError {
     /// The recording could not be folded or its outputs written.
     #[error(transparent)]
     Run(#[from] RunError),
+}
+
+/// Checks that the command's program can be run, as a shell finds it: by
+/// its path when it has a `/`, else on PATH; before perf would start it
+/// and hide its failure.
+pub fn check_command(command: &[OsString]) -> Result<(), RecordError> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let Some(program) = command.first() else { return Err(RecordError::NoCommand) };
+    let name = program.to_string_lossy().into_owned();
+    if program.as_encoded_bytes().contains(&b'/') {
+        return match std::fs::metadata(program) {
+            Err(_) => Err(RecordError::CommandNotFound { program: name }),
+            Ok(metadata) if metadata.is_file() && metadata.permissions().mode() & 0o111 != 0 => Ok(()),
+            Ok(_) => Err(RecordError::NotExecutable { program: name }),
+        };
+    }
+    match std::env::var_os("PATH").and_then(|path| children::find_on_path(&name, &path)) {
+        Some(_) => Ok(()),
+        None => Err(RecordError::CommandNotFound { program: name }),
+    }
 }
 
 /// Why perf cannot record here, if it cannot: it is not installed, or a
@@ -438,9 +492,7 @@ fn launch(
 /// `announce` hears at once what the user should know before the command
 /// runs (that perf is not usable and V8's sampler is used instead).
 pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result<Recording, RecordError> {
-    if options.command.is_empty() {
-        return Err(RecordError::NoCommand);
-    }
+    check_command(&options.command)?;
     let output_dir = absolute(&options.output_dir);
     if holds_recording(&output_dir) {
         return Err(RecordError::WouldReplace { directory: options.output_dir.clone() });
@@ -467,6 +519,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
     let private = PrivateDirectory::create()?;
     let launch = launch(&options.command, &private, &wanted, &mut notes)?;
     let sources = SourceOptions { read_from_disk: true, ..SourceOptions::default() };
+    let mut interrupted = None;
     let (exit_status, inputs, code_logs, activity) = match &sampler {
         Sampler::Perf => {
             let perf_data = output_dir.join("perf.data");
@@ -480,10 +533,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
                 .arg(&launch.program)
                 .args(&launch.arguments)
                 .envs(launch.environment);
-            let exit_status = command.status().map_err(|source| RecordError::Spawn {
-                program: options.perf.to_string_lossy().into_owned(),
-                source,
-            })?;
+            let exit_status = run_uninterrupted(&mut command, &options.perf, &mut interrupted)?;
             // Node 18 knows no --perf-prof-path: its jitdump is in the
             // working directory.
             move_jitdumps_here(&output_dir, &mut notes);
@@ -497,10 +547,9 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
             (exit_status, vec![SampleInput::PerfData(perf_data)], code_logs, activity)
         }
         Sampler::V8Ticks { .. } => {
-            let exit_status =
-                Command::new(&launch.program).args(&launch.arguments).envs(launch.environment).status().map_err(
-                    |source| RecordError::Spawn { program: launch.program.to_string_lossy().into_owned(), source },
-                )?;
+            let mut command = Command::new(&launch.program);
+            command.args(&launch.arguments).envs(launch.environment);
+            let exit_status = run_uninterrupted(&mut command, &launch.program, &mut interrupted)?;
             // One log per isolate, each the code log of its own ticks.
             let logs = find_files(&output_dir, "prof-", ".log");
             if logs.is_empty() {
@@ -560,6 +609,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         runtime: Runtime::of(&options.command[0]),
         sampler,
         exit_status,
+        interrupted,
         output_dir: output_dir.clone(),
         recorded,
         not_reached,
@@ -580,6 +630,23 @@ struct StartedNodes {
     rerun: BTreeMap<u32, u32>,
     /// The nodes asked for their flags.
     asked: std::collections::BTreeSet<u32>,
+}
+
+/// Runs `command` to its end; a first SIGINT or SIGTERM meanwhile stops it
+/// (as it stops the whole process group) but not `record`, which notes it
+/// in `interrupted` ([`interrupt`]).
+fn run_uninterrupted(
+    command: &mut Command,
+    program: &OsStr,
+    interrupted: &mut Option<i32>,
+) -> Result<ExitStatus, RecordError> {
+    let spawn_error = |source| RecordError::Spawn { program: program.to_string_lossy().into_owned(), source };
+    let guard = interrupt::InterruptGuard::install();
+    let mut child = command.spawn().map_err(spawn_error)?;
+    guard.watch(child.id());
+    let status = child.wait().map_err(spawn_error)?;
+    *interrupted = guard.received();
+    Ok(status)
 }
 
 /// The node and Deno processes that wrote a code log into `output_dir`
@@ -653,6 +720,7 @@ mod tests {
             runtime: Some(Runtime::Node),
             sampler: Sampler::Perf,
             exit_status: ExitStatus::from_raw(0),
+            interrupted: None,
             output_dir: "out".into(),
             recorded: vec![
                 RuntimeProcess { pid: 7, command: "npm run bench".to_string(), samples: 2, rerun_of: None },
