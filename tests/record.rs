@@ -529,3 +529,324 @@ fn deno_falls_back_to_v8_ticks_without_perf() {
     assert_deno_flamegraph(&directory, "V8 ticks: ", "samples", "deno run with --prof");
     std::fs::remove_dir_all(&directory).unwrap();
 }
+
+/// Skips a test that needs perf: says why and returns `true`.
+fn perf_missing() -> bool {
+    match v8inline::commands::record::perf_unavailable_reason("perf".as_ref()) {
+        Some(reason) => {
+            eprintln!("SKIPPED: perf cannot record here ({reason})");
+            true
+        }
+        None => false,
+    }
+}
+
+/// Runs `v8inline record ARGS...` in `directory`.
+fn record_in(directory: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_v8inline")).current_dir(directory).arg("record").args(args).output().unwrap()
+}
+
+/// Whether the user `nobody` can create a file in `directory`.
+fn nobody_can_write(directory: &Path) -> bool {
+    let probe = directory.join("written-by-nobody");
+    let status = Command::new("runuser")
+        .args(["-u", "nobody", "--", "touch"])
+        .arg(&probe)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    let _ = std::fs::remove_file(&probe);
+    status.success()
+}
+
+/// Issue 37, 3: `--output-dir` in a directory another user owns (and may
+/// write): the `node` script and the preload that nodes execute are not
+/// there but in a directory of the recording user's own, mode 0700, that
+/// `nobody` cannot write; the recording still goes where it was asked.
+#[test]
+fn code_that_nodes_run_is_kept_out_of_an_output_directory_another_user_writes() {
+    use std::os::unix::fs::MetadataExt;
+    if perf_missing() {
+        return;
+    }
+    let directory = work_directory("shared-output");
+    let shared = directory.join("prof");
+    std::fs::create_dir(&shared).unwrap();
+    let nobody = Command::new("id").args(["-u", "nobody"]).output().unwrap();
+    let nobody: u32 = String::from_utf8_lossy(&nobody.stdout).trim().parse().unwrap();
+    std::os::unix::fs::chown(&shared, Some(nobody), Some(nobody)).unwrap();
+    assert!(nobody_can_write(&shared), "the test needs an output directory nobody writes");
+    // A node started through PATH (the `node` script; perf puts its own
+    // directory first) that tells where the script and the preload are.
+    std::fs::write(
+        directory.join("where.js"),
+        "let x = 0; for (let i = 0; i < 3e7; i++) x += i % 7;\n\
+         const script = (d) => { try { return require('fs').readFileSync(d + '/node', 'utf8').startsWith('#!') } catch (_) { return false } };\n\
+         console.log(process.env.PATH.split(':').find(script));\n\
+         console.log(/--require \"([^\"]+)\"/.exec(process.env.NODE_OPTIONS)[1]);\n",
+    )
+    .unwrap();
+    let output = record_in(&directory, &["--output-dir", "prof", "--", "sh", "-c", "node where.js"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    let [script_directory, preload] = lines[..] else { panic!("{stdout}") };
+    let script_directory = Path::new(script_directory);
+    let preload_directory = Path::new(preload).parent().unwrap();
+    for code_directory in [script_directory, preload_directory] {
+        assert!(!code_directory.starts_with(&shared), "{} is in the output directory", code_directory.display());
+    }
+    // The script's directory was the recording's own, removed after it.
+    assert!(script_directory.starts_with(preload_directory), "{stdout}");
+    assert!(!script_directory.exists(), "{} left behind", script_directory.display());
+    let metadata = std::fs::metadata(preload_directory).unwrap();
+    assert_eq!((metadata.uid(), metadata.mode() & 0o777), (0, 0o700), "{}", preload_directory.display());
+    assert!(!nobody_can_write(preload_directory));
+    // The recording is where it was asked, with nothing of the shim.
+    assert!(shared.join("profile.folded").is_file(), "{stderr}");
+    assert!(!shared.join(".v8inline-shim").exists());
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+/// Issue 37, 11: a node that the command starts in the background and that
+/// starts after `record` returned runs as it would without v8inline: the
+/// preload `NODE_OPTIONS` names is still there, and does nothing.
+#[test]
+fn a_node_started_after_record_returns_runs_unrecorded() {
+    if perf_missing() {
+        return;
+    }
+    let directory = work_directory("late-node");
+    std::fs::write(
+        directory.join("late.js"),
+        "console.log('late ran, --log-code:', process.execArgv.includes('--log-code'));\n",
+    )
+    .unwrap();
+    let output = record_in(
+        &directory,
+        &[
+            "--output-dir",
+            "out",
+            "--",
+            "sh",
+            "-c",
+            "(sleep 1; node late.js) > late.txt 2>&1 & node -e 'let x = 0; for (let i = 0; i < 3e7; i++) x += i % 7'",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let late = (0..100)
+        .find_map(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            std::fs::read_to_string(directory.join("late.txt")).ok().filter(|text| text.ends_with('\n'))
+        })
+        .expect("the late node wrote nothing in 10 s");
+    assert_eq!(late, "late ran, --log-code: false\n");
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+/// A node program that prints `mine` and keeps the CPU busy for a while.
+const BUSY_NODE: &str = "console.log('mine'); let x = 0; for (let i = 0; i < 5e7; i++) x += i % 7;";
+
+/// Issue 37, 4: two records at once in one directory, both with the
+/// default output directory: each gets a directory of its own and both
+/// complete (they shared `v8inline-profile`, one perf.data was clobbered
+/// and the other program died without its preload).
+#[test]
+fn two_records_at_once_get_two_directories() {
+    if perf_missing() {
+        return;
+    }
+    let directory = work_directory("two-at-once");
+    let start = || {
+        Command::new(env!("CARGO_BIN_EXE_v8inline"))
+            .current_dir(&directory)
+            .args(["record", "--", "node", "-e", BUSY_NODE])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let runs = [start(), start()];
+    let mut written = Vec::new();
+    for run in runs {
+        let output = run.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        assert_eq!(String::from_utf8_lossy(&output.stdout), "mine\n");
+        let folded = stderr.lines().find_map(|line| line.strip_prefix("v8inline: wrote ")).unwrap().to_string();
+        written.push(folded.split(',').next().unwrap().to_string());
+    }
+    written.sort();
+    assert_eq!(written, ["v8inline-profile-2/profile.folded", "v8inline-profile/profile.folded"]);
+    for output_dir in ["v8inline-profile", "v8inline-profile-2"] {
+        let folded = std::fs::read_to_string(directory.join(output_dir).join("profile.folded")).unwrap();
+        assert!(!folded.is_empty(), "{output_dir}");
+        assert!(directory.join(output_dir).join("perf.data").is_file(), "{output_dir}");
+    }
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+/// Issue 37, 5: an output directory with `%` in its name (V8 expands `%p`
+/// in `--logfile`): the code log goes there, escaped, not to the program's
+/// output, and the jitdump is not left in the working directory; so does
+/// one named `-` (V8's name for standard output, never given as such).
+#[test]
+fn an_output_directory_with_percent_or_dash_gets_the_code_logs() {
+    if perf_missing() {
+        return;
+    }
+    let directory = work_directory("percent");
+    for output_dir in ["p%p", "a%%b%", "-"] {
+        let output = record_in(&directory, &["--output-dir", output_dir, "--", "node", "-e", BUSY_NODE]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{output_dir}: {stderr}");
+        assert_eq!(String::from_utf8_lossy(&output.stdout), "mine\n", "{output_dir}");
+        assert!(stderr.contains("v8inline: recorded 1 process: pid "), "{output_dir}: {stderr}");
+        assert!(!stderr.contains("not expanded"), "{output_dir}: {stderr}");
+        let out = directory.join(output_dir);
+        assert_eq!(output_files_in(&out, "-codspeed-v8-", ".log").len(), 1, "{output_dir}");
+        assert_eq!(output_files_in(&out, "jit-", ".dump").len(), 1, "{output_dir}");
+        assert!(out.join("profile.folded").is_file(), "{output_dir}");
+        assert_eq!(output_files_in(&directory, "jit-", ".dump"), Vec::<String>::new(), "{output_dir}");
+    }
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+/// The same with Deno: `p%p` reaches its V8 escaped too.
+#[test]
+fn deno_records_into_an_output_directory_with_percent() {
+    let Some(deno) = deno_or_skip() else { return };
+    if perf_missing() {
+        return;
+    }
+    let directory = deno_work_directory("deno-percent");
+    let output = Command::new(env!("CARGO_BIN_EXE_v8inline"))
+        .current_dir(&directory)
+        .env("DENO_NO_UPDATE_CHECK", "1")
+        .env_remove("DENO_V8_FLAGS")
+        .args(["record", "--output-dir", "p%p", "--"])
+        .arg(&deno)
+        .args(["run", "-A", "main.js", "500"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("code-creation"));
+    let out = directory.join("p%p");
+    assert_eq!(output_files_in(&out, "-codspeed-v8-", ".log").len(), 1, "{stderr}");
+    assert_eq!(output_files_in(&directory, "jit-", ".dump"), Vec::<String>::new());
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+/// The files of `directory` whose names contain `part` and end with `suffix`.
+fn output_files_in(directory: &Path, part: &str, suffix: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(directory)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains(part) && name.ends_with(suffix))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Issue 37, 13: `record` exits with the program's status, after writing
+/// the outputs: its exit code, or 128 + the signal that ended it.
+#[test]
+fn record_exits_with_the_programs_status() {
+    if perf_missing() {
+        return;
+    }
+    let directory = work_directory("program-status");
+    let busy = "let x = 0; for (let i = 0; i < 3e7; i++) x += i % 7;";
+    let cases = [
+        ("exit", format!("{busy} process.exit(3)"), 3, "the command exited with exit status: 3"),
+        ("throw", format!("{busy} throw new Error('failed')"), 1, "the command exited with exit status: 1"),
+        ("abort", format!("{busy} process.abort()"), 134, "the command exited with signal: 6 (SIGABRT)"),
+    ];
+    for (name, code, status, message) in cases {
+        let output = record_in(&directory, &["--output-dir", name, "--", "node", "-e", &code]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(status), "{name}: {stderr}");
+        assert!(stderr.contains(&format!("v8inline: {message}")), "{name}: {stderr}");
+        assert!(directory.join(name).join("profile.folded").is_file(), "{name}: {stderr}");
+        assert!(directory.join(name).join("flamegraph.svg").is_file(), "{name}: {stderr}");
+    }
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+/// Issue 37, 14: a command that is not found is said so, with a shell's
+/// exit code (127; 126 for a file that is not executable), before perf
+/// starts and before an output directory is made.
+#[test]
+fn a_command_that_is_not_found_is_said_so() {
+    let directory = work_directory("not-found");
+    std::fs::write(directory.join("not-executable"), "#!/bin/sh\n").unwrap();
+    let cases = [
+        ("no-such-command", 127, "v8inline: no-such-command: command not found\n"),
+        ("./no-such-file", 127, "v8inline: ./no-such-file: command not found\n"),
+        ("./not-executable", 126, "v8inline: ./not-executable: not an executable file\n"),
+    ];
+    for (command, status, message) in cases {
+        let output = record_in(&directory, &["--", command, "app.js"]);
+        assert_eq!(output.status.code(), Some(status), "{command}");
+        assert_eq!(String::from_utf8_lossy(&output.stderr), message);
+        assert!(!directory.join("v8inline-profile").exists(), "{command}");
+    }
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+/// Issue 37, 9: Ctrl-C (SIGINT to the process group, as a terminal sends
+/// it) while the program runs: the program and perf stop, `record` writes
+/// every output from what perf wrote, removes its own files, moves the
+/// jitdump node left in the working directory into the recording, and
+/// exits 130.
+#[test]
+fn ctrl_c_writes_the_profile_of_what_ran_and_exits_130() {
+    use std::io::BufRead as _;
+    use std::os::unix::process::CommandExt as _;
+    if perf_missing() {
+        return;
+    }
+    let directory = work_directory("ctrl-c");
+    std::fs::write(
+        directory.join("forever.js"),
+        "const script = (d) => { try { return require('fs').readFileSync(d + '/node', 'utf8').startsWith('#!') } catch (_) { return false } };\n\
+         console.log(process.env.PATH.split(':').find(script));\n\
+         let x = 0; for (;;) { x += Math.sqrt(x % 7); }\n",
+    )
+    .unwrap();
+    let mut record = Command::new(env!("CARGO_BIN_EXE_v8inline"))
+        .current_dir(&directory)
+        .args(["record", "--output-dir", "out", "--", "node", "forever.js"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(record.stdout.take().unwrap());
+    let mut script_directory = String::new();
+    stdout.read_line(&mut script_directory).unwrap();
+    let script_directory = PathBuf::from(script_directory.trim_end());
+    assert!(script_directory.is_dir(), "{}", script_directory.display());
+    // Some samples of the loop.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let group = format!("-{}", record.id());
+    assert!(Command::new("kill").args(["-INT", "--", &group]).status().unwrap().success());
+    let output = record.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("v8inline: interrupted (signal 2): the command stopped; writing what was recorded"),
+        "{stderr}"
+    );
+    for file in ["perf.data", "profile.folded", "flamegraph.svg", "profile.cpuprofile", "profile.firefox.json.gz"] {
+        assert!(directory.join("out").join(file).is_file(), "{file}: {stderr}");
+    }
+    let folded = std::fs::read_to_string(directory.join("out/profile.folded")).unwrap();
+    assert!(folded.contains("forever.js"), "{folded}");
+    assert!(!script_directory.exists(), "{} left behind", script_directory.display());
+    assert_eq!(output_files_in(&directory.join("out"), "jit-", ".dump").len(), 1, "{stderr}");
+    assert_eq!(output_files_in(&directory, "jit-", ".dump"), Vec::<String>::new());
+    std::fs::remove_dir_all(&directory).unwrap();
+}

@@ -71,11 +71,16 @@ pub(crate) fn compare(args: CompareArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-pub(crate) fn record(args: RecordArgs) -> Result<(), Failure> {
+/// `record`: returns the status to exit with, the command's.
+pub(crate) fn record(args: RecordArgs) -> Result<u8, Failure> {
     let record_failure = |error: RecordError| match error {
-        RecordError::WouldReplace { .. } => Failure::Usage(error.to_string()),
+        RecordError::WouldReplace { .. } | RecordError::NoCommand => Failure::Usage(error.to_string()),
+        RecordError::CommandNotFound { .. } => Failure::Command { message: error.to_string(), code: 127 },
+        RecordError::NotExecutable { .. } => Failure::Command { message: error.to_string(), code: 126 },
         error => Failure::Input(error.to_string()),
     };
+    // Before the output directory is made: nothing to leave behind.
+    v8inline::commands::record::check_command(&args.command).map_err(record_failure)?;
     let output_dir = prepare_output_directory(args.output_dir.as_deref(), args.force).map_err(record_failure)?;
     // The main job's outputs, the folded stacks, flame graph, .cpuprofile
     // and Firefox profile in the output directory unless asked elsewhere.
@@ -102,7 +107,7 @@ pub(crate) fn record(args: RecordArgs) -> Result<(), Failure> {
     if args.inject {
         inject(&recording, options.perf)?;
     }
-    Ok(())
+    Ok(recording.exit_code())
 }
 
 pub(crate) fn repair_jitdump(args: RepairJitDumpArgs) -> Result<(), Failure> {

@@ -14,6 +14,9 @@ pub(crate) enum Failure {
     Input(String),
     /// The arguments are wrong.
     Usage(String),
+    /// `record`'s command cannot be run: the exit code a shell gives (127
+    /// not found, 126 not executable).
+    Command { message: String, code: u8 },
 }
 
 impl From<std::io::Error> for Failure {

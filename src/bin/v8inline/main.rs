@@ -28,23 +28,27 @@ fn return_large_blocks_at_once() {
     }
 }
 
-/// Exit codes: 0 success, 1 input that made the job impossible, 2 usage.
+/// Exit codes: 0 success, 1 input that made the job impossible, 2 usage;
+/// `record` also exits with its command's status, 126 and 127 when its
+/// command cannot be run.
 const EXIT_INPUT_ERROR: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 
 fn main() -> ExitCode {
     return_large_blocks_at_once();
     let cli = Cli::parse();
+    let succeeded = |result: Result<(), Failure>| result.map(|()| 0);
     let result = match cli.command {
-        Some(Command::Lookup(args)) => commands::lookup(args),
-        Some(Command::Compare(args)) => commands::compare(args),
+        Some(Command::Lookup(args)) => succeeded(commands::lookup(args)),
+        Some(Command::Compare(args)) => succeeded(commands::compare(args)),
+        // The command's own status (CI sees its failure).
         Some(Command::Record(args)) => commands::record(args),
-        Some(Command::RepairJitdump(args)) => commands::repair_jitdump(args),
-        Some(Command::Debuginfo(args)) => commands::debuginfo(args),
-        None => fold::fold(cli.fold),
+        Some(Command::RepairJitdump(args)) => succeeded(commands::repair_jitdump(args)),
+        Some(Command::Debuginfo(args)) => succeeded(commands::debuginfo(args)),
+        None => succeeded(fold::fold(cli.fold)),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
         Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
         Err(Failure::Input(message)) => {
             eprintln!("v8inline: {message}");
@@ -53,6 +57,10 @@ fn main() -> ExitCode {
         Err(Failure::Usage(message)) => {
             eprintln!("v8inline: {message}");
             ExitCode::from(EXIT_USAGE)
+        }
+        Err(Failure::Command { message, code }) => {
+            eprintln!("v8inline: {message}");
+            ExitCode::from(code)
         }
     }
 }

@@ -14,6 +14,9 @@
 //!   the preload puts the flags in front.
 //! - Deno: `DENO_V8_FLAGS`, which every deno reads before its `--v8-flags`.
 //!
+//! The script and the preload are in a directory only the user can write
+//! ([`super::private`]), never in the output directory.
+//!
 //! The preload also writes down what every node with the flags runs, so that
 //! the report can say which node ran what. A node that none of these reaches
 //! (one given a `NODE_OPTIONS` of its own) is told by the perf.data
@@ -25,23 +28,20 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-/// Where the `node` script goes in the output directory (removed after).
-pub(crate) const SHIM_DIRECTORY: &str = ".v8inline-shim";
-/// The file beside it where the script and the preload write each node's
-/// pid and command line.
+use super::private::PrivateDirectory;
+
+// The files the script and the preload write in the recording's private
+// directory; preload.cjs spells the same names.
+/// Each node's pid and command line.
 const STARTED_FILE: &str = "started";
-/// The file where each node the preload ran again is written down, after
-/// the pid of the node that ran it.
+/// Each node the preload ran again, after the pid of the node that ran it.
 const RERUN_FILE: &str = "rerun";
-/// The file where the preload writes the pid of each node it asked for its
-/// flags (`node --v8-options`): nodes without the flags, but not unreached.
+/// The pid of each node the preload asked for its flags (`node
+/// --v8-options`): nodes without the flags, but not unreached.
 const ASKED_FILE: &str = "asked";
-/// The file where the preload writes the flags each node binary it asked
-/// takes, so that it asks each binary once.
-const FOUND_FILE: &str = "found";
-/// The preload's file name: `.cjs`, so that a project's `"type": "module"`
-/// does not make it a module.
-const PRELOAD_FILE: &str = "preload.cjs";
+/// The preload's configuration: the flags wanted, and those each node
+/// binary already asked takes.
+const CONFIGURATION_FILE: &str = "config.json";
 
 /// The first executable `name` in the directories of `path` (PATH's value).
 pub(crate) fn find_on_path(name: &str, path: &OsStr) -> Option<PathBuf> {
@@ -50,15 +50,6 @@ pub(crate) fn find_on_path(name: &str, path: &OsStr) -> Option<PathBuf> {
 
 fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
-}
-
-/// Makes the directory for the `node` script and the preload, empty: a run
-/// that was killed leaves its list of started nodes behind.
-pub(crate) fn create_shim_directory(output_dir: &Path) -> std::io::Result<PathBuf> {
-    remove_node_shim(output_dir);
-    let directory = output_dir.join(SHIM_DIRECTORY);
-    std::fs::create_dir_all(&directory)?;
-    Ok(directory)
 }
 
 /// Writes the `node` script that runs `real_node` with `flags` into the
@@ -76,8 +67,8 @@ pub(crate) fn write_node_shim(directory: &Path, real_node: &Path, flags: &[OsStr
     }
     script.extend_from_slice(b" \"$@\"\n");
     let path = directory.join("node");
-    std::fs::write(&path, script)?;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+    crate::files::replace_file(&path, |output| output.write_all(&script))?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))?;
     Ok(())
 }
 
@@ -87,13 +78,13 @@ pub(crate) struct KnownNode<'a> {
     pub(crate) flags: &'a [OsString],
 }
 
-/// Writes the preload that writes down what each node runs and runs a node
-/// without the flags again with those of `wanted` its V8 knows (`known`
-/// saves asking the nodes already asked); returns the `--require` option
-/// for `NODE_OPTIONS`, or `None` when a flag or path is not UTF-8
-/// (JavaScript strings are text).
+/// Writes the preload's configuration into the recording's `directory`:
+/// it writes down what each node runs and runs a node without the flags
+/// again with those of `wanted` its V8 knows (`known` saves asking the nodes
+/// already asked). Returns the `--require` option for `NODE_OPTIONS`, or
+/// `None` when a flag or path is not UTF-8 (JavaScript strings are text).
 pub(crate) fn write_preload(
-    directory: &Path,
+    private: &PrivateDirectory,
     wanted: &[(&'static str, OsString)],
     known: &[KnownNode],
 ) -> std::io::Result<Option<String>> {
@@ -117,20 +108,13 @@ pub(crate) fn write_preload(
     else {
         return Ok(None);
     };
-    let path = directory.join(PRELOAD_FILE);
-    let Some(preload) = text(path.as_os_str()) else { return Ok(None) };
-    let mut script =
-        include_str!("preload.cjs").replace("@WANTED@", &json(&wanted)?).replace("@KNOWN@", &json(&known)?);
-    for (placeholder, file) in [
-        ("@STARTED_FILE@", STARTED_FILE),
-        ("@RERUN_FILE@", RERUN_FILE),
-        ("@ASKED_FILE@", ASKED_FILE),
-        ("@FOUND_FILE@", FOUND_FILE),
-    ] {
-        let Some(file) = text(directory.join(file).as_os_str()) else { return Ok(None) };
-        script = script.replace(placeholder, &json(&file)?);
-    }
-    std::fs::write(&path, script)?;
+    let (Some(preload), Some(_)) = (text(private.preload().as_os_str()), text(private.path().as_os_str())) else {
+        return Ok(None);
+    };
+    let configuration = serde_json::json!({ "wanted": wanted, "known": known });
+    crate::files::replace_file(&private.path().join(CONFIGURATION_FILE), |output| {
+        serde_json::to_writer(output, &configuration).map_err(std::io::Error::other)
+    })?;
     Ok(Some(format!("--require {}", node_options_quoted(&preload))))
 }
 
@@ -146,11 +130,6 @@ fn shell_quoted(text: &OsStr) -> Vec<u8> {
     }
     quoted.push(b'\'');
     quoted
-}
-
-/// `value` as a JavaScript literal.
-fn json<T: serde::Serialize + ?Sized>(value: &T) -> std::io::Result<String> {
-    serde_json::to_string(value).map_err(std::io::Error::other)
 }
 
 /// `text` in double quotes for `NODE_OPTIONS`, whose parser takes a
@@ -192,8 +171,8 @@ pub(crate) fn path_with_first(directory: &Path, path: Option<&OsStr>) -> OsStrin
 /// The nodes the script or the preload saw, by pid: their command lines
 /// (`node ARGUMENTS`, the binary's path for a re-run), the last line of a
 /// pid the one that counts.
-pub(crate) fn started_nodes(output_dir: &Path) -> std::collections::BTreeMap<u32, String> {
-    let text = std::fs::read_to_string(output_dir.join(SHIM_DIRECTORY).join(STARTED_FILE)).unwrap_or_default();
+pub(crate) fn started_nodes(directory: &Path) -> std::collections::BTreeMap<u32, String> {
+    let text = std::fs::read_to_string(directory.join(STARTED_FILE)).unwrap_or_default();
     text.lines()
         .filter_map(|line| {
             let (pid, command) = line.split_once(' ')?;
@@ -204,8 +183,8 @@ pub(crate) fn started_nodes(output_dir: &Path) -> std::collections::BTreeMap<u32
 
 /// The nodes the preload ran again: the pid of each re-run, with the pid of
 /// the node (without the flags) that ran it.
-pub(crate) fn rerun_nodes(output_dir: &Path) -> std::collections::BTreeMap<u32, u32> {
-    let text = std::fs::read_to_string(output_dir.join(SHIM_DIRECTORY).join(RERUN_FILE)).unwrap_or_default();
+pub(crate) fn rerun_nodes(directory: &Path) -> std::collections::BTreeMap<u32, u32> {
+    let text = std::fs::read_to_string(directory.join(RERUN_FILE)).unwrap_or_default();
     text.lines()
         .filter_map(|line| {
             let (runner, rerun) = line.split_once(' ')?;
@@ -215,14 +194,9 @@ pub(crate) fn rerun_nodes(output_dir: &Path) -> std::collections::BTreeMap<u32, 
 }
 
 /// The nodes the preload asked for their flags: they ran no program.
-pub(crate) fn asked_nodes(output_dir: &Path) -> std::collections::BTreeSet<u32> {
-    let text = std::fs::read_to_string(output_dir.join(SHIM_DIRECTORY).join(ASKED_FILE)).unwrap_or_default();
+pub(crate) fn asked_nodes(directory: &Path) -> std::collections::BTreeSet<u32> {
+    let text = std::fs::read_to_string(directory.join(ASKED_FILE)).unwrap_or_default();
     text.lines().filter_map(|line| line.parse().ok()).collect()
-}
-
-/// Removes the script and the list of the nodes it started.
-pub(crate) fn remove_node_shim(output_dir: &Path) {
-    let _ = std::fs::remove_dir_all(output_dir.join(SHIM_DIRECTORY));
 }
 
 #[cfg(test)]
@@ -238,13 +212,14 @@ mod tests {
         let fake_node = output_dir.join("it's node");
         std::fs::write(&fake_node, "#!/bin/sh\nfor a in \"$@\"; do echo \"[$a]\"; done\n").unwrap();
         std::fs::set_permissions(&fake_node, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let shim = create_shim_directory(&output_dir).unwrap();
+        let private = PrivateDirectory::create().unwrap();
+        let shim = private.path().to_owned();
         write_node_shim(&shim, &fake_node, &["--perf-prof".into(), "--logfile=/a b/x.log".into()]).unwrap();
         let output = std::process::Command::new(shim.join("node")).args(["app.js", "a b"]).output().unwrap();
         assert_eq!(String::from_utf8_lossy(&output.stdout), "[--perf-prof]\n[--logfile=/a b/x.log]\n[app.js]\n[a b]\n");
-        let started = started_nodes(&output_dir);
+        let started = started_nodes(&shim);
         assert_eq!(started.values().collect::<Vec<_>>(), ["node app.js a b"]);
-        remove_node_shim(&output_dir);
+        drop(private);
         assert!(!shim.exists());
         std::fs::remove_dir_all(&output_dir).unwrap();
     }
@@ -261,7 +236,8 @@ mod tests {
         std::fs::create_dir_all(&output_dir).unwrap();
         // An ES-module project: the preload must stay CommonJS.
         std::fs::write(output_dir.join("package.json"), r#"{ "type": "module" }"#).unwrap();
-        let directory = create_shim_directory(&output_dir).unwrap();
+        let private = PrivateDirectory::create().unwrap();
+        let directory = private.path().to_owned();
         let logfile = format!("--logfile={}/log-%p.log", output_dir.display());
         let wanted = [
             ("log-code", OsString::from("--log-code")),
@@ -269,12 +245,13 @@ mod tests {
             ("no-such-v8-flag", OsString::from("--no-such-v8-flag")),
         ];
         // No node known: it asks this one.
-        let option = write_preload(&directory, &wanted, &[]).unwrap().unwrap();
+        let option = write_preload(&private, &wanted, &[]).unwrap().unwrap();
         let node_options = node_options_with_first(&option, Some(OsStr::new("--no-warnings")));
         let run = |code: &str| {
             std::process::Command::new(&node)
                 .current_dir(&output_dir)
                 .env("NODE_OPTIONS", &node_options)
+                .env(super::super::private::RECORD_VARIABLE, &directory)
                 .args(["-e", code, "an argument"])
                 .output()
                 .unwrap()
@@ -283,8 +260,8 @@ mod tests {
         let output = run(code);
         assert_eq!(output.status.code(), Some(3), "{}", String::from_utf8_lossy(&output.stderr));
         assert_eq!(String::from_utf8_lossy(&output.stdout), format!("--log-code {logfile} -e {code} an argument\n"));
-        let started = started_nodes(&output_dir);
-        let rerun = rerun_nodes(&output_dir);
+        let started = started_nodes(&directory);
+        let rerun = rerun_nodes(&directory);
         assert_eq!(started.len(), 1);
         let (&pid, command) = started.iter().next().unwrap();
         let real_node = std::fs::canonicalize(&node).unwrap();
@@ -299,19 +276,20 @@ mod tests {
                 .to_string_lossy()
                 .ends_with(&log_suffix))
         );
-        assert_eq!(asked_nodes(&output_dir).len(), 1);
+        assert_eq!(asked_nodes(&directory).len(), 1);
         // The same binary again: its flags are not asked twice; a signal
         // that ends the run ends the node that ran it.
         let output = run("process.kill(process.pid, 'SIGTERM')");
         assert_eq!(output.status.signal(), Some(15));
-        assert_eq!(asked_nodes(&output_dir).len(), 1);
-        assert_eq!(rerun_nodes(&output_dir).len(), 2);
+        assert_eq!(asked_nodes(&directory).len(), 1);
+        assert_eq!(rerun_nodes(&directory).len(), 2);
         // In a working directory that is gone (process.cwd() throws), the
         // node still runs, and exits as it would.
         let gone = output_dir.join("gone");
         let output = std::process::Command::new("sh")
             .current_dir(&output_dir)
             .env("NODE_OPTIONS", &node_options)
+            .env(super::super::private::RECORD_VARIABLE, &directory)
             .arg("-c")
             .arg(format!("mkdir gone && cd gone && rmdir ../gone && '{}' -e 'console.log(8)'", node.display()))
             .output()
@@ -319,23 +297,24 @@ mod tests {
         assert_eq!(String::from_utf8_lossy(&output.stdout), "8\n", "{}", String::from_utf8_lossy(&output.stderr));
         assert!(output.status.success());
         assert!(!gone.exists());
-        let rerun = rerun_nodes(&output_dir);
+        let rerun = rerun_nodes(&directory);
         // A worker thread does not run its process again.
         let output = run("new (require('worker_threads').Worker)('console.log(7)', { eval: true })");
         assert_eq!(String::from_utf8_lossy(&output.stdout), "7\n");
-        assert_eq!(rerun_nodes(&output_dir).len(), rerun.len() + 1);
+        assert_eq!(rerun_nodes(&directory).len(), rerun.len() + 1);
         // The node that ran it again is killed: the re-run ends too.
         let mut runner = std::process::Command::new(&node)
             .current_dir(&output_dir)
             .env("NODE_OPTIONS", &node_options)
+            .env(super::super::private::RECORD_VARIABLE, &directory)
             .args(["-e", "setTimeout(() => {}, 30000)"])
             .spawn()
             .unwrap();
-        let started_before = started_nodes(&output_dir);
+        let started_before = started_nodes(&directory);
         let rerun_pid = (0..100)
             .find_map(|_| {
                 std::thread::sleep(std::time::Duration::from_millis(50));
-                started_nodes(&output_dir).into_keys().find(|pid| !started_before.contains_key(pid))
+                started_nodes(&directory).into_keys().find(|pid| !started_before.contains_key(pid))
             })
             .expect("the re-run writes itself down");
         runner.kill().unwrap();
@@ -352,6 +331,12 @@ mod tests {
             "the re-run {rerun_pid} outlived the node that ran it: {:?}",
             std::fs::read_to_string(format!("/proc/{rerun_pid}/stat"))
         );
+        // After the recording (its directory gone, the preload kept): a node
+        // with the same environment runs as it would without v8inline.
+        drop(private);
+        let output = run("console.log(process.execArgv.includes('--log-code'))");
+        assert_eq!(String::from_utf8_lossy(&output.stdout), "false\n", "{}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(output.status.code(), Some(0));
         std::fs::remove_dir_all(&output_dir).unwrap();
     }
 

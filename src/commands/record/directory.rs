@@ -15,7 +15,7 @@ pub const DEFAULT_OUTPUT_DIRECTORY: &str = "v8inline-profile";
 /// The directory a new recording goes to, created: `requested`, which must
 /// not hold a recording unless `force` (its recording files are removed,
 /// so that logs of old pids are not mixed in); by default the first of
-/// `v8inline-profile`, `v8inline-profile-2`, ... that holds none.
+/// `v8inline-profile`, `v8inline-profile-2`, ... that does not exist.
 pub fn prepare_output_directory(requested: Option<&Path>, force: bool) -> Result<PathBuf, RecordError> {
     let directory = match requested {
         Some(requested) => {
@@ -27,13 +27,22 @@ pub fn prepare_output_directory(requested: Option<&Path>, force: bool) -> Result
             }
             requested.to_owned()
         }
-        None => (1..)
-            .map(|number| match number {
-                1 => PathBuf::from(DEFAULT_OUTPUT_DIRECTORY),
-                _ => PathBuf::from(format!("{DEFAULT_OUTPUT_DIRECTORY}-{number}")),
-            })
-            .find(|candidate| !holds_recording(candidate))
-            .expect("some number is free"),
+        None => {
+            // Made here, by a `mkdir` that fails when it exists: two records
+            // started at once in one directory each get their own.
+            for number in 1.. {
+                let candidate = match number {
+                    1 => PathBuf::from(DEFAULT_OUTPUT_DIRECTORY),
+                    _ => PathBuf::from(format!("{DEFAULT_OUTPUT_DIRECTORY}-{number}")),
+                };
+                match std::fs::create_dir(&candidate) {
+                    Ok(()) => return Ok(candidate),
+                    Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                    Err(source) => return Err(RecordError::Output { path: candidate.display().to_string(), source }),
+                }
+            }
+            unreachable!("some number is free")
+        }
     };
     std::fs::create_dir_all(&directory)
         .map_err(|source| RecordError::Output { path: directory.display().to_string(), source })?;

@@ -21,6 +21,8 @@
 
 pub mod children;
 pub mod directory;
+mod interrupt;
+mod private;
 pub mod runtime;
 
 use std::collections::BTreeMap;
@@ -37,6 +39,8 @@ use crate::v8::code_logs::{CodeLogOptions, pid_in_file_name};
 use crate::v8::inline_map::SourceOptions;
 pub use directory::{DEFAULT_OUTPUT_DIRECTORY, prepare_output_directory};
 use directory::{find_files, holds_recording, move_jitdumps_here};
+use private::PrivateDirectory;
+pub use private::UnsafeDirectory;
 pub use runtime::{Runtime, known_v8_flags};
 use runtime::{perf_flags, prof_flags, supported};
 
@@ -122,6 +126,9 @@ pub struct Recording {
     pub sampler: Sampler,
     /// How the profiled command exited.
     pub exit_status: ExitStatus,
+    /// The signal (SIGINT, SIGTERM) that interrupted the recording, if one
+    /// did: the command stopped, and what perf wrote was folded.
+    pub interrupted: Option<i32>,
     /// Where the recording is (absolute).
     pub output_dir: PathBuf,
     /// The node and Deno processes that ran with the expansion flags.
@@ -164,7 +171,9 @@ impl Recording {
         lines.extend(self.notes.iter().cloned());
         let mut report: String = lines.drain(..).map(|line| format!("v8inline: {line}\n")).collect();
         report.push_str(&self.diagnostics.to_string());
-        if !self.exit_status.success() {
+        if let Some(signal) = self.interrupted {
+            lines.push(format!("interrupted (signal {signal}): the command stopped; writing what was recorded"));
+        } else if !self.exit_status.success() {
             lines.push(format!("the command exited with {}", self.exit_status));
         }
         lines.push(format!("recorded {}", describe_processes(&self.recorded)));
@@ -187,6 +196,20 @@ impl Recording {
 }
 
 impl Recording {
+    /// The status `record` exits with: 128 + the signal that interrupted
+    /// it, else the command's (its exit code, or 128 + the signal that
+    /// ended it).
+    pub fn exit_code(&self) -> u8 {
+        use std::os::unix::process::ExitStatusExt as _;
+        let by_signal = |signal: i32| u8::try_from(128 + signal).unwrap_or(u8::MAX);
+        match (self.interrupted, self.exit_status.code(), self.exit_status.signal()) {
+            (Some(signal), _, _) => by_signal(signal),
+            (None, Some(code), _) => u8::try_from(code).unwrap_or(u8::MAX),
+            (None, None, Some(signal)) => by_signal(signal),
+            (None, None, None) => u8::MAX,
+        }
+    }
+
     /// How the runtime was given `--prof`: the command's, else node's.
     fn prof_command(&self) -> &'static str {
         self.runtime.unwrap_or(Runtime::Node).prof_command()
@@ -258,6 +281,9 @@ pub enum RecordError {
         /// The flag.
         flag: String,
     },
+    /// No directory only the user can write, for the scripts nodes run.
+    #[error(transparent)]
+    UnsafeDirectory(#[from] UnsafeDirectory),
     /// The output directory could not be made or written.
     #[error("{path}: {source}")]
     Output {
@@ -265,6 +291,20 @@ pub enum RecordError {
         path: String,
         /// The I/O error.
         source: std::io::Error,
+    },
+    /// The command's program is not on PATH, or its path names no file
+    /// (exit 127, as a shell's).
+    #[error("{program}: command not found")]
+    CommandNotFound {
+        /// The program.
+        program: String,
+    },
+    /// The command's program is not an executable file (exit 126, as a
+    /// shell's).
+    #[error("{program}: not an executable file")]
+    NotExecutable {
+        /// The program.
+        program: String,
     },
     /// The command could not be started.
     #[error("cannot run {program}: {source}")]
@@ -283,6 +323,26 @@ pub enum RecordError {
     /// The recording could not be folded or its outputs written.
     #[error(transparent)]
     Run(#[from] RunError),
+}
+
+/// Checks that the command's program can be run, as a shell finds it: by
+/// its path when it has a `/`, else on PATH; before perf would start it
+/// and hide its failure.
+pub fn check_command(command: &[OsString]) -> Result<(), RecordError> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let Some(program) = command.first() else { return Err(RecordError::NoCommand) };
+    let name = program.to_string_lossy().into_owned();
+    if program.as_encoded_bytes().contains(&b'/') {
+        return match std::fs::metadata(program) {
+            Err(_) => Err(RecordError::CommandNotFound { program: name }),
+            Ok(metadata) if metadata.is_file() && metadata.permissions().mode() & 0o111 != 0 => Ok(()),
+            Ok(_) => Err(RecordError::NotExecutable { program: name }),
+        };
+    }
+    match std::env::var_os("PATH").and_then(|path| children::find_on_path(&name, &path)) {
+        Some(_) => Ok(()),
+        None => Err(RecordError::CommandNotFound { program: name }),
+    }
 }
 
 /// Why perf cannot record here, if it cannot: it is not installed, or a
@@ -327,7 +387,7 @@ struct Launch {
 /// runtime, if it is one, and to every node and Deno it starts.
 fn launch(
     command: &[OsString],
-    output_dir: &Path,
+    private: &PrivateDirectory,
     wanted: &[(&'static str, OsString)],
     notes: &mut Vec<String>,
 ) -> Result<Launch, RecordError> {
@@ -377,24 +437,22 @@ fn launch(
             known_nodes.push((binary, flags));
         }
     }
-    let shim_directory = children::create_shim_directory(output_dir).map_err(|source| RecordError::Output {
-        path: output_dir.join(children::SHIM_DIRECTORY).display().to_string(),
-        source,
-    })?;
+    let shim_directory = private.path();
     let shim_error = |source| RecordError::Output { path: shim_directory.display().to_string(), source };
+    launch.environment.push((private::RECORD_VARIABLE.into(), shim_directory.as_os_str().to_owned()));
     // The nodes the command starts through PATH.
     match path.as_deref().and_then(|path| children::find_on_path("node", path)) {
         Some(_) if shim_directory.as_os_str().as_encoded_bytes().contains(&b':') => {
             notes.push(format!(
                 "{}: a directory with `:` cannot be on PATH: nodes the command starts through PATH are run again \
                  with the flags, one more process each",
-                output_dir.display()
+                shim_directory.display()
             ));
         }
         Some(node) => {
             let flags = flags_for(Runtime::Node, &node)?;
-            children::write_node_shim(&shim_directory, &node, &flags).map_err(shim_error)?;
-            launch.environment.push(("PATH".into(), children::path_with_first(&shim_directory, path.as_deref())));
+            children::write_node_shim(shim_directory, &node, &flags).map_err(shim_error)?;
+            launch.environment.push(("PATH".into(), children::path_with_first(shim_directory, path.as_deref())));
             known_nodes.push((node, flags));
         }
         None => {}
@@ -403,14 +461,14 @@ fn launch(
     // without them by a path of its own.
     let known: Vec<children::KnownNode> =
         known_nodes.iter().map(|(binary, flags)| children::KnownNode { binary, flags }).collect();
-    match children::write_preload(&shim_directory, wanted, &known).map_err(shim_error)? {
+    match children::write_preload(private, wanted, &known).map_err(shim_error)? {
         Some(option) => launch.environment.push((
             "NODE_OPTIONS".into(),
             children::node_options_with_first(&option, std::env::var_os("NODE_OPTIONS").as_deref()),
         )),
         None => notes.push(format!(
             "{}: a path that is not UTF-8: nodes the command starts by a path of their own get no flags",
-            output_dir.display()
+            shim_directory.display()
         )),
     }
     // Every deno reads DENO_V8_FLAGS (the top one has them already when it
@@ -434,9 +492,7 @@ fn launch(
 /// `announce` hears at once what the user should know before the command
 /// runs (that perf is not usable and V8's sampler is used instead).
 pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result<Recording, RecordError> {
-    if options.command.is_empty() {
-        return Err(RecordError::NoCommand);
-    }
+    check_command(&options.command)?;
     let output_dir = absolute(&options.output_dir);
     if holds_recording(&output_dir) {
         return Err(RecordError::WouldReplace { directory: options.output_dir.clone() });
@@ -458,8 +514,12 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         Sampler::Perf => perf_flags(&output_dir),
         Sampler::V8Ticks { .. } => prof_flags(&output_dir, options.frequency),
     };
-    let launch = launch(&options.command, &output_dir, &wanted, &mut notes)?;
+    // What nodes execute (the `node` script, the preload) is kept out of the
+    // output directory, which another user may write.
+    let private = PrivateDirectory::create()?;
+    let launch = launch(&options.command, &private, &wanted, &mut notes)?;
     let sources = SourceOptions { read_from_disk: true, ..SourceOptions::default() };
+    let mut interrupted = None;
     let (exit_status, inputs, code_logs, activity) = match &sampler {
         Sampler::Perf => {
             let perf_data = output_dir.join("perf.data");
@@ -473,10 +533,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
                 .arg(&launch.program)
                 .args(&launch.arguments)
                 .envs(launch.environment);
-            let exit_status = command.status().map_err(|source| RecordError::Spawn {
-                program: options.perf.to_string_lossy().into_owned(),
-                source,
-            })?;
+            let exit_status = run_uninterrupted(&mut command, &options.perf, &mut interrupted)?;
             // Node 18 knows no --perf-prof-path: its jitdump is in the
             // working directory.
             move_jitdumps_here(&output_dir, &mut notes);
@@ -490,10 +547,9 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
             (exit_status, vec![SampleInput::PerfData(perf_data)], code_logs, activity)
         }
         Sampler::V8Ticks { .. } => {
-            let exit_status =
-                Command::new(&launch.program).args(&launch.arguments).envs(launch.environment).status().map_err(
-                    |source| RecordError::Spawn { program: launch.program.to_string_lossy().into_owned(), source },
-                )?;
+            let mut command = Command::new(&launch.program);
+            command.args(&launch.arguments).envs(launch.environment);
+            let exit_status = run_uninterrupted(&mut command, &launch.program, &mut interrupted)?;
             // One log per isolate, each the code log of its own ticks.
             let logs = find_files(&output_dir, "prof-", ".log");
             if logs.is_empty() {
@@ -503,7 +559,15 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
             (exit_status, logs.into_iter().map(SampleInput::Ticks).collect(), code_logs, Vec::new())
         }
     };
-    let (recorded, not_reached) = processes(&output_dir, &options.command, &activity);
+    let started = StartedNodes {
+        started: children::started_nodes(private.path()),
+        rerun: children::rerun_nodes(private.path()),
+        asked: children::asked_nodes(private.path()),
+    };
+    // The script leaves PATH, the preload does nothing from now on: a node
+    // the command left running or starts later runs unrecorded.
+    drop(private);
+    let (recorded, not_reached) = processes(&output_dir, &options.command, &started, &activity);
     // Several processes: each its own root (`node-PID`), as inferno's --pid
     // names them, rather than all merged under one `node`.
     let collapse = CollapseOptions {
@@ -529,7 +593,6 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
             cpuprofile_threads.insert(path.to_owned(), thread);
         }
     });
-    children::remove_node_shim(&output_dir);
     let run = run?;
     let written = options
         .outputs
@@ -546,6 +609,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         runtime: Runtime::of(&options.command[0]),
         sampler,
         exit_status,
+        interrupted,
         output_dir: output_dir.clone(),
         recorded,
         not_reached,
@@ -558,17 +622,43 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
     })
 }
 
+/// What the `node` script and the preload wrote down of the nodes they saw.
+struct StartedNodes {
+    /// Command lines by pid.
+    started: BTreeMap<u32, String>,
+    /// The pid of each re-run, with that of the node that ran it.
+    rerun: BTreeMap<u32, u32>,
+    /// The nodes asked for their flags.
+    asked: std::collections::BTreeSet<u32>,
+}
+
+/// Runs `command` to its end; a first SIGINT or SIGTERM meanwhile stops it
+/// (as it stops the whole process group) but not `record`, which notes it
+/// in `interrupted` ([`interrupt`]).
+fn run_uninterrupted(
+    command: &mut Command,
+    program: &OsStr,
+    interrupted: &mut Option<i32>,
+) -> Result<ExitStatus, RecordError> {
+    let spawn_error = |source| RecordError::Spawn { program: program.to_string_lossy().into_owned(), source };
+    let guard = interrupt::InterruptGuard::install();
+    let mut child = command.spawn().map_err(spawn_error)?;
+    guard.watch(child.id());
+    let status = child.wait().map_err(spawn_error)?;
+    *interrupted = guard.received();
+    Ok(status)
+}
+
 /// The node and Deno processes that wrote a code log into `output_dir`
 /// (with what they ran: the shim wrote it down, or the command itself), and
 /// those of `activity` that ran a runtime without one and were sampled.
 fn processes(
     output_dir: &Path,
     command: &[OsString],
+    nodes: &StartedNodes,
     activity: &[ProcessActivity],
 ) -> (Vec<RuntimeProcess>, Vec<RuntimeProcess>) {
-    let started = children::started_nodes(output_dir);
-    let rerun = children::rerun_nodes(output_dir);
-    let asked = children::asked_nodes(output_dir);
+    let StartedNodes { started, rerun, asked } = nodes;
     let mut logged: Vec<u32> = find_files(output_dir, "codspeed-v8-", ".log")
         .into_iter()
         .chain(find_files(output_dir, "prof-", ".log"))
@@ -630,6 +720,7 @@ mod tests {
             runtime: Some(Runtime::Node),
             sampler: Sampler::Perf,
             exit_status: ExitStatus::from_raw(0),
+            interrupted: None,
             output_dir: "out".into(),
             recorded: vec![
                 RuntimeProcess { pid: 7, command: "npm run bench".to_string(), samples: 2, rerun_of: None },

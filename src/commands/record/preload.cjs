@@ -11,21 +11,46 @@
 // It runs in every node's startup, so it loads no module it does not need:
 // with --log-code, loading worker_threads alone takes 15 ms. Whatever goes
 // wrong in it, the node goes on as it would have without it.
+//
+// The same file serves every recording (it stays after record returns, as
+// NODE_OPTIONS names it): what to do is in the recording's own directory,
+// named by V8INLINE_RECORD. A node started after record is done (a
+// background job of the command) finds no directory and runs as it would
+// without v8inline.
 const fs = require('fs');
 
+const RECORD = process.env.V8INLINE_RECORD;
 // The flags wanted, as [V8 flag name, argument]; those already known to
-// suit a node binary, by its path.
-const WANTED = @WANTED@;
-const KNOWN = @KNOWN@;
+// suit a node binary, by its path (from `config.json`).
+let WANTED;
+let KNOWN;
 // Written down for v8inline: each node's command line (`PID COMMAND`; a
 // re-run's runner writes the re-run's after it exits, the line that
 // counts), each node run again (`RUNNER RERUN` pids), the nodes asked for
 // their flags (`PID`: no program ran there), the flags found (`[path,
 // flags]` JSON).
-const STARTED_FILE = @STARTED_FILE@;
-const RERUN_FILE = @RERUN_FILE@;
-const ASKED_FILE = @ASKED_FILE@;
-const FOUND_FILE = @FOUND_FILE@;
+let STARTED_FILE;
+let RERUN_FILE;
+let ASKED_FILE;
+let FOUND_FILE;
+
+// The recording's configuration, or false when there is no recording.
+function readConfiguration() {
+  if (!RECORD) return false;
+  let configuration;
+  try {
+    configuration = JSON.parse(fs.readFileSync(`${RECORD}/config.json`, 'utf8'));
+  } catch (_) {
+    return false;
+  }
+  WANTED = configuration.wanted;
+  KNOWN = configuration.known;
+  STARTED_FILE = `${RECORD}/started`;
+  RERUN_FILE = `${RECORD}/rerun`;
+  ASKED_FILE = `${RECORD}/asked`;
+  FOUND_FILE = `${RECORD}/found`;
+  return true;
+}
 
 function append(file, text) {
   try {
@@ -46,6 +71,7 @@ function commandLine(program) {
 
 function main() {
   if (typeof Deno !== 'undefined') return;
+  if (!readConfiguration()) return;
   // A worker thread of a node this ran in already (workers copy the
   // environment): its process's flags are its flags.
   if (process.env.V8INLINE_PRELOADED === String(process.pid)) return;

@@ -151,7 +151,7 @@ pub(crate) fn perf_flags(output_dir: &Path) -> Vec<(&'static str, OsString)> {
         ("perf-prof", "--perf-prof".into()),
         ("log-code", "--log-code".into()),
         ("interpreted-frames-native-stack", "--interpreted-frames-native-stack".into()),
-        ("logfile", flag_with_path("--logfile=", &output_dir.join("codspeed-v8-%p.log"))),
+        ("logfile", logfile_flag(output_dir, "codspeed-v8-%p.log")),
         // One log per isolate (`isolate-0x<address>-<pid>-codspeed-v8-<pid>.log`):
         // worker threads sharing one file would overwrite each other's records.
         ("logfile-per-isolate", "--logfile-per-isolate".into()),
@@ -167,10 +167,28 @@ pub(crate) fn prof_flags(output_dir: &Path, frequency: u32) -> Vec<(&'static str
     vec![
         ("prof", "--prof".into()),
         ("log-code", "--log-code".into()),
-        ("logfile", flag_with_path("--logfile=", &output_dir.join("prof-%p.log"))),
+        ("logfile", logfile_flag(output_dir, "prof-%p.log")),
         ("logfile-per-isolate", "--logfile-per-isolate".into()),
         ("prof-sampling-interval", format!("--prof-sampling-interval={interval_micros}").into()),
     ]
+}
+
+/// `--logfile=DIR/NAME`: V8 expands `%p` (pid), `%t` (time) and `%%` (`%`)
+/// in the log's name, so each `%` of the directory is given as `%%`
+/// (`--perf-prof-path` is taken as it is). `DIR` is absolute, so the name is
+/// never `-` (standard output) or `+` (a temporary file) for V8.
+pub(crate) fn logfile_flag(directory: &Path, name: &str) -> OsString {
+    use std::os::unix::ffi::OsStringExt as _;
+    let mut flag = b"--logfile=".to_vec();
+    for &byte in directory.as_os_str().as_encoded_bytes() {
+        flag.push(byte);
+        if byte == b'%' {
+            flag.push(b'%');
+        }
+    }
+    flag.push(b'/');
+    flag.extend_from_slice(name.as_bytes());
+    OsString::from_vec(flag)
 }
 
 pub(crate) fn flag_with_path(prefix: &str, path: &Path) -> OsString {
@@ -234,6 +252,15 @@ mod tests {
         let (kept, unsupported) = supported(perf_flags(Path::new("/out")), &known);
         assert_eq!(kept, ["--perf-prof", "--log-code", "--logfile-per-isolate"]);
         assert_eq!(unsupported, vec!["interpreted-frames-native-stack", "logfile"]);
+    }
+
+    #[test]
+    fn a_percent_in_the_directory_reaches_v8_escaped() {
+        assert_eq!(logfile_flag(Path::new("/w/p%p"), "codspeed-v8-%p.log"), "--logfile=/w/p%%p/codspeed-v8-%p.log");
+        let flags = perf_flags(Path::new("/w/a%"));
+        let flag = |name: &str| flags.iter().find(|(flag, _)| *flag == name).unwrap().1.clone();
+        assert_eq!(flag("logfile"), "--logfile=/w/a%%/codspeed-v8-%p.log");
+        assert_eq!(flag("perf-prof-path"), "--perf-prof-path=/w/a%");
     }
 
     fn strings(arguments: &[OsString]) -> Vec<String> {
