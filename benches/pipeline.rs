@@ -16,12 +16,12 @@ use std::path::{Path, PathBuf};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use flate2::read::MultiGzDecoder;
 
-use v8inline::model::sample::{Sample, SampleInterner, SampleSink};
-use v8inline::pipeline::relay::read_with_sink_on_thread;
-use v8inline::pipeline::{ExpandingSinks, FoldOptions, fold_perf_script_from};
-use v8inline::sources::perf_data::PerfDataSource;
-use v8inline::v8::code_logs::{CodeLogOptions, CodeLogs};
-use v8inline::v8::expand::V8Expander;
+use v8inline::internals::model::sample::{Sample, SampleInterner, SampleSink};
+use v8inline::internals::pipeline::relay::read_with_sink_on_thread;
+use v8inline::internals::pipeline::{ExpandingSinks, FoldOptions, fold_perf_script_from};
+use v8inline::internals::sources::perf_data::PerfDataSource;
+use v8inline::internals::v8::code_logs::{CodeLogOptions, CodeLogs};
+use v8inline::internals::v8::expand::V8Expander;
 
 /// The realapp recording decompressed into a directory of its own; another
 /// recording of the same app when `V8INLINE_BENCH_RECORDING` names its
@@ -66,10 +66,11 @@ impl SampleSink for CountingSink {
 fn pipeline(criterion: &mut Criterion) {
     let directory = realapp();
     let perf_data = file(&directory, "perf.data");
-    let code_log_options = CodeLogOptions {
-        logs: vec![file(&directory, "codspeed-v8-")],
-        jitdumps: vec![file(&directory, "jit-")],
-        ..CodeLogOptions::default()
+    let code_log_options = {
+        let mut code_log_options = CodeLogOptions::default();
+        code_log_options.logs = vec![file(&directory, "codspeed-v8-")];
+        code_log_options.jitdumps = vec![file(&directory, "jit-")];
+        code_log_options
     };
     let code_logs = CodeLogs::load(code_log_options).expect("realapp code log and jitdump");
     let options = FoldOptions::default();

@@ -10,13 +10,13 @@ use std::path::{Path, PathBuf};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use flate2::read::MultiGzDecoder;
 
-use v8inline::collapse::CollapseOptions;
-use v8inline::expansion::NoExpansion;
-use v8inline::formats::jitdump::{self, ReadOptions};
-use v8inline::formats::v8log::CodeLog;
-use v8inline::pipeline::collapse;
-use v8inline::v8::code_logs::{CodeLogOptions, CodeLogs};
-use v8inline::v8::expand::{ExpandOptions, V8Expander};
+use v8inline::collapse;
+use v8inline::internals::collapse::CollapseOptions;
+use v8inline::internals::formats::jitdump::{self, ReadOptions};
+use v8inline::internals::formats::v8log::CodeLog;
+use v8inline::internals::pipeline::collapse_with;
+use v8inline::internals::v8::code_logs::{CodeLogOptions, CodeLogs};
+use v8inline::internals::v8::expand::{ExpandOptions, V8Expander};
 
 /// The node versions recorded in testdata/.
 const NODE_VERSIONS: [u32; 5] = [18, 20, 22, 24, 26];
@@ -79,19 +79,20 @@ fn perf_script(criterion: &mut Criterion) {
         let script = decompressed(&recording_file(version, "perf.script"));
         group.throughput(Throughput::Bytes(script.len() as u64));
         group.bench_function(format!("node{version}_collapse_only"), |bencher| {
-            bencher.iter(|| collapse(black_box(script.as_slice()), &options, NoExpansion, std::io::sink()))
+            bencher.iter(|| collapse(black_box(script.as_slice()), &options, std::io::sink()))
         });
-        let code_logs = CodeLogs::load(CodeLogOptions {
-            logs: vec![recording_file(version, "codspeed-v8-")],
-            jitdumps: vec![recording_file(version, "jit-")],
-            ..CodeLogOptions::default()
+        let code_logs = CodeLogs::load({
+            let mut code_log_options = CodeLogOptions::default();
+            code_log_options.logs = vec![recording_file(version, "codspeed-v8-")];
+            code_log_options.jitdumps = vec![recording_file(version, "jit-")];
+            code_log_options
         })
         .expect("recording loads");
         // One expander for all iterations: its cache is warm after the first,
         // as it is after the first megabytes of a large input.
         let mut expander = V8Expander::new(code_logs, ExpandOptions::default());
         group.bench_function(format!("node{version}_expanded"), |bencher| {
-            bencher.iter(|| collapse(black_box(script.as_slice()), &options, &mut expander, std::io::sink()))
+            bencher.iter(|| collapse_with(black_box(script.as_slice()), &options, &mut expander, std::io::sink()))
         });
     }
     group.finish();

@@ -20,14 +20,14 @@ use std::path::{Path, PathBuf};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use flate2::read::MultiGzDecoder;
 
-use v8inline::collapse::CollapseOptions;
-use v8inline::formats::v8log::LineColumn;
-use v8inline::pipeline::collapse;
-use v8inline::v8::code_logs::{CodeLogOptions, CodeLogs};
-use v8inline::v8::expand::{ExpandOptions, V8Expander};
-use v8inline::v8::inline_map::SourceOptions;
-use v8inline::v8::source::LineTable;
-use v8inline::v8::source_map::{LoadedSourceMap, ScriptSourceMap, SourceMapOptions, load_script_map};
+use v8inline::internals::collapse::CollapseOptions;
+use v8inline::internals::formats::v8log::LineColumn;
+use v8inline::internals::pipeline::collapse_with;
+use v8inline::internals::v8::code_logs::{CodeLogOptions, CodeLogs};
+use v8inline::internals::v8::expand::{ExpandOptions, V8Expander};
+use v8inline::internals::v8::inline_map::SourceOptions;
+use v8inline::internals::v8::source::LineTable;
+use v8inline::internals::v8::source_map::{LoadedSourceMap, ScriptSourceMap, SourceMapOptions, load_script_map};
 
 /// Where record.sh ran the programs: the prefix of every script name.
 const RECORDED_ROOT: &str = "/tmp/v8inline-testdata/sourcemaps";
@@ -136,15 +136,23 @@ fn fold(criterion: &mut Criterion) {
                 .unwrap();
             group.throughput(Throughput::Bytes(perf_script.len() as u64));
             for maps in [true, false] {
-                let options = CodeLogOptions {
-                    logs: vec![recording_file(version, build, "codspeed-v8-")],
-                    jitdumps: vec![recording_file(version, build, "jit-")],
-                    sources: SourceOptions {
-                        read_from_disk: true,
-                        path_substitutions: vec![(RECORDED_ROOT.to_string(), testdata().display().to_string())],
-                        source_maps: SourceMapOptions { enabled: maps, ..SourceMapOptions::default() },
-                    },
-                    ..CodeLogOptions::default()
+                let options = {
+                    let mut code_log_options = CodeLogOptions::default();
+                    code_log_options.logs = vec![recording_file(version, build, "codspeed-v8-")];
+                    code_log_options.jitdumps = vec![recording_file(version, build, "jit-")];
+                    code_log_options.sources = {
+                        let mut source_options = SourceOptions::default();
+                        source_options.read_from_disk = true;
+                        source_options.path_substitutions =
+                            vec![(RECORDED_ROOT.to_string(), testdata().display().to_string())];
+                        source_options.source_maps = {
+                            let mut source_map_options = SourceMapOptions::default();
+                            source_map_options.enabled = maps;
+                            source_map_options
+                        };
+                        source_options
+                    };
+                    code_log_options
                 };
                 let name = format!("node{version}_{build}_{}", if maps { "with_maps" } else { "without_maps" });
                 group.bench_function(name, |bencher| {
@@ -152,7 +160,7 @@ fn fold(criterion: &mut Criterion) {
                         || CodeLogs::load(options.clone()).expect("code log and jitdump"),
                         |code_logs| {
                             let mut expander = V8Expander::new(code_logs, ExpandOptions::default());
-                            collapse(
+                            collapse_with(
                                 perf_script.as_slice(),
                                 &CollapseOptions::default(),
                                 &mut expander,

@@ -68,6 +68,7 @@ impl std::error::Error for Error {
 
 /// Why an input cannot be used.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ErrorCause {
     /// It could not be opened or read, or its compressed data is corrupt.
     #[error("{0}")]

@@ -2,7 +2,7 @@
 //! and jitdumps compress 3-10x, and the bundled examples are compressed).
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -259,11 +259,25 @@ pub fn open_stream_allowing_cut(path: &Path) -> Result<(Box<dyn BufRead>, CutSho
 /// file beside it (same directory, so the rename cannot cross file
 /// systems), which is then renamed over `path`. On any error (a full disk,
 /// a write refused) the temporary file is removed and `path` keeps what it
-/// held. A symbolic link at `path` is replaced by the file, never written
-/// through; a file that was there keeps its permission bits, a new one gets
-/// those the umask allows.
+/// held. A symbolic link at `path` to a file is replaced by the file, never
+/// written through; a file that was there keeps its permission bits, a new
+/// one gets those the umask allows.
+///
+/// A path that is no file but a stream (`/dev/null`, `/dev/stdout`, a FIFO,
+/// a terminal; through links too) is written as it is: it has nothing to
+/// keep, and replacing it would put a file where the device was.
 pub fn replace_file<T>(path: &Path, write: impl FnOnce(&mut dyn io::Write) -> io::Result<T>) -> io::Result<T> {
     use std::os::unix::fs::PermissionsExt as _;
+    let followed = std::fs::metadata(path);
+    if let Ok(metadata) = &followed
+        && !metadata.is_file()
+        && !metadata.is_dir()
+    {
+        let mut output = io::BufWriter::new(std::fs::OpenOptions::new().write(true).truncate(true).open(path)?);
+        let result = write(&mut output)?;
+        output.flush()?;
+        return Ok(result);
+    }
     let mode = match std::fs::symlink_metadata(path) {
         Ok(metadata) if metadata.is_file() => metadata.permissions().mode() & 0o7777,
         _ => 0o666,
@@ -339,6 +353,28 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o640);
         assert_eq!(std::fs::read_dir(directory.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_stream_is_written_not_replaced() {
+        use std::os::unix::fs::FileTypeExt as _;
+        replace_file(Path::new("/dev/null"), |output| output.write_all(b"nothing")).unwrap();
+        assert!(std::fs::symlink_metadata("/dev/null").unwrap().file_type().is_char_device());
+        // A FIFO, and a link to it: the reader gets the bytes, the FIFO stays.
+        let directory = tempfile::tempdir().unwrap();
+        let fifo = directory.path().join("fifo");
+        let status = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(status.success());
+        let link = directory.path().join("link");
+        std::os::unix::fs::symlink(&fifo, &link).unwrap();
+        let reader = std::thread::spawn({
+            let fifo = fifo.clone();
+            move || std::fs::read(fifo).unwrap()
+        });
+        replace_file(&link, |output| output.write_all(b"through the pipe")).unwrap();
+        assert_eq!(reader.join().unwrap(), b"through the pipe");
+        assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
     }
 
     #[test]

@@ -17,69 +17,148 @@
 //!  sources      perf script, perf.data, V8 ticks -> Sample (symbols: ELF, kallsyms)
 //!  collapse     the sinks: Folder (folded stacks), details (StackProfile), TimelineRecorder
 //!  output       renderers, model -> bytes: flame graph, pprof, report, annotations, cpuprofile, firefox, stats
-//!  pipeline     the one orchestration: fold (threads, relay), outputs::run(Job) writes the OutputRequests
-//!  commands     record, lookup, compare, repair-jitdump
+//!  pipeline     the one orchestration: the engine (expansion meets the sinks), fold (threads, relay), run(Job)
+//!  commands     record, lookup, compare, repair-jitdump, debuginfo, inject
 //!  bin          arguments -> Job; prints what run tells; exit codes
 //! ```
 //!
-//! The main entry is [`run`]: a [`Job`] names the samples, how to fold them
-//! and the [`OutputRequest`]s to write; the command line and `record` both
-//! build one. [`fold`] returns the [`FoldedProfile`] without writing.
+//! Three entries fold. The main one is [`run`]: a [`Job`] names the samples,
+//! how to fold them and the [`OutputRequest`]s to write; the command line
+//! and `record` both build one. [`fold`] returns the [`FoldedProfile`]
+//! without writing. [`collapse`] folds `perf script` text exactly as
+//! `inferno-collapse-perf` does, without expansion. Each command of the
+//! binary is a function here ([`record`], [`compare_files`], [`lookup`],
+//! [`repair_jitdump`], [`debuginfo`], [`inject`]).
+//!
+//! ```
+//! # fn main() -> std::io::Result<()> {
+//! let script = "node  2696   102.105295:    1003009 cpu-clock: \n\
+//!               \t          e1f174 main+0x44 (/usr/bin/node)\n\n";
+//! let mut folded = Vec::new();
+//! let summary = v8inline::collapse(script.as_bytes(), &v8inline::CollapseOptions::default(), &mut folded)?;
+//! assert_eq!(String::from_utf8_lossy(&folded), "node;main 1003009\n");
+//! assert_eq!(summary.samples_kept, 1);
+//! # Ok(())
+//! # }
+//! ```
 //!
 //! On two cores or more, a perf script is folded in chunks on each, the
-//! stacks counted in one shared folder ([`collapse::parallel`]); any other
-//! run reads on one thread and expands and aggregates on another
-//! ([`pipeline::relay`]). The jitdumps are read while the code logs are
-//! ([`v8::code_logs::CodeLogOptions::read_threads`]).
+//! stacks counted in one shared folder; any other run reads on one thread
+//! and expands and aggregates on another. The jitdumps are read while the
+//! code logs are ([`CodeLogOptions::read_threads`]).
 //!
 //! An input that cannot be used at all is one [`Error`]: the file and a typed
 //! [`ErrorCause`]. Damage that still leaves something to read is a warning in
 //! [`Diagnostics`] instead; a producer's known defect read around exactly
 //! (V8's mis-sized jitdump records) is a note there.
-// The public API is what this root re-exports, and the format readers
-// (`formats`). The other modules are reachable for the crate's own tests,
-// benches and fuzz targets only (hidden from the documentation; their items
-// may change in any release).
-#[doc(hidden)]
-pub mod collapse;
-#[doc(hidden)]
-pub mod commands;
-#[doc(hidden)]
-pub mod default_input;
-#[doc(hidden)]
-pub mod diagnostics;
-#[doc(hidden)]
-pub mod error;
-#[doc(hidden)]
-pub mod expansion;
-#[doc(hidden)]
-pub mod files;
-pub mod formats;
-#[doc(hidden)]
-pub mod model;
-#[doc(hidden)]
-pub mod output;
-#[doc(hidden)]
-pub mod pipeline;
-#[doc(hidden)]
-pub mod sources;
-#[doc(hidden)]
-pub mod symbols;
-#[doc(hidden)]
-pub mod v8;
+mod collapse;
+mod commands;
+mod default_input;
+mod diagnostics;
+mod error;
+mod expansion;
+mod files;
+mod formats;
+mod model;
+mod output;
+mod pipeline;
+mod sources;
+mod symbols;
+mod v8;
 
-pub use collapse::CollapseOptions;
-pub use commands::compare::{CompareOptions, Comparison, ComparisonFormat, compare_files};
-pub use commands::lookup::{AddressQuery, LookupAnswer, lookup};
-pub use commands::record::{RecordOptions, Recording, record};
-pub use commands::repair::repair_jitdump;
-pub use diagnostics::Diagnostics;
+// The API: folding a profile and writing its outputs.
+pub use collapse::{CollapseOptions, CollapseSummary};
+pub use default_input::{ChosenInput, NoSampleInput, choose_input};
+pub use diagnostics::{Diagnostics, Tally, WarningKind, strict_failure};
 pub use error::{Error, ErrorCause};
+pub use files::replace_file;
 pub use model::frames::{FrameKind, Function, FunctionId, Location, LocationId, ProfileFrame, SourceLine};
 pub use model::stack_profile::StackProfile;
+pub use model::timeline::Timeline;
 pub use output::cpuprofile::ThreadSelection;
-pub use pipeline::outputs::{Destination, Job, OutputRequest, RunError, RunEvent, RunSummary, UsageError, run};
-pub use pipeline::{FoldOptions, FoldedProfile, SampleInput, fold};
+pub use output::flamegraph::FlameGraphStyle;
+pub use pipeline::outputs::{
+    Destination, Job, OutputRequest, RunError, RunEvent, RunSummary, UsageError, check_outputs, run,
+};
+pub use pipeline::{FoldOptions, FoldedProfile, SampleInput, collapse, fold, thread_count};
 pub use v8::code_logs::CodeLogOptions;
-pub use v8::expand::ExpandOptions;
+pub use v8::expand::{ExpandOptions, ExpansionStats};
 pub use v8::inline_map::SourceOptions;
+pub use v8::source_map::{SourceMapOptions, SourceMapOverride};
+
+// The commands: each a library function the binary calls.
+pub use commands::compare::{CompareCommandError, CompareOptions, Comparison, ComparisonFormat, compare_files};
+pub use commands::debuginfo::{
+    DebugInfoCommandError, DebugInfoOptions, DebugInfoSummary, FileProblem, FileProblemCause, debuginfo,
+    default_buildid_dir,
+};
+pub use commands::inject::{InjectError, InjectOptions, InjectedProcess, Injection, inject};
+pub use commands::lookup::{AddressParseError, AddressQuery, LookupAnswer, LookupError, lookup};
+pub use commands::record::{
+    CPUPROFILE_FILE, DEFAULT_OUTPUT_DIRECTORY, FIREFOX_PROFILE_FILE, FLAMEGRAPH_FILE, FOLDED_FILE, FlagsNotKnown,
+    RecordError, RecordOptions, Recording, RerunNode, Runtime, RuntimeProcess, Sampler, check_command,
+    prepare_output_directory, record,
+};
+pub use commands::repair::{RepairError, Repaired, repair_jitdump};
+
+/// The crate's modules, for its own tests, benches and fuzz targets: not
+/// part of the API (anything here may change in any release).
+#[doc(hidden)]
+pub mod internals {
+    /// See `crate::collapse`.
+    pub mod collapse {
+        pub use crate::collapse::*;
+    }
+    /// See `crate::commands`.
+    pub mod commands {
+        pub use crate::commands::*;
+    }
+    /// See `crate::default_input`.
+    pub mod default_input {
+        pub use crate::default_input::*;
+    }
+    /// See `crate::diagnostics`.
+    pub mod diagnostics {
+        pub use crate::diagnostics::*;
+    }
+    /// See `crate::error`.
+    pub mod error {
+        pub use crate::error::*;
+    }
+    /// See `crate::expansion`.
+    pub mod expansion {
+        pub use crate::expansion::*;
+    }
+    /// See `crate::files`.
+    pub mod files {
+        pub use crate::files::*;
+    }
+    /// See `crate::formats`.
+    pub mod formats {
+        pub use crate::formats::*;
+    }
+    /// See `crate::model`.
+    pub mod model {
+        pub use crate::model::*;
+    }
+    /// See `crate::output`.
+    pub mod output {
+        pub use crate::output::*;
+    }
+    /// See `crate::pipeline`.
+    pub mod pipeline {
+        pub use crate::pipeline::*;
+    }
+    /// See `crate::sources`.
+    pub mod sources {
+        pub use crate::sources::*;
+    }
+    /// See `crate::symbols`.
+    pub mod symbols {
+        pub use crate::symbols::*;
+    }
+    /// See `crate::v8`.
+    pub mod v8 {
+        pub use crate::v8::*;
+    }
+}

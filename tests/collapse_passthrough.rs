@@ -5,11 +5,11 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use inferno::collapse::Collapse;
-use v8inline::collapse::{CollapseOptions, CollapseSummary};
-use v8inline::expansion::{ExpandedFrames, FrameContext, FrameExpander, NoExpansion};
-use v8inline::formats::perf_script::PerfScriptReader;
-use v8inline::model::sample::{AddressKind, SampleTime};
-use v8inline::pipeline::collapse;
+use v8inline::internals::expansion::{ExpandedFrames, FrameContext, FrameExpander};
+use v8inline::internals::formats::perf_script::PerfScriptReader;
+use v8inline::internals::model::sample::{AddressKind, SampleTime};
+use v8inline::internals::pipeline::collapse_with;
+use v8inline::{CollapseOptions, CollapseSummary, collapse};
 
 /// inferno's folded output for `input` with the same options, single-threaded.
 fn inferno_output(input: &[u8], options: &CollapseOptions) -> Vec<u8> {
@@ -28,14 +28,22 @@ fn inferno_output(input: &[u8], options: &CollapseOptions) -> Vec<u8> {
     output
 }
 
-/// Our folded output and summary for `input`.
-fn our_output(
+/// Our folded output and summary for `input`, through the public
+/// inferno-compatible entry.
+fn our_output(input: &[u8], options: &CollapseOptions) -> (Vec<u8>, CollapseSummary) {
+    let mut output = Vec::new();
+    let summary = collapse(input, options, &mut output).expect("collapses");
+    (output, summary)
+}
+
+/// Our folded output and summary for `input`, with `expander`.
+fn our_expanded_output(
     input: &[u8],
     options: &CollapseOptions,
     expander: impl FrameExpander + Send,
 ) -> (Vec<u8>, CollapseSummary) {
     let mut output = Vec::new();
-    let summary = collapse(input, options, expander, &mut output).expect("collapses");
+    let summary = collapse_with(input, options, expander, &mut output).expect("collapses");
     (output, summary)
 }
 
@@ -65,7 +73,7 @@ fn assert_summary_consistent(folded: &[u8], summary: &CollapseSummary, label: &s
 /// differing line otherwise.
 fn assert_matches_inferno(input: &[u8], options: &CollapseOptions, label: &str) -> Vec<u8> {
     let expected = inferno_output(input, options);
-    let (actual, summary) = our_output(input, options, &mut NoExpansion);
+    let (actual, summary) = our_output(input, options);
     if actual != expected {
         let expected_text = String::from_utf8_lossy(&expected);
         let actual_text = String::from_utf8_lossy(&actual);
@@ -120,35 +128,38 @@ fn recorded_scripts() -> Vec<(PathBuf, Vec<u8>)> {
 
 /// Default options, each option alone, all together, and event filters.
 fn option_sets() -> Vec<(&'static str, CollapseOptions)> {
-    let default = CollapseOptions::default();
+    // The options are #[non_exhaustive]: each set is the default changed.
+    let with = |change: &dyn Fn(&mut CollapseOptions)| {
+        let mut options = CollapseOptions::default();
+        change(&mut options);
+        options
+    };
     vec![
-        ("default", default.clone()),
-        ("pid", CollapseOptions { include_pid: true, ..default.clone() }),
-        ("tid", CollapseOptions { include_tid: true, ..default.clone() }),
-        ("addrs", CollapseOptions { include_addrs: true, ..default.clone() }),
-        ("annotate_jit", CollapseOptions { annotate_jit: true, ..default.clone() }),
-        ("annotate_kernel", CollapseOptions { annotate_kernel: true, ..default.clone() }),
+        ("default", CollapseOptions::default()),
+        ("pid", with(&|options| options.include_pid = true)),
+        ("tid", with(&|options| options.include_tid = true)),
+        ("addrs", with(&|options| options.include_addrs = true)),
+        ("annotate_jit", with(&|options| options.annotate_jit = true)),
+        ("annotate_kernel", with(&|options| options.annotate_kernel = true)),
         (
             "all",
-            CollapseOptions {
-                include_pid: true,
-                include_tid: true,
-                include_addrs: true,
-                annotate_kernel: true,
-                annotate_jit: true,
-                annotate_inline: true,
-                event_filter: Some("cpu-clock".to_owned()),
-                skip_after: Vec::new(),
-            },
+            with(&|options| {
+                options.include_pid = true;
+                options.include_tid = true;
+                options.include_addrs = true;
+                options.annotate_kernel = true;
+                options.annotate_jit = true;
+                options.annotate_inline = true;
+                options.event_filter = Some("cpu-clock".to_owned());
+            }),
         ),
-        ("event_filter", CollapseOptions { event_filter: Some("cpu-clock".to_owned()), ..default.clone() }),
-        ("event_filter_absent", CollapseOptions { event_filter: Some("cycles".to_owned()), ..default.clone() }),
+        ("event_filter", with(&|options| options.event_filter = Some("cpu-clock".to_owned()))),
+        ("event_filter_absent", with(&|options| options.event_filter = Some("cycles".to_owned()))),
         (
             "skip_after",
-            CollapseOptions {
-                skip_after: vec!["v8::internal::Execution::Call".to_owned(), "node::Start".to_owned()],
-                ..default
-            },
+            with(&|options| {
+                options.skip_after = vec!["v8::internal::Execution::Call".to_owned(), "node::Start".to_owned()];
+            }),
         ),
     ]
 }
@@ -372,11 +383,19 @@ fn edge_cases_match_inferno_with_every_option() {
             assert_matches_inferno(text.as_bytes(), &options, &format!("{label} {option_label}"));
         }
         for event in ["cycles", "instructions", "cpu-clock"] {
-            let options = CollapseOptions { event_filter: Some(event.to_owned()), ..CollapseOptions::default() };
+            let options = {
+                let mut collapse_options = CollapseOptions::default();
+                collapse_options.event_filter = Some(event.to_owned());
+                collapse_options
+            };
             assert_matches_inferno(text.as_bytes(), &options, &format!("{label} {event}"));
         }
         for skip_after in ["root", "b", "leaf", "main", "Ljava/lang/Thread;::run", "x"] {
-            let options = CollapseOptions { skip_after: vec![skip_after.to_owned()], ..CollapseOptions::default() };
+            let options = {
+                let mut collapse_options = CollapseOptions::default();
+                collapse_options.skip_after = vec![skip_after.to_owned()];
+                collapse_options
+            };
             assert_matches_inferno(text.as_bytes(), &options, &format!("{label} skip_after {skip_after}"));
         }
     }
@@ -420,7 +439,7 @@ fn counts_are_conserved_on_recorded_scripts() {
             }
         }
         let options = CollapseOptions::default();
-        let (output, summary) = our_output(&text, &options, &mut NoExpansion);
+        let (output, summary) = our_output(&text, &options);
         assert_eq!(summary.total_count, expected_total, "{}", path.display());
         assert_eq!(summary.samples_kept, samples_with_frames);
         assert_eq!(sum_of_counts(&output), expected_total);
@@ -431,7 +450,7 @@ fn counts_are_conserved_on_recorded_scripts() {
 
         // An expander that expands every JIT line into two frames and drops
         // every libc line keeps every sample's count.
-        let (output, summary) = our_output(&text, &options, &mut JitDoublerLibcDropper);
+        let (output, summary) = our_expanded_output(&text, &options, &mut JitDoublerLibcDropper);
         assert_summary_consistent(&output, &summary, &path.display().to_string());
         assert!(summary.stack_lines_expanded > 0);
         let has_jit_frames = !path.parent().is_some_and(|directory| directory.ends_with("native"));
@@ -506,7 +525,7 @@ const HOT_INPUT: &str = "node 40/41 5.000000001: 1000 cpu-clock:\n\
 
 fn hot_output(options: &CollapseOptions) -> (String, CollapseSummary, Vec<String>) {
     let mut expander = HotExpander::default();
-    let (output, summary) = our_output(HOT_INPUT.as_bytes(), options, &mut expander);
+    let (output, summary) = our_expanded_output(HOT_INPUT.as_bytes(), options, &mut expander);
     (String::from_utf8(output).expect("UTF-8"), summary, expander.seen)
 }
 
@@ -558,7 +577,12 @@ fn expander_frames_are_annotated() {
         ),
     ];
     for (annotate_inline, annotate_jit, expected) in cases {
-        let options = CollapseOptions { annotate_inline, annotate_jit, ..CollapseOptions::default() };
+        let options = {
+            let mut collapse_options = CollapseOptions::default();
+            collapse_options.annotate_inline = annotate_inline;
+            collapse_options.annotate_jit = annotate_jit;
+            collapse_options
+        };
         let (output, _, _) = hot_output(&options);
         assert_eq!(output, expected, "inline={annotate_inline} jit={annotate_jit}");
     }
@@ -566,11 +590,18 @@ fn expander_frames_are_annotated() {
 
 #[test]
 fn expander_frames_honour_skip_after() {
-    let options = CollapseOptions { skip_after: vec!["mid;dle".to_owned()], ..CollapseOptions::default() };
+    let options = {
+        let mut collapse_options = CollapseOptions::default();
+        collapse_options.skip_after = vec!["mid;dle".to_owned()];
+        collapse_options
+    };
     let (output, _, _) = hot_output(&options);
     assert_eq!(output, "mid:dle;inner 500\nmid:dle;inner;asm_exc_page_fault 1000\n");
-    let options =
-        CollapseOptions { skip_after: vec!["JS:*hot /app/deep.js:12:3".to_owned()], ..CollapseOptions::default() };
+    let options = {
+        let mut collapse_options = CollapseOptions::default();
+        collapse_options.skip_after = vec!["JS:*hot /app/deep.js:12:3".to_owned()];
+        collapse_options
+    };
     let (output, _, _) = hot_output(&options);
     assert_eq!(
         output,
@@ -671,21 +702,24 @@ fn mutated_inputs_match_inferno() {
                 _ => {}
             }
         }
-        let options = CollapseOptions {
-            include_pid: random.below(2) == 0,
-            include_tid: random.below(3) == 0,
-            include_addrs: random.below(2) == 0,
-            annotate_jit: random.below(2) == 0,
-            annotate_kernel: random.below(2) == 0,
-            annotate_inline: false,
-            event_filter: match random.below(4) {
+        let options = {
+            let mut collapse_options = CollapseOptions::default();
+            collapse_options.include_pid = random.below(2) == 0;
+            collapse_options.include_tid = random.below(3) == 0;
+            collapse_options.include_addrs = random.below(2) == 0;
+            collapse_options.annotate_jit = random.below(2) == 0;
+            collapse_options.annotate_kernel = random.below(2) == 0;
+            collapse_options.annotate_inline = false;
+            collapse_options.event_filter = match random.below(4) {
                 0 => Some("cycles".to_owned()),
                 1 => Some("instructions".to_owned()),
                 _ => None,
-            },
-            skip_after: if random.below(4) == 0 { vec!["native_safe_halt".to_owned()] } else { Vec::new() },
+            };
+            collapse_options.skip_after =
+                if random.below(4) == 0 { vec!["native_safe_halt".to_owned()] } else { Vec::new() };
+            collapse_options
         };
-        let (actual, summary) = our_output(&input, &options, &mut NoExpansion);
+        let (actual, summary) = our_output(&input, &options);
         assert_summary_consistent(&actual, &summary, "mutated");
         let Ok(expected) = std::panic::catch_unwind(|| inferno_output(&input, &options)) else {
             continue;

@@ -18,12 +18,12 @@ use std::process::{Command, Stdio};
 
 use common::{file_starting, gunzip, run, stderr, temp_dir};
 use object::{Object as _, ObjectSection as _};
-use v8inline::commands::debuginfo::file_name;
-use v8inline::formats::jitdump;
-use v8inline::formats::v8log::Tier;
-use v8inline::v8::code_logs::{CodeLogOptions, CodeLogs};
-use v8inline::v8::inline_map::{CodeId, InlineMap};
-use v8inline::v8::inline_tree::code_inlining;
+use v8inline::internals::commands::debuginfo::file_name;
+use v8inline::internals::formats::jitdump;
+use v8inline::internals::formats::v8log::Tier;
+use v8inline::internals::v8::code_logs::{CodeLogOptions, CodeLogs};
+use v8inline::internals::v8::inline_map::{CodeId, InlineMap};
+use v8inline::internals::v8::inline_tree::code_inlining;
 
 /// Where testdata/esmapp/record.sh recorded: perf.data names the jitdump
 /// there, and perf inject writes the jitted files next to it.
@@ -162,7 +162,12 @@ fn inject() -> Option<Injected> {
     assert!(output.status.success(), "{}", stderr(&output));
     eprintln!("debuginfo over {} jitted files in {elapsed:.2?}:\n{}", jitted.len(), stderr(&output));
 
-    let options = CodeLogOptions { logs: vec![log.clone()], jitdumps: vec![jitdump.clone()], ..Default::default() };
+    let options = {
+        let mut code_log_options = CodeLogOptions::default();
+        code_log_options.logs = vec![log.clone()];
+        code_log_options.jitdumps = vec![jitdump.clone()];
+        code_log_options
+    };
     let map = CodeLogs::load(options).unwrap();
     let mut injected =
         Injected { directory, buildid_dir, perf_jit_data, jitdump, log, before, rewritten: Vec::new(), map };
@@ -213,7 +218,7 @@ fn lookup_stacks(injected: &Injected, addresses: &[(CodeId, u64)]) -> Vec<Vec<Fr
 }
 
 /// A frame line of lookup: `function script:line:col` with `(inlined)`
-/// and notes ([`v8inline::commands::lookup::frame_line`]).
+/// and notes ([`v8inline::internals::commands::lookup::frame_line`]).
 fn lookup_frame(line: &str) -> Frame {
     let line = line.strip_suffix(" (function start: no script source)").unwrap_or(line);
     if let Some(unknown) = line.strip_suffix(" (position unknown)") {
@@ -806,8 +811,8 @@ fn check_perf(injected: &Injected, samples: &[JitSample], leaves: &[Frame]) {
         .flat_map(|code| {
             let calls = code_inlining(map, code, map.code(code).size).calls;
             calls.into_iter().map(move |call| {
-                let function = v8inline::v8::inline_stack::FrameFunction::Inlined(call.function);
-                let frame = v8inline::v8::inline_stack::InlineFrame { function, script_offset: -1 };
+                let function = v8inline::internals::v8::inline_stack::FrameFunction::Inlined(call.function);
+                let frame = v8inline::internals::v8::inline_stack::InlineFrame { function, script_offset: -1 };
                 map.describe(code, &frame).function_name.to_string()
             })
         })
@@ -988,7 +993,7 @@ fn damaged_inputs_are_named_not_a_panic() {
 /// HOME is the test's own, so perf's build-id cache is too.
 #[test]
 fn record_inject_leaves_perf_jit_data_with_inlined_frames() {
-    if let Some(reason) = v8inline::commands::record::perf_unavailable_reason("perf".as_ref()) {
+    if let Some(reason) = v8inline::internals::commands::record::perf_unavailable_reason("perf".as_ref()) {
         eprintln!("skipped: perf cannot record here ({reason})");
         return;
     }

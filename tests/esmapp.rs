@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::{gunzip, stderr, temp_dir};
-use v8inline::formats::jitdump::{self, ReadOptions};
+use v8inline::internals::formats::jitdump::{self, ReadOptions};
 
 /// The two recordings: `testdata/esmapp/<runtime>/`.
 const RUNTIMES: [&str; 2] = ["node26", "deno"];

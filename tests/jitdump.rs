@@ -5,7 +5,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use v8inline::formats::jitdump::{self, JitDump, JitDumpWarning, ReadOptions};
+use v8inline::internals::formats::jitdump::{self, JitDump, JitDumpWarning, ReadOptions};
 
 /// One real jitdump, decompressed.
 struct RealDump {

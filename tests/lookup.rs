@@ -6,17 +6,21 @@ mod common;
 use std::process::Command;
 
 use common::{NODE_VERSIONS, assert_matches_expected, jitdump_path, log_path, recording_dir};
-use v8inline::expansion::PositionOrigin;
-use v8inline::files::read_file;
-use v8inline::formats::jitdump::{self, JitDump, ReadOptions};
-use v8inline::formats::v8log::{CodeLog, Tier};
-use v8inline::v8::inline_map::{InlineMap, SourceOptions};
-use v8inline::v8::inline_stack::{FrameFunction, PositionRule};
+use v8inline::internals::expansion::PositionOrigin;
+use v8inline::internals::files::read_file;
+use v8inline::internals::formats::jitdump::{self, JitDump, ReadOptions};
+use v8inline::internals::formats::v8log::{CodeLog, Tier};
+use v8inline::internals::v8::inline_map::{InlineMap, SourceOptions};
+use v8inline::internals::v8::inline_stack::{FrameFunction, PositionRule};
 
 fn load(version: u32, debug_info: bool) -> (InlineMap, JitDump) {
     let jitdump = jitdump::read(&read_file(&jitdump_path(version)).unwrap(), &ReadOptions { debug_info }).unwrap();
     let log = CodeLog::parse(&read_file(&log_path(version)).unwrap());
-    let sources = SourceOptions { read_from_disk: false, ..SourceOptions::default() };
+    let sources = {
+        let mut source_options = SourceOptions::default();
+        source_options.read_from_disk = false;
+        source_options
+    };
     (InlineMap::new(vec![log], Some(&jitdump), sources), jitdump)
 }
 

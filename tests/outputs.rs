@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{NODE_VERSIONS, function_at_line, gunzip, jitdump_path, log_path, recording_dir, tempdir, v8inline};
-use v8inline::output::json::JsonReport;
-use v8inline::output::pprof::{Profile, read_pprof};
+use v8inline::internals::output::json::JsonReport;
+use v8inline::internals::output::pprof::{Profile, read_pprof};
 
 /// The arguments that fold a recording's raw perf script.
 fn recording_args(version: u32) -> Vec<String> {

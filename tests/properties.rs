@@ -18,14 +18,14 @@ use std::sync::OnceLock;
 
 use common::{jitdump_path, log_path, recording_dir};
 use proptest::prelude::*;
-use v8inline::collapse::{CollapseOptions, CollapseSummary};
-use v8inline::expansion::{FrameExpander, NoExpansion};
-use v8inline::formats::jitdump::{self, ReadOptions};
-use v8inline::formats::v8log::CodeLog;
-use v8inline::pipeline::collapse;
-use v8inline::v8::code_logs::CodeLogs;
-use v8inline::v8::expand::{ExpandOptions, V8Expander};
-use v8inline::v8::inline_map::{InlineMap, SourceOptions};
+use v8inline::internals::collapse::{CollapseOptions, CollapseSummary};
+use v8inline::internals::expansion::{FrameExpander, NoExpansion};
+use v8inline::internals::formats::jitdump::{self, ReadOptions};
+use v8inline::internals::formats::v8log::CodeLog;
+use v8inline::internals::pipeline::collapse_with;
+use v8inline::internals::v8::code_logs::CodeLogs;
+use v8inline::internals::v8::expand::{ExpandOptions, V8Expander};
+use v8inline::internals::v8::inline_map::{InlineMap, SourceOptions};
 
 fn gunzip(path: &std::path::Path) -> Vec<u8> {
     let mut bytes = Vec::new();
@@ -144,7 +144,7 @@ fn script_of(pieces: &[Piece]) -> (Vec<u8>, u64, u64) {
 
 fn fold(input: impl std::io::BufRead, expander: impl FrameExpander + Send) -> (Vec<u8>, CollapseSummary) {
     let mut folded = Vec::new();
-    let summary = collapse(input, &CollapseOptions::default(), expander, &mut folded).unwrap();
+    let summary = collapse_with(input, &CollapseOptions::default(), expander, &mut folded).unwrap();
     (folded, summary)
 }
 

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::NODE_VERSIONS;
-use v8inline::output::cpuprofile::CpuProfile;
+use v8inline::internals::output::cpuprofile::CpuProfile;
 
 /// A fresh working directory with the test programs.
 fn work_directory(name: &str) -> PathBuf {
@@ -100,7 +100,7 @@ fn installed_nodes() -> Vec<(String, PathBuf)> {
 
 #[test]
 fn records_node_18_to_26_under_perf() {
-    if let Some(reason) = v8inline::commands::record::perf_unavailable_reason("perf".as_ref()) {
+    if let Some(reason) = v8inline::internals::commands::record::perf_unavailable_reason("perf".as_ref()) {
         eprintln!("SKIPPED: perf cannot record here ({reason}); the fallback test still runs");
         return;
     }
@@ -196,7 +196,7 @@ fn inlined_chain_by_thread(folded: &str, script: &str) -> std::collections::BTre
 /// thread expands the whole inlined chain from its own isolate's log.
 #[test]
 fn records_every_worker_thread_under_perf() {
-    if let Some(reason) = v8inline::commands::record::perf_unavailable_reason("perf".as_ref()) {
+    if let Some(reason) = v8inline::internals::commands::record::perf_unavailable_reason("perf".as_ref()) {
         eprintln!("SKIPPED: perf cannot record here ({reason}); the fallback test still runs");
         return;
     }
@@ -430,7 +430,7 @@ fn assert_files_in_output_directory(directory: &Path, what: &str) {
 #[test]
 fn records_deno_run_under_perf() {
     let Some(deno) = deno_or_skip() else { return };
-    if let Some(reason) = v8inline::commands::record::perf_unavailable_reason("perf".as_ref()) {
+    if let Some(reason) = v8inline::internals::commands::record::perf_unavailable_reason("perf".as_ref()) {
         eprintln!("SKIPPED: perf cannot record here ({reason}); the fallback test still runs");
         return;
     }
@@ -453,7 +453,7 @@ fn records_deno_run_under_perf() {
 #[test]
 fn records_deno_test_bench_and_task_under_perf() {
     let Some(deno) = deno_or_skip() else { return };
-    if let Some(reason) = v8inline::commands::record::perf_unavailable_reason("perf".as_ref()) {
+    if let Some(reason) = v8inline::internals::commands::record::perf_unavailable_reason("perf".as_ref()) {
         eprintln!("SKIPPED: perf cannot record here ({reason}); the fallback test still runs");
         return;
     }
@@ -482,7 +482,7 @@ fn records_deno_test_bench_and_task_under_perf() {
 #[test]
 fn records_every_deno_worker_under_perf() {
     let Some(deno) = deno_or_skip() else { return };
-    if let Some(reason) = v8inline::commands::record::perf_unavailable_reason("perf".as_ref()) {
+    if let Some(reason) = v8inline::internals::commands::record::perf_unavailable_reason("perf".as_ref()) {
         eprintln!("SKIPPED: perf cannot record here ({reason}); the fallback test still runs");
         return;
     }
@@ -532,7 +532,7 @@ fn deno_falls_back_to_v8_ticks_without_perf() {
 
 /// Skips a test that needs perf: says why and returns `true`.
 fn perf_missing() -> bool {
-    match v8inline::commands::record::perf_unavailable_reason("perf".as_ref()) {
+    match v8inline::internals::commands::record::perf_unavailable_reason("perf".as_ref()) {
         Some(reason) => {
             eprintln!("SKIPPED: perf cannot record here ({reason})");
             true

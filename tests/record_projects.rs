@@ -9,12 +9,12 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use v8inline::output::cpuprofile::CpuProfile;
+use v8inline::internals::output::cpuprofile::CpuProfile;
 
 /// A fresh directory with the test programs and a package.json whose
 /// `bench` script runs `node deep.js 300`.
 fn project(name: &str) -> Option<PathBuf> {
-    if let Some(reason) = v8inline::commands::record::perf_unavailable_reason("perf".as_ref()) {
+    if let Some(reason) = v8inline::internals::commands::record::perf_unavailable_reason("perf".as_ref()) {
         eprintln!("SKIPPED: perf cannot record here ({reason})");
         return None;
     }

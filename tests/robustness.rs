@@ -16,14 +16,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use common::{jitdump_path, log_path, recording_dir, run, stderr, temp_dir};
-use v8inline::collapse::{CollapseOptions, CollapseSummary};
-use v8inline::diagnostics::{Diagnostics, WarningKind};
-use v8inline::formats::jitdump::{self, ReadOptions};
-use v8inline::formats::v8log::{CodeLog, LogWarningKind};
-use v8inline::pipeline::collapse;
-use v8inline::v8::code_logs::CodeLogs;
-use v8inline::v8::expand::{ExpandOptions, V8Expander};
-use v8inline::v8::inline_map::{InlineMap, SourceOptions};
+use v8inline::internals::collapse::{CollapseOptions, CollapseSummary};
+use v8inline::internals::diagnostics::{Diagnostics, WarningKind};
+use v8inline::internals::formats::jitdump::{self, ReadOptions};
+use v8inline::internals::formats::v8log::{CodeLog, LogWarningKind};
+use v8inline::internals::pipeline::collapse_with;
+use v8inline::internals::v8::code_logs::CodeLogs;
+use v8inline::internals::v8::expand::{ExpandOptions, V8Expander};
+use v8inline::internals::v8::inline_map::{InlineMap, SourceOptions};
 
 fn gunzip(path: &Path) -> Vec<u8> {
     let mut bytes = Vec::new();
@@ -607,7 +607,7 @@ fn fold_in_memory(log: &str, jitdump: &JitDumpWriter, script: &str) -> (String, 
     let mut expander =
         V8Expander::new(CodeLogs::from_maps(vec![(map.pid.unwrap_or(0), map)]), ExpandOptions::default());
     let mut folded = Vec::new();
-    let summary = collapse(script.as_bytes(), &CollapseOptions::default(), &mut expander, &mut folded).unwrap();
+    let summary = collapse_with(script.as_bytes(), &CollapseOptions::default(), &mut expander, &mut folded).unwrap();
     // Tables are checked when a sample needs them.
     expander.code_logs().add_table_problems(&mut diagnostics);
     (String::from_utf8(folded).unwrap(), summary, diagnostics)
@@ -809,4 +809,42 @@ fn streamed_jitdump_reads_equal_in_memory_reads_on_damaged_files() {
             assert!(in_memory.warnings.len() <= 1, "{:?}", in_memory.warnings);
         }
     }
+}
+
+// --- Where outputs go ------------------------------------------------------------
+
+#[test]
+fn outputs_replace_files_whole_and_write_streams_as_they_are() {
+    use std::os::unix::fs::FileTypeExt;
+    let directory = temp_dir("robustness", "output-kinds");
+    let recording = node20_in(&directory);
+    let reference = node20_reference(&recording);
+    // A file another name links to: the link is replaced by the output,
+    // the file it pointed to is left as it was.
+    let outside = directory.join("outside.txt");
+    std::fs::write(&outside, "not the user's output").unwrap();
+    let link = directory.join("out.folded");
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    let link_text = path_text(&link);
+    folded_ok(&fold(&recording.log, &recording.jitdump, &recording.script, &["-o", &link_text]));
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "not the user's output");
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_file());
+    assert_eq!(std::fs::read_to_string(&link).unwrap(), reference);
+    // /dev/null and a flame graph to /dev/null: written, and still the device
+    // (as root, a rename over it would have put a file in its place).
+    let output = fold(
+        &recording.log,
+        &recording.jitdump,
+        &recording.script,
+        &["-o", "/dev/null", "--flamegraph", "/dev/null", "--cpuprofile", "/dev/null"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(std::fs::symlink_metadata("/dev/null").unwrap().file_type().is_char_device());
+    // No temporary file is left beside the outputs.
+    let mut names: Vec<String> = std::fs::read_dir(&*directory)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["codspeed-v8-13233.log", "jit-13233.dump", "out.folded", "outside.txt", "perf.script"]);
 }

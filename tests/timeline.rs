@@ -13,10 +13,10 @@ use std::process::Command;
 
 use common::{NODE_VERSIONS, gunzip, jitdump_path, log_path, recording_dir, tempdir};
 use serde_json::Value;
-use v8inline::collapse::naming::tidy_generic;
-use v8inline::model::frames::Function;
-use v8inline::model::stack_profile::StackProfile;
-use v8inline::output::cpuprofile::{CallFrame, CpuProfile, CpuProfileNode, script_url};
+use v8inline::internals::collapse::naming::tidy_generic;
+use v8inline::internals::model::frames::Function;
+use v8inline::internals::model::stack_profile::StackProfile;
+use v8inline::internals::output::cpuprofile::{CallFrame, CpuProfile, CpuProfileNode, script_url};
 
 /// A recording and the arguments that fold it.
 struct Recording {

@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{file_starting, gunzip, run, stderr, temp_dir};
-use v8inline::formats::jitdump::{self, ReadOptions};
+use v8inline::internals::formats::jitdump::{self, ReadOptions};
 
 /// The recordings of testdata/esmapp.
 const RUNTIMES: [&str; 2] = ["node26", "deno"];

@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::gunzip;
-use v8inline::formats::jitdump::{self, ReadOptions};
-use v8inline::formats::v8log::CodeLog;
-use v8inline::v8::inline_map::{InlineMap, SourceOptions};
+use v8inline::internals::formats::jitdump::{self, ReadOptions};
+use v8inline::internals::formats::v8log::CodeLog;
+use v8inline::internals::v8::inline_map::{InlineMap, SourceOptions};
 
 /// The node versions recorded in testdata/workers.
 const WORKER_NODE_VERSIONS: [u32; 2] = [20, 24];

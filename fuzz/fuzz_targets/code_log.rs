@@ -8,10 +8,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use v8inline::diagnostics::Diagnostics;
-use v8inline::v8::inline_map::{InlineMap, SourceOptions};
-use v8inline::commands::lookup::{AddressQuery, describe_address};
-use v8inline::formats::v8log::{CodeLog, RetainedText};
+use v8inline::internals::diagnostics::Diagnostics;
+use v8inline::internals::v8::inline_map::{InlineMap, SourceOptions};
+use v8inline::internals::commands::lookup::{AddressQuery, describe_address};
+use v8inline::internals::formats::v8log::{CodeLog, RetainedText};
 
 /// The most code objects looked up per input, so that one input stays fast.
 const MAX_LOOKED_UP_CODES: usize = 64;

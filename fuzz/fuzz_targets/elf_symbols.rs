@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use v8inline::symbols::ElfSymbols;
+use v8inline::internals::symbols::ElfSymbols;
 
 fuzz_target!(|bytes: &[u8]| {
     let Ok(symbols) = ElfSymbols::parse(bytes) else { return };

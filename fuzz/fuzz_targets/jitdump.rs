@@ -7,7 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use v8inline::formats::jitdump::{self, JitDumpWarning, ReadOptions};
+use v8inline::internals::formats::jitdump::{self, JitDumpWarning, ReadOptions};
 
 fuzz_target!(|bytes: &[u8]| {
     let plain = jitdump::read(bytes, &ReadOptions::default());

@@ -12,7 +12,7 @@
 use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use object::{Object as _, ObjectSection as _};
-use v8inline::output::debuginfo::{
+use v8inline::internals::output::debuginfo::{
     CodeDebugInfo, CodeRange, DebugFunction, FileIndex, FunctionIndex, InlinedCallInfo, LineRow, SourceLocation,
     Target, TextSection, dwarf_sections, rewrite_jitted_elf,
 };

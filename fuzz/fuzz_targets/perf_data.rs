@@ -12,11 +12,11 @@ use std::cell::RefCell;
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use v8inline::collapse::CollapseOptions;
-use v8inline::pipeline::{ExpandingSinks, FoldOptions};
-use v8inline::sources::perf_data::PerfDataSource;
-use v8inline::v8::code_logs::CodeLogs;
-use v8inline::v8::expand::V8Expander;
+use v8inline::internals::collapse::CollapseOptions;
+use v8inline::internals::pipeline::{ExpandingSinks, FoldOptions};
+use v8inline::internals::sources::perf_data::PerfDataSource;
+use v8inline::internals::v8::code_logs::CodeLogs;
+use v8inline::internals::v8::expand::V8Expander;
 
 /// The name the input goes by in warnings.
 const NAME: &str = "fuzz.perf.data";
@@ -29,15 +29,17 @@ thread_local! {
 
 fuzz_target!(|bytes: &[u8]| {
     let Some((&flags, perf_data)) = bytes.split_first() else { return };
-    let options = FoldOptions {
-        collapse: CollapseOptions {
-            include_pid: flags & 1 != 0,
-            include_tid: flags & 2 != 0,
-            include_addrs: flags & 4 != 0,
-            annotate_kernel: flags & 8 != 0,
-            ..CollapseOptions::default()
-        },
-        ..FoldOptions::default()
+    let options = {
+        let mut fold_options = FoldOptions::default();
+        fold_options.collapse = {
+            let mut collapse_options = CollapseOptions::default();
+            collapse_options.include_pid = flags & 1 != 0;
+            collapse_options.include_tid = flags & 2 != 0;
+            collapse_options.include_addrs = flags & 4 != 0;
+            collapse_options.annotate_kernel = flags & 8 != 0;
+            collapse_options
+        };
+        fold_options
     };
     let event = (flags & 16 != 0).then_some("cpu-clock");
     let mut sink = ExpandingSinks::new(V8Expander::new(CodeLogs::from_maps(Vec::new()), options.expand), &options);

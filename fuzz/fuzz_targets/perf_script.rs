@@ -6,25 +6,27 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use v8inline::collapse::CollapseOptions;
-use v8inline::expansion::NoExpansion;
-use v8inline::pipeline::collapse;
-use v8inline::pipeline::parallel::fold_in_chunks;
+use v8inline::collapse;
+use v8inline::internals::collapse::CollapseOptions;
+use v8inline::internals::expansion::NoExpansion;
+use v8inline::internals::pipeline::parallel::fold_in_chunks;
 
 fuzz_target!(|bytes: &[u8]| {
     let Some((&flags, script)) = bytes.split_first() else { return };
-    let options = CollapseOptions {
-        include_pid: flags & 1 != 0,
-        include_tid: flags & 2 != 0,
-        include_addrs: flags & 4 != 0,
-        annotate_kernel: flags & 8 != 0,
-        annotate_jit: flags & 16 != 0,
-        annotate_inline: flags & 32 != 0,
-        event_filter: (flags & 64 != 0).then(|| "cycles".to_string()),
-        skip_after: if flags & 128 != 0 { vec!["main".to_string()] } else { Vec::new() },
+    let options = {
+        let mut collapse_options = CollapseOptions::default();
+        collapse_options.include_pid = flags & 1 != 0;
+        collapse_options.include_tid = flags & 2 != 0;
+        collapse_options.include_addrs = flags & 4 != 0;
+        collapse_options.annotate_kernel = flags & 8 != 0;
+        collapse_options.annotate_jit = flags & 16 != 0;
+        collapse_options.annotate_inline = flags & 32 != 0;
+        collapse_options.event_filter = (flags & 64 != 0).then(|| "cycles".to_string());
+        collapse_options.skip_after = if flags & 128 != 0 { vec!["main".to_string()] } else { Vec::new() };
+        collapse_options
     };
     let mut folded = Vec::new();
-    let summary = collapse(script, &options, NoExpansion, &mut folded).expect("reading memory cannot fail");
+    let summary = collapse(script, &options, &mut folded).expect("reading memory cannot fail");
     let mut folded_in_chunks = Vec::new();
     let chunk_bytes = 8 + script.len() % 64;
     let mut outcome =

@@ -21,17 +21,17 @@ use libfuzzer_sys::fuzz_target;
 use std::path::Path;
 
 use prost::Message;
-use v8inline::collapse::CollapseOptions;
-use v8inline::formats::jitdump::{self, ReadOptions};
-use v8inline::formats::v8log::CodeLog;
-use v8inline::output::json::JsonReport;
-use v8inline::output::pprof::{read_pprof, to_pprof};
-use v8inline::output::report::{Report, WeightUnit};
-use v8inline::pipeline::parallel::fold_in_chunks;
-use v8inline::pipeline::{FoldOptions, fold_perf_script_from};
-use v8inline::v8::code_logs::CodeLogs;
-use v8inline::v8::expand::{ExpandOptions, V8Expander};
-use v8inline::v8::inline_map::{InlineMap, SourceOptions};
+use v8inline::internals::collapse::CollapseOptions;
+use v8inline::internals::formats::jitdump::{self, ReadOptions};
+use v8inline::internals::formats::v8log::CodeLog;
+use v8inline::internals::output::json::JsonReport;
+use v8inline::internals::output::pprof::{read_pprof, to_pprof};
+use v8inline::internals::output::report::{Report, WeightUnit};
+use v8inline::internals::pipeline::parallel::fold_in_chunks;
+use v8inline::internals::pipeline::{FoldOptions, fold_perf_script_from};
+use v8inline::internals::v8::code_logs::CodeLogs;
+use v8inline::internals::v8::expand::{ExpandOptions, V8Expander};
+use v8inline::internals::v8::inline_map::{InlineMap, SourceOptions};
 
 /// Splits off the first `length` bytes (all of them if fewer).
 fn take<'a>(bytes: &mut &'a [u8], length: usize) -> &'a [u8] {
@@ -69,30 +69,36 @@ fuzz_target!(|bytes: &[u8]| {
 
     let map = InlineMap::new(logs, jitdump.as_ref(), SourceOptions::default());
     let profiles = CodeLogs::from_maps(vec![(map.pid.unwrap_or(0), map)]);
-    let expand_options = ExpandOptions { exact_pc: flags & 1 != 0 };
-    let collapse = CollapseOptions {
-        include_pid: flags & 2 != 0,
-        annotate_jit: flags & 4 != 0,
-        annotate_inline: flags & 8 != 0,
-        ..CollapseOptions::default()
+    let expand_options = {
+        let mut expand_options = ExpandOptions::default();
+        expand_options.exact_pc = flags & 1 != 0;
+        expand_options
+    };
+    let collapse = {
+        let mut collapse_options = CollapseOptions::default();
+        collapse_options.include_pid = flags & 2 != 0;
+        collapse_options.annotate_jit = flags & 4 != 0;
+        collapse_options.annotate_inline = flags & 8 != 0;
+        collapse_options
     };
     // Rarer than the other options: building the outputs is slow.
     let detailed = flags & 0x30 == 0x30;
     // The main job's path after it has opened the script and loaded the
     // code logs: expansion, folding, the warnings of the whole fold.
-    let options = FoldOptions {
-        collapse: collapse.clone(),
-        expand: expand_options,
-        record_details: detailed,
-        threads: Some(1),
-        ..FoldOptions::default()
+    let options = {
+        let mut fold_options = FoldOptions::default();
+        fold_options.collapse = collapse.clone();
+        fold_options.expand = expand_options;
+        fold_options.record_details = detailed;
+        fold_options.threads = Some(1);
+        fold_options
     };
     let profile = fold_perf_script_from(script, Path::new("fuzz.script"), profiles.clone(), &options)
         .expect("reading memory cannot fail");
-    let summary = &profile.summary;
+    let summary = profile.summary();
     let mut folded = Vec::new();
     profile.write_folded(&mut folded).expect("writing to memory cannot fail");
-    if let Some(details) = &profile.details {
+    if let Some(details) = profile.details() {
         // The outputs built on the detailed stacks: pprof and the JSON report.
         let pprof = to_pprof(details);
         let decoded = read_pprof(&pprof.encode_to_vec()).expect("an encoded profile decodes");

@@ -9,9 +9,9 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use v8inline::formats::v8log::LineColumn;
-use v8inline::v8::source::LineTable;
-use v8inline::v8::source_map::{
+use v8inline::internals::formats::v8log::LineColumn;
+use v8inline::internals::v8::source::LineTable;
+use v8inline::internals::v8::source_map::{
     LoadedSourceMap, ScriptSourceMap, SourceMapOptions, load_script_map, source_mapping_url,
 };
 

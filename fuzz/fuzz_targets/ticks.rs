@@ -8,11 +8,11 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use v8inline::pipeline::{ExpandingSinks, FoldOptions};
-use v8inline::sources::ticks::TickLog;
-use v8inline::symbols::SymbolCache;
-use v8inline::v8::expand::V8Expander;
-use v8inline::v8::inline_map::SourceOptions;
+use v8inline::internals::pipeline::{ExpandingSinks, FoldOptions};
+use v8inline::internals::sources::ticks::TickLog;
+use v8inline::internals::symbols::SymbolCache;
+use v8inline::internals::v8::expand::V8Expander;
+use v8inline::internals::v8::inline_map::SourceOptions;
 
 fuzz_target!(|bytes: &[u8]| {
     // The pid comes from the name, as from `prof-PID.log`.

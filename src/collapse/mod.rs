@@ -23,6 +23,7 @@ pub use stack_table::{FrameId, StackIndex, StackTable};
 
 /// Options of the collapser, with inferno's meanings and defaults.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CollapseOptions {
     /// Name the root frame `comm-PID` instead of `comm` (inferno's
     /// `include_pid`; a `?` stands for a PID perf did not print). Default

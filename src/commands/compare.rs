@@ -30,6 +30,7 @@ pub enum ComparisonFormat {
 
 /// What to compare and how.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct CompareOptions {
     /// The profile before.
     pub base: PathBuf,
@@ -46,6 +47,21 @@ pub struct CompareOptions {
     pub flame_graph: bool,
 }
 
+impl CompareOptions {
+    /// Compares `base` with `head` as text, the top 20 rows, paths as they
+    /// are, no flame graph.
+    pub fn new(base: PathBuf, head: PathBuf) -> CompareOptions {
+        CompareOptions {
+            base,
+            head,
+            format: ComparisonFormat::Text,
+            top: 20,
+            source_root: PathBuf::new(),
+            flame_graph: false,
+        }
+    }
+}
+
 /// A comparison, rendered.
 #[derive(Debug, Clone)]
 pub struct Comparison {
@@ -57,6 +73,7 @@ pub struct Comparison {
 
 /// Why two profiles could not be compared.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CompareCommandError {
     /// A file that cannot be read.
     #[error(transparent)]

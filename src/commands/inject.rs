@@ -34,6 +34,7 @@ pub const PERF_JIT_DATA_FILE: &str = "perf.jit.data";
 
 /// How to inject.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct InjectOptions {
     /// The perf binary.
     pub perf: OsString,
@@ -41,6 +42,19 @@ pub struct InjectOptions {
     pub buildid_dir: Option<PathBuf>,
     /// Threads for debuginfo.
     pub threads: usize,
+}
+
+impl InjectOptions {
+    /// perf found on `PATH`, its default build-id cache, one thread per core.
+    pub fn new() -> InjectOptions {
+        InjectOptions { perf: "perf".into(), buildid_dir: None, threads: crate::pipeline::thread_count(None) }
+    }
+}
+
+impl Default for InjectOptions {
+    fn default() -> InjectOptions {
+        InjectOptions::new()
+    }
 }
 
 /// What [`inject`] did.
@@ -67,6 +81,7 @@ pub struct InjectedProcess {
 
 /// Why [`inject`] could not run.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum InjectError {
     /// perf.data or a jitdump cannot be read.
     #[error(transparent)]

@@ -68,6 +68,7 @@ pub struct LookupAnswer {
 
 /// Why [`lookup`] could not answer.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LookupError {
     /// Neither a code log nor a jitdump was given.
     #[error("lookup needs --log and/or --jitdump")]

@@ -22,6 +22,7 @@ pub struct Repaired {
 
 /// Why a jitdump could not be repaired.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RepairError {
     /// The output is the input.
     #[error("repair-jitdump does not overwrite its input {}: give another -o", .0.display())]

@@ -716,7 +716,7 @@ enum LineOutcome {
 /// samples).
 ///
 /// ```
-/// use v8inline::formats::perf_script::PerfScriptReader;
+/// use v8inline::internals::formats::perf_script::PerfScriptReader;
 ///
 /// let text = "node  2696   102.105295:    1003009 cpu-clock: \n\
 ///             \t          e1f174 main+0x44 (/usr/bin/node)\n\n";

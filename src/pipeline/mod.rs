@@ -47,6 +47,7 @@ use relay::read_with_sink;
 
 /// Where the samples come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SampleInput {
     /// `perf script` text from a file (`.gz` too), or standard input for `-`.
     PerfScript(PathBuf),
@@ -77,6 +78,7 @@ impl SampleInput {
 
 /// How [`fold`] folds.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct FoldOptions {
     /// Frame naming, annotations and the event filter.
     pub collapse: CollapseOptions,
@@ -117,38 +119,73 @@ impl FoldOptions {
     }
 }
 
-/// The result of [`fold`].
+/// The result of [`fold`]: the aggregated stacks, and what the outputs are
+/// made from.
 pub struct FoldedProfile {
     /// The aggregated stacks.
-    pub folder: Folder,
-    /// The stacks with their code locations, for pprof and the reports,
-    /// when [`FoldOptions::record_details`] asked for them (of the first
-    /// input of [`fold_all`]).
-    pub details: Option<StackProfile>,
+    pub(crate) folder: Folder,
+    /// The stacks with their code locations, when
+    /// [`FoldOptions::record_details`] asked for them (of the first input of
+    /// [`fold_all`]).
+    pub(crate) details: Option<StackProfile>,
     /// The processes' code logs and jitdumps (of the first input of
     /// [`fold_all`]).
-    pub code_logs: CodeLogs,
+    pub(crate) code_logs: CodeLogs,
     /// Samples read, kept, skipped; distinct stacks.
-    pub summary: CollapseSummary,
+    pub(crate) summary: CollapseSummary,
     /// What happened to JIT frames, over all threads.
-    pub expansion: ExpansionStats,
+    pub(crate) expansion: ExpansionStats,
     /// How the native frames of V8 ticks were named.
-    pub native: Option<NativeFrameStats>,
+    pub(crate) native: Option<NativeFrameStats>,
     /// Every reader's warnings: samples, code logs, jitdumps, binaries.
-    pub diagnostics: Diagnostics,
+    pub(crate) diagnostics: Diagnostics,
     /// The input, for titles and messages.
-    pub input_name: String,
+    pub(crate) input_name: String,
     /// Every sample in time order, when [`FoldOptions::timeline`] asked for it.
-    pub timeline: Option<Timeline>,
-    /// The threads it may be written with ([`FoldOptions::threads`]).
-    pub threads: usize,
+    pub(crate) timeline: Option<Timeline>,
+    /// The threads the folded text may be written with ([`FoldOptions::threads`]).
+    pub(crate) threads: usize,
 }
 
 impl FoldedProfile {
-    /// Writes the folded stacks as `inferno-collapse-perf` does, rendering
-    /// them on a second thread when it has [`FoldedProfile::threads`].
+    /// Writes the folded stacks as `inferno-collapse-perf` does (rendering
+    /// them on a second thread when [`FoldOptions::threads`] allows); the
+    /// number of distinct stacks written.
     pub fn write_folded<W: io::Write>(&self, output: W) -> io::Result<u64> {
         self.folder.write_folded_on(output, self.threads)
+    }
+
+    /// Samples read, kept and skipped; distinct stacks.
+    pub fn summary(&self) -> &CollapseSummary {
+        &self.summary
+    }
+
+    /// The stacks with their code locations (pprof and the reports are made
+    /// from them), when [`FoldOptions::record_details`] asked for them.
+    pub fn details(&self) -> Option<&StackProfile> {
+        self.details.as_ref()
+    }
+
+    /// Every sample in time order with its thread (the `.cpuprofile` and the
+    /// Firefox profile are made from it), when [`FoldOptions::timeline`]
+    /// asked for it.
+    pub fn timeline(&self) -> Option<&Timeline> {
+        self.timeline.as_ref()
+    }
+
+    /// What happened to the JIT frames: expanded, left as they were, and why.
+    pub fn expansion(&self) -> &ExpansionStats {
+        &self.expansion
+    }
+
+    /// Every reader's warnings: samples, code logs, jitdumps, binaries.
+    pub fn diagnostics(&self) -> &Diagnostics {
+        &self.diagnostics
+    }
+
+    /// The input, as titles and messages name it.
+    pub fn input_name(&self) -> &str {
+        &self.input_name
     }
 }
 
@@ -366,15 +403,24 @@ fn reader_summary<R: BufRead>(reader: &PerfScriptSource<R>) -> CollapseSummary {
     }
 }
 
-/// Reads `perf script` text from `input`, folds its samples with `expander`
-/// on this thread and writes the folded stacks to `output` (then flushes
-/// it): the inferno-compatible entry. With
-/// [`NoExpansion`](crate::expansion::NoExpansion) the output is byte for
-/// byte what inferno 0.12.8's `perf` collapser writes with the same options;
-/// a [`FrameExpander`] may replace any stack line by several frames. The
-/// counts written sum to [`CollapseSummary::total_count`]. Only I/O errors
-/// are errors. Pass `&mut expander` to keep the expander and its statistics.
-pub fn collapse<R: BufRead, W: io::Write, Expander: FrameExpander + Send>(
+/// Reads `perf script` text from `input`, folds its samples on this thread
+/// and writes the folded stacks to `output` (then flushes it), as
+/// `inferno-collapse-perf` does: the output is byte for byte what inferno
+/// 0.12.8's `perf` collapser writes with the same options. The counts
+/// written sum to [`CollapseSummary::total_count`]. Only I/O errors are
+/// errors. ([`fold`] expands V8's frames too, and writes more outputs.)
+pub fn collapse<R: BufRead, W: io::Write>(
+    input: R,
+    options: &CollapseOptions,
+    output: W,
+) -> io::Result<CollapseSummary> {
+    collapse_with(input, options, crate::expansion::NoExpansion, output)
+}
+
+/// [`collapse`] with `expander` replacing stack lines by frames (any number,
+/// none drops the line). Pass `&mut expander` to keep the expander and its
+/// statistics.
+pub fn collapse_with<R: BufRead, W: io::Write, Expander: FrameExpander + Send>(
     input: R,
     options: &CollapseOptions,
     expander: Expander,

@@ -41,6 +41,7 @@ pub enum Destination {
 
 /// One output a job writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum OutputRequest {
     /// The folded stacks, as `inferno-collapse-perf` writes them.
     Folded(Destination),
@@ -176,6 +177,7 @@ impl OutputRequest {
 
 /// A job: the input, how to fold it and what to write.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Job {
     /// The samples: one input, or several folded into one profile (the
     /// `--prof` logs of a process's isolates).
@@ -189,6 +191,14 @@ pub struct Job {
     pub title: Option<String>,
     /// Refuse to write anything when a reader warned.
     pub strict: bool,
+}
+
+impl Job {
+    /// Folds `inputs` as `fold` says and writes `outputs`, titled after the
+    /// input, not strict.
+    pub fn new(inputs: Vec<SampleInput>, fold: FoldOptions, outputs: Vec<OutputRequest>) -> Job {
+        Job { inputs, fold, outputs, title: None, strict: false }
+    }
 }
 
 impl Job {
@@ -241,6 +251,7 @@ pub struct RunSummary {
 
 /// Why a job failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RunError {
     /// An input that cannot be used at all.
     #[error(transparent)]
@@ -274,6 +285,7 @@ impl RunError {
 
 /// A job that asks for something that cannot be done.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum UsageError {
     /// Several outputs would write to standard output.
     #[error(

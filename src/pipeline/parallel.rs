@@ -319,7 +319,7 @@ mod tests {
 
     use super::*;
     use crate::expansion::NoExpansion;
-    use crate::pipeline::collapse;
+    use crate::pipeline::{collapse, collapse_with};
 
     fn real_perf_script(recording: &str) -> Vec<u8> {
         let path =
@@ -347,7 +347,7 @@ mod tests {
         for event_filter in filters {
             let options = CollapseOptions { event_filter, include_pid: true, ..CollapseOptions::default() };
             let mut expected = Vec::new();
-            let expected_summary = collapse(input.as_slice(), &options, NoExpansion, &mut expected).unwrap();
+            let expected_summary = collapse(input.as_slice(), &options, &mut expected).unwrap();
             assert!(expected_summary.warnings.total() > 0 && expected_summary.samples_kept > 0);
             for (threads, chunk_bytes) in [(1, 1 << 20), (2, 64), (2, 4096), (3, 100_000)] {
                 let mut output = Vec::new();
@@ -384,7 +384,7 @@ mod tests {
         let options = CollapseOptions { annotate_inline: true, ..CollapseOptions::default() };
         let mut expected = Vec::new();
         let mut expander = V8Expander::new(code_logs.clone(), ExpandOptions::default());
-        let expected_summary = collapse(input.as_slice(), &options, &mut expander, &mut expected).unwrap();
+        let expected_summary = collapse_with(input.as_slice(), &options, &mut expander, &mut expected).unwrap();
         assert!(expected_summary.expanded_frames > expected_summary.stack_lines_expanded);
         let expanders = (0..2).map(|_| V8Expander::new(code_logs.clone(), ExpandOptions::default())).collect();
         let mut output = Vec::new();

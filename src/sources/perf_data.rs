@@ -6,7 +6,7 @@
 //! sample's callchain is named as `perf script` names it:
 //!
 //! * an address in a mapped ELF file: the function from the file's symbol
-//!   table ([`crate::symbols`], perf's rules), looked up at the address itself
+//!   table (`crate::symbols`, perf's rules), looked up at the address itself
 //!   as perf does, also for return addresses;
 //! * a kernel address: the function from `/proc/kallsyms` of this machine
 //!   (perf reads the same file), moved by how far the kernel moved since the

@@ -28,6 +28,7 @@ use crate::v8::inline_map::{InlineMap, JitCodes, SourceOptions};
 
 /// Where to find inputs.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct CodeLogOptions {
     /// Code logs given on the command line.
     pub logs: Vec<PathBuf>,

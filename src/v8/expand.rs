@@ -30,6 +30,7 @@ use crate::v8::inline_stack::{FrameFunction, InlineFrame, PositionRule};
 
 /// How frames are expanded.
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct ExpandOptions {
     /// Use the position *at* the sampled PC (the instruction perf reports)
     /// instead of the one before it. Default: false.

@@ -317,6 +317,7 @@ fn log_codes(logs: &[CodeLog]) -> JitCodes {
 
 /// How to find script text when the log carries none (`--no-log-source-code`).
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct SourceOptions {
     /// Read scripts from disk by the path V8 names them with.
     pub read_from_disk: bool,

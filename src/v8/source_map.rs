@@ -27,6 +27,7 @@ use crate::v8::source::LineTable;
 
 /// Where source maps come from.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct SourceMapOptions {
     /// Map frames through source maps at all. Default: true.
     pub enabled: bool,

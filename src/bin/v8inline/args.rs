@@ -4,10 +4,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use v8inline::output::flamegraph::FlameGraphStyle;
-use v8inline::v8::code_logs::CodeLogOptions;
-use v8inline::v8::inline_map::SourceOptions;
-use v8inline::v8::source_map::{SourceMapOptions, SourceMapOverride};
+use v8inline::CodeLogOptions;
+use v8inline::FlameGraphStyle;
+use v8inline::SourceOptions;
+use v8inline::{SourceMapOptions, SourceMapOverride};
 
 /// Expand V8's inlined JavaScript frames in perf profiles.
 ///
@@ -368,26 +368,27 @@ pub(crate) fn parse_substitution(text: &str) -> Result<(String, String), String>
 }
 
 impl InputArgs {
+    /// The code logs and sources these arguments name, read on one thread
+    /// (a command sets `read_threads` from `--threads`).
     pub(crate) fn code_log_options(&self) -> CodeLogOptions {
-        CodeLogOptions {
-            logs: self.logs.clone(),
-            jitdumps: self.jitdumps.clone(),
-            jitdump_dir: self.jitdump_dir.clone(),
-            codspeed_log_dir: std::env::var_os("CODSPEED_V8_LOG").map(PathBuf::from),
-            sources: SourceOptions {
-                read_from_disk: !self.no_disk_sources,
-                path_substitutions: self.substitutions.clone(),
-                source_maps: SourceMapOptions {
-                    enabled: !self.no_source_maps,
-                    overrides: self
-                        .source_maps
-                        .iter()
-                        .map(|(script, map)| SourceMapOverride { script: script.clone(), map: PathBuf::from(map) })
-                        .collect(),
-                },
-            },
-            // The main job sets it from --threads.
-            read_threads: 1,
-        }
+        let mut source_maps = SourceMapOptions::default();
+        source_maps.enabled = !self.no_source_maps;
+        source_maps.overrides = self
+            .source_maps
+            .iter()
+            .map(|(script, map)| SourceMapOverride { script: script.clone(), map: PathBuf::from(map) })
+            .collect();
+        let mut sources = SourceOptions::default();
+        sources.read_from_disk = !self.no_disk_sources;
+        sources.path_substitutions = self.substitutions.clone();
+        sources.source_maps = source_maps;
+        let mut options = CodeLogOptions::default();
+        options.logs = self.logs.clone();
+        options.jitdumps = self.jitdumps.clone();
+        options.jitdump_dir = self.jitdump_dir.clone();
+        options.codspeed_log_dir = std::env::var_os("CODSPEED_V8_LOG").map(PathBuf::from);
+        options.sources = sources;
+        options.read_threads = 1;
+        options
     }
 }

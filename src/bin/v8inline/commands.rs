@@ -5,18 +5,17 @@ use std::io::Write;
 use crate::args::{CompareArgs, CompareFormat, DebuginfoArgs, LookupArgs, RecordArgs, RepairJitDumpArgs};
 use crate::failure::{Failure, report_warnings, standard_output_failure, write_file, write_output};
 use std::path::PathBuf;
-use v8inline::commands::compare::{CompareCommandError, CompareOptions, ComparisonFormat, compare_files};
-use v8inline::commands::lookup::{AddressQuery, LookupError};
+use v8inline::{AddressQuery, LookupError};
+use v8inline::{CompareCommandError, CompareOptions, ComparisonFormat, compare_files};
 
 use crate::fold::requests_beside_folded;
-use v8inline::commands::record::{
+use v8inline::RepairError;
+use v8inline::thread_count;
+use v8inline::{
     CPUPROFILE_FILE, FIREFOX_PROFILE_FILE, FLAMEGRAPH_FILE, FOLDED_FILE, RecordError, RecordOptions,
     prepare_output_directory,
 };
-use v8inline::commands::repair::RepairError;
-use v8inline::pipeline::outputs::{Destination, OutputRequest, check_outputs};
-use v8inline::pipeline::thread_count;
-use v8inline::v8::code_logs::CodeLogOptions;
+use v8inline::{Destination, OutputRequest, check_outputs};
 
 pub(crate) fn lookup(args: LookupArgs) -> Result<(), Failure> {
     let queries = args
@@ -26,8 +25,9 @@ pub(crate) fn lookup(args: LookupArgs) -> Result<(), Failure> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(|error| Failure::Usage(error.to_string()))?;
     let read_threads = thread_count(args.threads);
-    let options = CodeLogOptions { read_threads, ..args.inputs.code_log_options() };
-    let answer = match v8inline::commands::lookup::lookup(options, &queries) {
+    let mut options = args.inputs.code_log_options();
+    options.read_threads = read_threads;
+    let answer = match v8inline::lookup(options, &queries) {
         Ok(answer) => answer,
         Err(LookupError::NotOneProcess { diagnostics, processes }) => {
             report_warnings(&diagnostics, args.inputs.strict)?;
@@ -35,6 +35,7 @@ pub(crate) fn lookup(args: LookupArgs) -> Result<(), Failure> {
         }
         Err(LookupError::NoInputs) => return Err(Failure::Usage(LookupError::NoInputs.to_string())),
         Err(LookupError::Input(error)) => return Err(error.into()),
+        Err(other) => return Err(Failure::Input(other.to_string())),
     };
     report_warnings(&answer.diagnostics, args.inputs.strict)?;
     std::io::stdout().lock().write_all(answer.text.as_bytes()).map_err(standard_output_failure)?;
@@ -45,18 +46,15 @@ pub(crate) fn lookup(args: LookupArgs) -> Result<(), Failure> {
 }
 
 pub(crate) fn compare(args: CompareArgs) -> Result<(), Failure> {
-    let options = CompareOptions {
-        base: args.base,
-        head: args.head,
-        format: match args.format {
-            CompareFormat::Text => ComparisonFormat::Text,
-            CompareFormat::Markdown => ComparisonFormat::Markdown,
-            CompareFormat::Github => ComparisonFormat::Github { threshold: args.threshold / 100.0 },
-        },
-        top: args.top,
-        source_root: args.source_root,
-        flame_graph: args.flamegraph.is_some(),
+    let mut options = CompareOptions::new(args.base, args.head);
+    options.format = match args.format {
+        CompareFormat::Text => ComparisonFormat::Text,
+        CompareFormat::Markdown => ComparisonFormat::Markdown,
+        CompareFormat::Github => ComparisonFormat::Github { threshold: args.threshold / 100.0 },
     };
+    options.top = args.top;
+    options.source_root = args.source_root;
+    options.flame_graph = args.flamegraph.is_some();
     let comparison = match compare_files(&options) {
         Ok(comparison) => comparison,
         Err(CompareCommandError::FlameGraphOfReports) => {
@@ -80,7 +78,7 @@ pub(crate) fn record(args: RecordArgs) -> Result<u8, Failure> {
         error => Failure::Input(error.to_string()),
     };
     // Before the output directory is made: nothing to leave behind.
-    v8inline::commands::record::check_command(&args.command).map_err(record_failure)?;
+    v8inline::check_command(&args.command).map_err(record_failure)?;
     let output_dir = prepare_output_directory(args.output_dir.as_deref(), args.force).map_err(record_failure)?;
     // The main job's outputs, the folded stacks, flame graph, .cpuprofile
     // and Firefox profile in the output directory unless asked elsewhere.
@@ -99,10 +97,11 @@ pub(crate) fn record(args: RecordArgs) -> Result<u8, Failure> {
         in_directory(&args.outputs.firefox_profile, FIREFOX_PROFILE_FILE),
     ));
     check_outputs(&outputs).map_err(|error| Failure::Usage(error.to_string()))?;
-    let options =
-        RecordOptions { frequency: args.frequency, output_dir, command: args.command, perf: "perf".into(), outputs };
+    let mut options = RecordOptions::new(args.command, output_dir);
+    options.frequency = args.frequency;
+    options.outputs = outputs;
     let mut announce = |message: &str| eprintln!("v8inline: {message}");
-    let recording = v8inline::commands::record::record(&options, &mut announce).map_err(record_failure)?;
+    let recording = v8inline::record(&options, &mut announce).map_err(record_failure)?;
     eprint!("{}", recording.report());
     if args.inject {
         inject(&recording, options.perf)?;
@@ -111,7 +110,7 @@ pub(crate) fn record(args: RecordArgs) -> Result<u8, Failure> {
 }
 
 pub(crate) fn repair_jitdump(args: RepairJitDumpArgs) -> Result<(), Failure> {
-    let repaired = match v8inline::commands::repair::repair_jitdump(&args.jitdump, &args.output) {
+    let repaired = match v8inline::repair_jitdump(&args.jitdump, &args.output) {
         Ok(repaired) => repaired,
         Err(error @ RepairError::WouldOverwriteInput(_)) => return Err(Failure::Usage(error.to_string())),
         Err(error) => return Err(Failure::Input(error.to_string())),
@@ -128,15 +127,19 @@ pub(crate) fn repair_jitdump(args: RepairJitDumpArgs) -> Result<(), Failure> {
 }
 
 pub(crate) fn debuginfo(args: DebuginfoArgs) -> Result<(), Failure> {
-    use v8inline::commands::debuginfo::{DebugInfoCommandError, DebugInfoOptions, default_buildid_dir};
+    use v8inline::{DebugInfoCommandError, DebugInfoOptions, default_buildid_dir};
     let threads = thread_count(args.threads);
     let options = DebugInfoOptions {
-        code_logs: CodeLogOptions { read_threads: threads, ..args.inputs.code_log_options() },
+        code_logs: {
+            let mut code_logs = args.inputs.code_log_options();
+            code_logs.read_threads = threads;
+            code_logs
+        },
         directory: args.directory,
         buildid_dir: args.buildid_dir.or_else(default_buildid_dir),
         threads,
     };
-    let summary = match v8inline::commands::debuginfo::debuginfo(options) {
+    let summary = match v8inline::debuginfo(options) {
         Ok(summary) => summary,
         Err(DebugInfoCommandError::NotOneProcess { diagnostics, processes }) => {
             report_warnings(&diagnostics, args.inputs.strict)?;
@@ -161,13 +164,14 @@ pub(crate) fn debuginfo(args: DebuginfoArgs) -> Result<(), Failure> {
 
 /// `record --inject`: perf inject and debuginfo on the recording.
 fn inject(recording: &v8inline::Recording, perf: std::ffi::OsString) -> Result<(), Failure> {
-    use v8inline::commands::inject::{InjectOptions, inject};
-    use v8inline::commands::record::Sampler;
+    use v8inline::Sampler;
+    use v8inline::{InjectOptions, inject};
     if recording.sampler != Sampler::Perf {
         eprintln!("v8inline: --inject needs a perf recording: nothing to inject");
         return Ok(());
     }
-    let options = InjectOptions { perf, buildid_dir: None, threads: thread_count(None) };
+    let mut options = InjectOptions::new();
+    options.perf = perf;
     let injection = inject(&recording.output_dir, &options).map_err(|error| Failure::Input(error.to_string()))?;
     eprint!("{}", injection.report());
     std::mem::forget(injection);

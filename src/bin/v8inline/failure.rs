@@ -3,8 +3,8 @@
 use std::io::Write;
 use std::path::Path;
 
-use v8inline::diagnostics::{Diagnostics, strict_failure};
-use v8inline::pipeline::outputs::RunError;
+use v8inline::RunError;
+use v8inline::{Diagnostics, strict_failure};
 
 /// Why a run failed.
 pub(crate) enum Failure {
@@ -34,7 +34,7 @@ impl From<RunError> for Failure {
         match error {
             _ if error.is_broken_pipe() => Failure::BrokenPipe,
             RunError::Usage(usage) => Failure::Usage(usage.to_string()),
-            RunError::Input(_) | RunError::Output { .. } | RunError::Strict { .. } => Failure::Input(error.to_string()),
+            _ => Failure::Input(error.to_string()),
         }
     }
 }
@@ -66,7 +66,7 @@ pub(crate) fn report_warnings(diagnostics: &Diagnostics, strict: bool) -> Result
 /// Replaces the file at `path` by `bytes` (whole or not at all), naming
 /// the path in an error.
 pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    v8inline::files::replace_file(path, |output| output.write_all(bytes))
+    v8inline::replace_file(path, |output| output.write_all(bytes))
         .map_err(|error| Failure::Input(format!("{}: {error}", path.display())))
 }
 

@@ -6,19 +6,19 @@ use std::path::{Path, PathBuf};
 
 use crate::args::{AnnotateFormat, FoldArgs, OutputArgs, ReportFormat, SummaryFormat};
 use crate::failure::Failure;
-use v8inline::collapse::CollapseOptions;
-use v8inline::default_input::choose_input;
-use v8inline::output::cpuprofile::ThreadSelection;
-use v8inline::pipeline::outputs::{Destination, Job, OutputRequest, RunEvent, check_outputs, run};
-use v8inline::pipeline::{FoldOptions, SampleInput};
-use v8inline::v8::expand::ExpandOptions;
+use v8inline::CollapseOptions;
+use v8inline::ExpandOptions;
+use v8inline::ThreadSelection;
+use v8inline::choose_input;
+use v8inline::{Destination, Job, OutputRequest, RunEvent, check_outputs, run};
+use v8inline::{FoldOptions, SampleInput};
 
 pub(crate) fn fold(args: FoldArgs) -> Result<(), Failure> {
     let outputs = output_requests(&args)?;
     // Before the default input is chosen (and said).
     check_outputs(&outputs).map_err(|error| Failure::Usage(error.to_string()))?;
-    let job =
-        Job { inputs: inputs(&args)?, fold: fold_options(&args), outputs, title: None, strict: args.inputs.strict };
+    let mut job = Job::new(inputs(&args)?, fold_options(&args), outputs);
+    job.strict = args.inputs.strict;
     run(&job, &mut print_event)?;
     Ok(())
 }
@@ -56,23 +56,23 @@ fn inputs(args: &FoldArgs) -> Result<Vec<SampleInput>, Failure> {
 
 /// How to fold (the outputs turn on what they need: [`Job::fold_options`]).
 fn fold_options(args: &FoldArgs) -> FoldOptions {
-    let collapse = CollapseOptions {
-        include_pid: args.pid,
-        include_tid: args.tid,
-        include_addrs: args.addrs,
-        annotate_kernel: args.annotate_kernel || args.all,
-        annotate_jit: args.annotate_jit || args.all,
-        annotate_inline: args.annotate_inline || args.all,
-        event_filter: args.event_filter.clone(),
-        skip_after: args.skip_after.clone(),
-    };
-    FoldOptions {
-        collapse,
-        code_logs: args.inputs.code_log_options(),
-        expand: ExpandOptions { exact_pc: args.exact_pc },
-        threads: args.threads,
-        ..FoldOptions::default()
-    }
+    let mut collapse = CollapseOptions::default();
+    collapse.include_pid = args.pid;
+    collapse.include_tid = args.tid;
+    collapse.include_addrs = args.addrs;
+    collapse.annotate_kernel = args.annotate_kernel || args.all;
+    collapse.annotate_jit = args.annotate_jit || args.all;
+    collapse.annotate_inline = args.annotate_inline || args.all;
+    collapse.event_filter = args.event_filter.clone();
+    collapse.skip_after = args.skip_after.clone();
+    let mut expand = ExpandOptions::default();
+    expand.exact_pc = args.exact_pc;
+    let mut options = FoldOptions::default();
+    options.collapse = collapse;
+    options.code_logs = args.inputs.code_log_options();
+    options.expand = expand;
+    options.threads = args.threads;
+    options
 }
 
 /// The outputs the arguments ask for, in the order they are written.

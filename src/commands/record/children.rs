@@ -15,7 +15,7 @@
 //! - Deno: `DENO_V8_FLAGS`, which every deno reads before its `--v8-flags`.
 //!
 //! The script and the preload are in a directory only the user can write
-//! ([`super::private`]), never in the output directory.
+//! (`super::private`), never in the output directory.
 //!
 //! The preload also writes down what every node with the flags runs, so that
 //! the report can say which node ran what. A node that none of these reaches

@@ -55,6 +55,7 @@ pub const FIREFOX_PROFILE_FILE: &str = "profile.firefox.json.gz";
 
 /// What to record, where, and what to write.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RecordOptions {
     /// Samples per second (perf's `-F`; the `--prof` interval otherwise).
     pub frequency: u32,
@@ -68,6 +69,14 @@ pub struct RecordOptions {
     pub perf: OsString,
     /// The outputs, written as the main job writes them.
     pub outputs: Vec<OutputRequest>,
+}
+
+impl RecordOptions {
+    /// Records `command` into `output_dir` under perf (found on `PATH`) at
+    /// 997 Hz, writing no output until some are added to `outputs`.
+    pub fn new(command: Vec<OsString>, output_dir: PathBuf) -> RecordOptions {
+        RecordOptions { frequency: 997, output_dir, command, perf: "perf".into(), outputs: Vec::new() }
+    }
 }
 
 /// Which sampler recorded the profile.
@@ -261,6 +270,7 @@ fn join_as_list(items: &[String]) -> String {
 
 /// A recording that failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RecordError {
     /// No command was given.
     #[error("record needs a command: v8inline record -- node app.js")]

@@ -14,7 +14,7 @@
 //! unusable header is a [`JitDumpError`].
 //!
 //! ```no_run
-//! use v8inline::formats::jitdump::{self, ReadOptions};
+//! use v8inline::internals::formats::jitdump::{self, ReadOptions};
 //! # fn main() -> Result<(), v8inline::Error> {
 //! let dump = jitdump::read_path("jit-1234.dump".as_ref(), &ReadOptions::default())?;
 //! for load in &dump.loads {
