@@ -196,7 +196,7 @@ proptest! {
     #[test]
     fn counts_written_equal_the_periods_of_the_samples_read(pieces in pieces()) {
         let (script, periods, empty_samples) = script_of(&pieces);
-        let (folded, summary) = fold(script.as_slice(), &mut expander());
+        let (folded, summary) = fold(script.as_slice(), expander());
         prop_assert_eq!(sum_of_counts(&folded), periods);
         prop_assert_eq!(summary.total_count, periods);
         let with_frames = pieces.iter().filter(|piece| !matches!(piece, Piece::JunkLine(_) | Piece::EmptySample(_))).count();
@@ -225,7 +225,7 @@ proptest! {
         let mut expander = expander();
         for index in indexes {
             let sample = &recording().samples[index].text;
-            let (passed_through, plain_summary) = fold(sample.as_bytes(), &mut NoExpansion);
+            let (passed_through, plain_summary) = fold(sample.as_bytes(), NoExpansion);
             let (expanded, summary) = fold(sample.as_bytes(), &mut expander);
             let plain_frames = frames_of(&passed_through);
             let expanded_frames = frames_of(&expanded);
@@ -245,7 +245,7 @@ proptest! {
         let mut reused = expander();
         let (first, _) = fold(script.as_slice(), &mut reused);
         let (again, _) = fold(script.as_slice(), &mut reused);
-        let (fresh, _) = fold(script.as_slice(), &mut expander());
+        let (fresh, _) = fold(script.as_slice(), expander());
         prop_assert_eq!(&first, &again);
         prop_assert_eq!(&first, &fresh);
     }
