@@ -101,7 +101,7 @@ fn every_load_joins_its_code_creation() {
         assert_eq!(map.unmatched_loads, 0, "node {version}");
         assert_eq!(map.codes().len(), jitdump.loads.len());
         let mut reused_addresses = 0;
-        let mut seen = fxhash::FxHashSet::default();
+        let mut seen = rustc_hash::FxHashSet::default();
         for (id, code) in map.code_ids().zip(map.codes()) {
             let object = map.log_object(id).unwrap();
             assert_eq!((object.address, object.size), (code.address, code.size));

@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 use std::sync::mpsc::{channel, sync_channel};
 
-use fxhash::{FxBuildHasher, FxHashMap};
+use rustc_hash::{FxBuildHasher, FxHashMap};
 use indexmap::IndexSet;
 
 use super::naming::{

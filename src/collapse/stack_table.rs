@@ -10,7 +10,7 @@
 use std::cmp::Ordering;
 use std::hash::BuildHasher;
 
-use fxhash::FxBuildHasher;
+use rustc_hash::FxBuildHasher;
 use hashbrown::HashTable;
 
 /// The number of an interned frame name in a [`Folder`](super::Folder): the

@@ -7,7 +7,7 @@
 //!                              other frames: symbol and module kind
 //! ```
 
-use fxhash::FxHashMap;
+use rustc_hash::FxHashMap;
 
 use crate::collapse::naming::{fix_partially_demangled_rust_symbol, push_function_or_module, tidy_generic};
 use crate::expansion::{ExpandedFrames, ExpandedSample, FrameExpander, StackSink};

@@ -15,7 +15,7 @@ use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use fxhash::FxHashMap;
+use rustc_hash::FxHashMap;
 
 use crate::commands::lookup::function_label;
 use crate::diagnostics::Diagnostics;

@@ -38,7 +38,7 @@
 use std::fmt;
 use std::io::{self, BufRead};
 
-use fxhash::FxHashMap;
+use rustc_hash::FxHashMap;
 
 use crate::model::sample::SampleTime;
 

@@ -14,7 +14,7 @@
 //! V8 tick records ──┘
 //! ```
 
-use fxhash::FxBuildHasher;
+use rustc_hash::FxBuildHasher;
 use indexmap::IndexSet;
 
 /// Addresses from here up are kernel addresses: the kernel half of the

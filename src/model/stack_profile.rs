@@ -75,7 +75,7 @@ impl StackProfile {
 pub(crate) struct ProfileBuilder {
     /// The functions and locations of the stacks added.
     pub(crate) frames: FrameTable,
-    stacks: fxhash::FxHashMap<Vec<LocationId>, StackWeight>,
+    stacks: rustc_hash::FxHashMap<Vec<LocationId>, StackWeight>,
 }
 
 /// The samples and count of a stack being merged.

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use fxhash::FxHashMap;
+use rustc_hash::FxHashMap;
 
 use crate::formats::folded::FoldedLineError;
 

@@ -44,7 +44,7 @@
 use std::fmt::Write as _;
 use std::io;
 
-use fxhash::FxHashMap;
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::model::frames::{FunctionId, ProfileFrame};

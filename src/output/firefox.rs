@@ -15,7 +15,7 @@
 
 use std::io::{self, Write};
 
-use fxhash::FxHashMap;
+use rustc_hash::FxHashMap;
 use fxprof_processed_profile::{
     CategoryColor, CategoryPairHandle, CpuDelta, Frame, FrameFlags, FrameInfo, ProcessHandle, Profile,
     ReferenceTimestamp, SamplingInterval, StackHandle, StringHandle, ThreadHandle, Timestamp,

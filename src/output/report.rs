@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use fxhash::{FxHashMap, FxHashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::model::frames::{FrameKind, Function, FunctionId};
 use crate::model::stack_profile::StackProfile;

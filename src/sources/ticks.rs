@@ -32,7 +32,7 @@
 
 use std::path::Path;
 
-use fxhash::FxHashMap;
+use rustc_hash::FxHashMap;
 
 use crate::diagnostics::Diagnostics;
 use crate::error::{Error, ErrorCause};

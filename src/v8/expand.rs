@@ -18,7 +18,7 @@
 use crate::expansion::LocationDetails;
 use std::sync::Arc;
 
-use fxhash::FxHashMap;
+use rustc_hash::FxHashMap;
 use indexmap::IndexSet;
 
 use crate::expansion::{ExpandedFrames, FrameContext, FrameExpander};
@@ -404,7 +404,7 @@ pub struct V8Expander {
     options: ExpandOptions,
     /// Counts by outcome.
     pub stats: ExpansionStats,
-    names: IndexSet<Box<str>, fxhash::FxBuildHasher>,
+    names: IndexSet<Box<str>, rustc_hash::FxBuildHasher>,
     /// Location id per key; the id indexes `locations`.
     cache: FxHashMap<ExpansionKey, u32>,
     locations: Vec<CachedLocation>,

@@ -9,7 +9,7 @@
 //! `v8inline lookup` prints for it; the stacks of all pieces, merged from
 //! the outermost frame in, are the tree.
 
-use fxhash::FxHashMap;
+use rustc_hash::FxHashMap;
 
 use crate::formats::v8log::SharedFunctionId;
 use crate::v8::inline_map::{CodeId, InlineMap};

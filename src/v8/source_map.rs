@@ -18,7 +18,7 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 
-use fxhash::FxHashMap;
+use rustc_hash::FxHashMap;
 
 use sourcemap::{DecodedMap, SourceMap};
 

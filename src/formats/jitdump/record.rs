@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use fxhash::FxHashSet;
+use rustc_hash::FxHashSet;
 
 use object::Endianness;
 use object::endian::{I32, U32, U64};

@@ -19,7 +19,7 @@ use std::io::{self, Read};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use fxhash::FxHashMap;
+use rustc_hash::FxHashMap;
 use indexmap::IndexMap;
 use memchr::memchr_iter;
 
