@@ -287,10 +287,28 @@ pub fn replace_file<T>(path: &Path, write: impl FnOnce(&mut dyn io::Write) -> io
     Ok(result)
 }
 
+/// Puts a hard link to the file at `existing` in the place of `path`, whole
+/// or not at all: the link is made at a temporary name beside `path`, then
+/// renamed over it (a symbolic link at `path` is replaced, not followed).
+/// Fails with `EXDEV` when the two are on different file systems.
+pub fn replace_with_link(existing: &Path, path: &Path) -> io::Result<()> {
+    let directory = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(path.file_name().unwrap_or_default());
+    prefix.push(".");
+    let link = tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".v8inline-tmp")
+        .make_in(directory, |temporary| std::fs::hard_link(existing, temporary))?;
+    link.persist(path).map_err(|error| error.error)?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
-    use std::io::Write as _;
-
     use super::*;
 
     #[test]
