@@ -173,7 +173,7 @@ impl PerfDataSource {
             // through read(2) (a twentieth of the time on a real recording).
             match crate::files::MappedFile::open(path) {
                 Ok(Some(mapped)) => reader.read(crate::files::MappedReader::new(mapped), path, sink),
-                Ok(None) => match std::fs::File::open(path) {
+                Ok(None) => match crate::files::open_input(path) {
                     Ok(file) => reader.read(std::io::BufReader::with_capacity(1 << 20, file), path, sink),
                     Err(error) => Err(error.into()),
                 },
