@@ -130,6 +130,10 @@ fn endless_pipes_end_in_an_error_naming_them() {
         assert!(elapsed < Duration::from_secs(15), "{run}: {elapsed:?}");
     }
     assert!(!out.exists(), "a failed repair leaves no output");
+    // A finite pipe (`<(zcat jit.dump.gz)`) is read whole as a file is.
+    let (output, _) = bounded(&format!("cat {jitdump} | $V8INLINE repair-jitdump /dev/stdin -o {}", text(&out)));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(std::fs::read(&out).unwrap() == std::fs::read(jitdump).unwrap(), "a repaired jitdump is repaired as it is");
 }
 
 /// A line over 64 MiB is a damaged line: skipped and counted, in a code

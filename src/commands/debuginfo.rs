@@ -469,7 +469,7 @@ fn rewrite_file(
     let unchanged = rewritten.bytes == original.bytes;
     // Which entry is this file's is decided before the file is replaced:
     // perf's hard link is the same inode as the file as it was.
-    let entry = cache.map(|cache| cache.entry_of(&original, &rewritten.bytes, &info)).unwrap_or(CacheEntry::None);
+    let entry = cache.map(|cache| cache.entry_of(path, &original, &rewritten.bytes, &info)).unwrap_or(CacheEntry::None);
     if mode == Mode::Write && !unchanged {
         replace_file(path, |output| output.write_all(&rewritten.bytes)).map_err(FileProblemCause::Write)?;
     }
@@ -526,8 +526,9 @@ impl BuildIdCache {
         BuildIdCache { directory: directory.to_owned(), real_directory: directory.canonicalize().ok() }
     }
 
-    /// The entry of the file read as `original`, to become `rewritten`.
-    fn entry_of(&self, original: &ReadFile, rewritten: &[u8], info: &CodeDebugInfo) -> CacheEntry {
+    /// The entry of the file at `path`, read as `original`, to become
+    /// `rewritten`.
+    fn entry_of(&self, path: &Path, original: &ReadFile, rewritten: &[u8], info: &CodeDebugInfo) -> CacheEntry {
         let Some(build_id) = build_id(&original.bytes) else { return CacheEntry::None };
         let link = self.directory.join(".build-id").join(&build_id[..2]).join(&build_id[2..]);
         let Ok(target) = std::fs::metadata(&link) else { return CacheEntry::None };
@@ -536,6 +537,11 @@ impl BuildIdCache {
         // leading out of it.
         let Ok(real) = cached.canonicalize() else { return CacheEntry::None };
         let inside = self.real_directory.as_ref().is_some_and(|directory| real.starts_with(directory));
+        // The file itself (a cache that is the directory of the files):
+        // replacing the file was all.
+        if path.canonicalize().is_ok_and(|file| file == real) {
+            return CacheEntry::None;
+        }
         let Ok(metadata) = std::fs::symlink_metadata(&real) else { return CacheEntry::None };
         if !inside || !metadata.is_file() {
             return CacheEntry::Foreign(real);
