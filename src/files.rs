@@ -15,23 +15,102 @@ fn is_gzip(path: &Path) -> bool {
     path.extension().is_some_and(|extension| extension == "gz")
 }
 
-/// Reads a whole file, gunzipping it when its name ends in `.gz`.
-pub fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
-    let error = Error::at(path);
-    let file = File::open(path).map_err(error)?;
-    let mut bytes = Vec::new();
-    if is_gzip(path) {
-        MultiGzDecoder::new(BufReader::new(file)).read_to_end(&mut bytes).map_err(error)?;
+/// The most read whole from an input that is no regular file (a pipe, as
+/// `<(zcat jit.dump.gz)` gives): its size is not known before, and an
+/// endless one (`<(cat /dev/zero)`) must end in an error, not in memory
+/// exhaustion. Regular files are read whole whatever their size.
+pub const STREAM_READ_LIMIT: u64 = 256 << 20;
+
+/// Opens an input, refusing devices (`/dev/zero`, `/dev/urandom`: they
+/// never end), directories and sockets: inputs are files or pipes.
+pub fn open_input(path: &Path) -> io::Result<File> {
+    let file = File::open(path)?;
+    refuse_devices(&file)?;
+    Ok(file)
+}
+
+/// An error unless `file` is a regular file or a pipe.
+pub fn refuse_devices(file: &File) -> io::Result<()> {
+    use std::os::unix::fs::FileTypeExt as _;
+    let kind = file.metadata()?.file_type();
+    let refused = if kind.is_char_device() {
+        "a character device (such as /dev/zero)"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_socket() {
+        "a socket"
     } else {
-        BufReader::new(file).read_to_end(&mut bytes).map_err(error)?;
+        return Ok(());
+    };
+    Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{refused}, not a file or a pipe")))
+}
+
+/// Reads `reader` to its end, but at most [`STREAM_READ_LIMIT`] bytes when
+/// `bounded`: past them, an error.
+fn read_to_end_bounded(reader: impl Read, bounded: bool) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    if !bounded {
+        BufReader::new(reader).read_to_end(&mut bytes)?;
+        return Ok(bytes);
+    }
+    // Grown by doubling up to the limit, never past it: memory stays
+    // about the limit however much the stream holds.
+    let mut reader = BufReader::new(reader).take(STREAM_READ_LIMIT + 1);
+    let most = STREAM_READ_LIMIT as usize + 1;
+    let mut filled = 0;
+    loop {
+        if filled == bytes.len() {
+            let more = bytes.len().clamp(1 << 20, most).min(most - bytes.len());
+            if more == 0 {
+                break;
+            }
+            bytes.reserve_exact(more);
+            bytes.resize(bytes.len() + more, 0);
+        }
+        match reader.read(&mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(read) => filled += read,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    bytes.truncate(filled);
+    if bytes.len() as u64 > STREAM_READ_LIMIT {
+        return Err(io::Error::new(
+            io::ErrorKind::FileTooLarge,
+            format!(
+                "no regular file, and more than {} MiB read from it (an endless stream?): give a file",
+                STREAM_READ_LIMIT >> 20
+            ),
+        ));
     }
     Ok(bytes)
+}
+
+/// Whether `file` is a regular file (its size known, its end certain).
+fn is_regular(file: &File) -> bool {
+    file.metadata().is_ok_and(|metadata| metadata.is_file())
+}
+
+/// Reads a whole file, gunzipping it when its name ends in `.gz`. A pipe
+/// (or a compressed file) is read up to [`STREAM_READ_LIMIT`] bytes.
+pub fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
+    let error = Error::at(path);
+    let file = open_input(path).map_err(error)?;
+    let bounded = !is_regular(&file);
+    if is_gzip(path) {
+        read_to_end_bounded(MultiGzDecoder::new(BufReader::new(file)), bounded).map_err(error)
+    } else {
+        read_to_end_bounded(file, bounded).map_err(error)
+    }
 }
 
 /// Opens a file for reading in large blocks, gunzipping `.gz`. Plain files
 /// are not buffered: their readers ask for megabytes at a time.
 pub fn open_file(path: &Path) -> Result<Box<dyn Read + Send>, Error> {
-    let file = File::open(path).map_err(Error::at(path))?;
+    let file = open_input(path).map_err(Error::at(path))?;
     if is_gzip(path) { Ok(Box::new(MultiGzDecoder::new(BufReader::new(file)))) } else { Ok(Box::new(file)) }
 }
 
@@ -41,7 +120,7 @@ pub fn open_stream(path: &Path) -> Result<Box<dyn BufRead>, Error> {
     if path == Path::new("-") {
         return Ok(Box::new(BufReader::with_capacity(BUFFER_SIZE, io::stdin())));
     }
-    let file = File::open(path).map_err(Error::at(path))?;
+    let file = open_input(path).map_err(Error::at(path))?;
     if is_gzip(path) {
         Ok(Box::new(BufReader::with_capacity(BUFFER_SIZE, MultiGzDecoder::new(BufReader::new(file)))))
     } else {
@@ -85,15 +164,14 @@ impl<R: Read> Read for EndAtCut<R> {
 /// and `true`.
 pub fn read_file_allowing_cut(path: &Path) -> Result<(Vec<u8>, bool), Error> {
     let error = Error::at(path);
-    let file = File::open(path).map_err(error)?;
-    let mut bytes = Vec::new();
+    let file = open_input(path).map_err(error)?;
+    let bounded = !is_regular(&file);
     if !is_gzip(path) {
-        BufReader::new(file).read_to_end(&mut bytes).map_err(error)?;
-        return Ok((bytes, false));
+        return Ok((read_to_end_bounded(file, bounded).map_err(error)?, false));
     }
     let cut_short = CutShort::default();
-    let mut reader = EndAtCut { inner: MultiGzDecoder::new(BufReader::new(file)), cut_short: cut_short.clone() };
-    reader.read_to_end(&mut bytes).map_err(error)?;
+    let reader = EndAtCut { inner: MultiGzDecoder::new(BufReader::new(file)), cut_short: cut_short.clone() };
+    let bytes = read_to_end_bounded(reader, bounded).map_err(error)?;
     Ok((bytes, cut_short.is_set()))
 }
 
@@ -237,7 +315,7 @@ pub fn open_file_allowing_cut(path: &Path) -> Result<(Box<dyn Read + Send>, CutS
     if !is_gzip(path) {
         return Ok((open_file(path)?, cut_short));
     }
-    let file = File::open(path).map_err(Error::at(path))?;
+    let file = open_input(path).map_err(Error::at(path))?;
     let reader = EndAtCut { inner: MultiGzDecoder::new(BufReader::new(file)), cut_short: cut_short.clone() };
     Ok((Box::new(reader), cut_short))
 }
@@ -250,7 +328,7 @@ pub fn open_stream_allowing_cut(path: &Path) -> Result<(Box<dyn BufRead>, CutSho
     if path == Path::new("-") || !is_gzip(path) {
         return Ok((open_stream(path)?, cut_short));
     }
-    let file = File::open(path).map_err(Error::at(path))?;
+    let file = open_input(path).map_err(Error::at(path))?;
     let reader = EndAtCut { inner: MultiGzDecoder::new(BufReader::new(file)), cut_short: cut_short.clone() };
     Ok((Box::new(BufReader::with_capacity(BUFFER_SIZE, reader)), cut_short))
 }
@@ -302,25 +380,47 @@ struct TemporaryFile {
 impl TemporaryFile {
     fn beside(target: &Path, mode: u32) -> io::Result<TemporaryFile> {
         use std::os::unix::fs::OpenOptionsExt as _;
-        static CREATED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let directory = match target.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent,
-            _ => Path::new("."),
-        };
-        loop {
-            let mut name = std::ffi::OsString::from(".");
-            name.push(target.file_name().unwrap_or_default());
-            let number = CREATED.fetch_add(1, Ordering::Relaxed);
-            name.push(format!(".{}-{number}.v8inline-tmp", std::process::id()));
-            let path = directory.join(name);
-            match std::fs::OpenOptions::new().write(true).create_new(true).mode(mode).open(&path) {
-                Ok(file) => return Ok(TemporaryFile { path, file: Some(file) }),
-                // Left by a run that was killed, or planted: another name.
-                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(error) => return Err(error),
-            }
+        let (path, file) = create_beside(target, |path| {
+            std::fs::OpenOptions::new().write(true).create_new(true).mode(mode).open(path)
+        })?;
+        Ok(TemporaryFile { path, file: Some(file) })
+    }
+}
+
+/// Creates something with `create` at a new name beside `target`,
+/// `.NAME.PID-N.v8inline-tmp`, trying the next name while `create` finds
+/// one taken (left by a run that was killed, or planted there).
+fn create_beside<T>(target: &Path, create: impl Fn(&Path) -> io::Result<T>) -> io::Result<(PathBuf, T)> {
+    static CREATED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let directory = match target.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    loop {
+        let mut name = std::ffi::OsString::from(".");
+        name.push(target.file_name().unwrap_or_default());
+        let number = CREATED.fetch_add(1, Ordering::Relaxed);
+        name.push(format!(".{}-{number}.v8inline-tmp", std::process::id()));
+        let path = directory.join(name);
+        match create(&path) {
+            Ok(created) => return Ok((path, created)),
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(error) => return Err(error),
         }
     }
+}
+
+/// Puts a hard link to the file at `existing` in the place of `path`, whole
+/// or not at all: the link is made at a temporary name beside `path`, then
+/// renamed over it (a symbolic link at `path` is replaced, not followed).
+/// Fails with `EXDEV` when the two are on different file systems.
+pub fn replace_with_link(existing: &Path, path: &Path) -> io::Result<()> {
+    let (link, ()) = create_beside(path, |temporary| std::fs::hard_link(existing, temporary))?;
+    // Owned like a temporary file: removed unless renamed into place.
+    let mut temporary = TemporaryFile { path: link, file: None };
+    std::fs::rename(&temporary.path, path)?;
+    temporary.path = PathBuf::new();
+    Ok(())
 }
 
 impl Drop for TemporaryFile {

@@ -19,8 +19,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use rustc_hash::{FxHashMap, FxHashSet};
 use object::{Object, ObjectSegment, ObjectSymbol, SymbolFlags};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use object::elf::{STB_GLOBAL, STB_WEAK, STT_FUNC, STT_GNU_IFUNC};
 

@@ -485,12 +485,13 @@ fn check_files_and_build_id_cache(injected: &Injected) {
         injected.before.len(),
         injected.rewritten.len()
     );
-    // A cache on another file system holds copies: debuginfo rewrites them.
+    // An entry that is neither the file nor a copy of it (issue 37: another
+    // file with the same build id) is named and left alone.
     let stale = &injected.rewritten[0];
     let copy = cached(stale).with_extension("copy");
     std::fs::write(&copy, b"stale").unwrap();
     std::fs::rename(&copy, cached(stale)).unwrap();
-    let output = run(&[
+    let args = [
         "debuginfo",
         "--log",
         text(&injected.log),
@@ -498,13 +499,28 @@ fn check_files_and_build_id_cache(injected: &Injected) {
         text(&injected.jitdump),
         "--buildid-dir",
         text(&injected.buildid_dir),
-    ]);
+    ];
+    let output = run(&args);
     let said = stderr(&output);
     assert!(
         said.contains(&format!("the {} jitted file(s) already had their DWARF", injected.rewritten.len())),
         "{said}"
     );
-    assert!(said.contains("1 copies in perf's build-id cache rewritten"), "{said}");
+    assert!(
+        said.contains(&format!(
+            "{}: perf's build-id cache entry {} has its build id but is another file: left alone",
+            stale.display(),
+            cached(stale).canonicalize().unwrap().display()
+        )),
+        "{said}"
+    );
+    assert_eq!(std::fs::read(cached(stale)).unwrap(), b"stale");
+    // A copy of the file (a cache on another file system) already holding
+    // its DWARF: nothing to do, nothing said.
+    std::fs::write(&copy, std::fs::read(stale).unwrap()).unwrap();
+    std::fs::rename(&copy, cached(stale)).unwrap();
+    let said = stderr(&run(&args));
+    assert!(!said.contains("cache"), "{said}");
     assert!(std::fs::read(cached(stale)).unwrap() == std::fs::read(stale).unwrap());
 
     if !works("llvm-dwarfdump", &["--version"]) {
@@ -956,13 +972,16 @@ fn damaged_inputs_are_named_not_a_panic() {
         );
     }
     assert!(said.contains("gave 1 jitted file(s) DWARF"), "{said}");
+    // --strict decides before writing: the good file is not rewritten either.
+    std::fs::write(directory.join("jitted-17052-6378.so"), &good).unwrap();
     let strict = run(&[&args[..], &["--strict"]].concat());
     assert_eq!(strict.status.code(), Some(1), "{}", stderr(&strict));
     assert!(
-        stderr(&strict).ends_with("v8inline: --strict: 2 jitted file(s) could not be rewritten\n"),
+        stderr(&strict).ends_with("v8inline: --strict: 0 input problem(s) and 2 jitted file(s) that cannot be rewritten as they are, listed above; no file written\n"),
         "{}",
         stderr(&strict)
     );
+    assert!(std::fs::read(directory.join("jitted-17052-6378.so")).unwrap() == good);
 
     // A jitdump cut in the middle and a log cut short: the readers' warnings.
     let bytes = std::fs::read(&jitdump).unwrap();
@@ -1064,4 +1083,263 @@ fn record_inject_leaves_perf_jit_data_with_inlined_frames() {
             functions.join(" <- ")
         );
     }
+}
+
+/// The esmapp jitdump (repaired), its code log and perf inject's file of
+/// code object 6378 (testdata/debuginfo) in `directory`: what one
+/// debuginfo run takes, in a few milliseconds.
+struct OneFile {
+    jitdump: PathBuf,
+    log: PathBuf,
+    /// The jitted file as perf inject wrote it.
+    original: Vec<u8>,
+}
+
+const JITTED_NAME: &str = "jitted-17052-6378.so";
+
+fn one_file(jitdump_directory: &Path) -> OneFile {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/debuginfo").join(JITTED_NAME);
+    let jitdump = jitdump_directory.join("jit-17052.dump");
+    std::fs::write(&jitdump, jitdump::repair(&gunzip(&file_starting(&esmapp(), "jit-"))).unwrap().bytes).unwrap();
+    OneFile { jitdump, log: file_starting(&esmapp(), "codspeed-v8-"), original: std::fs::read(fixture).unwrap() }
+}
+
+impl OneFile {
+    /// `v8inline debuginfo` on the jitted files of `directory`.
+    fn debuginfo(&self, directory: &Path, buildid_dir: &Path, extra: &[&str]) -> std::process::Output {
+        let args = [
+            "debuginfo",
+            "--log",
+            text(&self.log),
+            "--jitdump",
+            text(&self.jitdump),
+            "--buildid-dir",
+            text(buildid_dir),
+        ];
+        run(&[&args[..], &[text(directory)], extra].concat())
+    }
+}
+
+/// The `.build-id/xx/yyyy` link of perf's cache for `elf`, to a directory
+/// holding `elf` (perf 5 and later): the path of that `elf`.
+fn cache_entry_path(buildid_dir: &Path, elf: &[u8]) -> PathBuf {
+    let build_id = data_encoding::HEXLOWER.encode(&kept(elf).build_id);
+    let holder = buildid_dir.join("jitted").join(&build_id);
+    std::fs::create_dir_all(&holder).unwrap();
+    let links = buildid_dir.join(".build-id").join(&build_id[..2]);
+    std::fs::create_dir_all(&links).unwrap();
+    std::os::unix::fs::symlink(format!("../../jitted/{build_id}"), links.join(&build_id[2..])).unwrap();
+    holder.join("elf")
+}
+
+/// Issue 37: a symbolic link (or a hard link) named as a jitted file gave
+/// the file outside the directory JavaScript DWARF. A symbolic link is now
+/// skipped and named; a hard link's other name keeps its bytes (the file
+/// in the directory is replaced, not written in place).
+#[test]
+fn links_to_files_outside_are_never_written_through() {
+    let directory = temp_dir("debuginfo", "symlink");
+    let setup = one_file(&directory);
+    let outside = directory.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let library = outside.join("lib.so");
+    std::fs::write(&library, &setup.original).unwrap();
+    let jitted = directory.join(JITTED_NAME);
+    std::os::unix::fs::symlink(&library, &jitted).unwrap();
+    let output = setup.debuginfo(&directory, &directory.join("cache"), &[]);
+    let said = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains(&format!(
+            "v8inline: warning: {}: no regular file (a symbolic link?): skipped, not written through\n",
+            jitted.display()
+        )),
+        "{said}"
+    );
+    assert!(said.contains("no jitted file of a JavaScript function given DWARF"), "{said}");
+    assert!(std::fs::read(&library).unwrap() == setup.original, "the file outside keeps its bytes");
+    assert!(std::fs::symlink_metadata(&jitted).unwrap().file_type().is_symlink());
+    // --strict: the link is a problem, found before anything is written.
+    let strict = setup.debuginfo(&directory, &directory.join("cache"), &["--strict"]);
+    assert_eq!(strict.status.code(), Some(1), "{}", stderr(&strict));
+    assert!(stderr(&strict).ends_with("v8inline: --strict: 0 input problem(s) and 1 jitted file(s) that cannot be rewritten as they are, listed above; no file written\n"), "{}", stderr(&strict));
+
+    // A hard link: the directory's name gets the DWARF, the other keeps its bytes.
+    std::fs::remove_file(&jitted).unwrap();
+    std::fs::hard_link(&library, &jitted).unwrap();
+    let output = setup.debuginfo(&directory, &directory.join("cache"), &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stderr(&output).contains("gave 1 jitted file(s) DWARF"), "{}", stderr(&output));
+    assert!(std::fs::read(&library).unwrap() == setup.original);
+    assert!(std::fs::read(&jitted).unwrap().len() > setup.original.len());
+}
+
+/// Issue 37: a jitted file whose build-id note carries another file's
+/// build id (libz's) made debuginfo replace the cache's copy of libz. Only
+/// an entry that is the file itself (perf's hard link: same device and
+/// inode) or a copy of it is rewritten; any other is named and left alone.
+#[test]
+fn a_build_id_cache_entry_of_another_file_is_left_alone() {
+    let directory = temp_dir("debuginfo", "foreign-cache");
+    let setup = one_file(&directory);
+    let jitted = directory.join(JITTED_NAME);
+    std::fs::write(&jitted, &setup.original).unwrap();
+    let cache = directory.join("cache");
+    let entry = cache_entry_path(&cache, &setup.original);
+    let libz = b"\x7fELF libz's bytes, whose build id the jitted file carries".to_vec();
+    std::fs::write(&entry, &libz).unwrap();
+    let output = setup.debuginfo(&directory, &cache, &[]);
+    let said = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{said}");
+    let real_entry = entry.canonicalize().unwrap();
+    assert!(
+        said.contains(&format!(
+            "v8inline: warning: {}: perf's build-id cache entry {} has its build id but is another file: left alone\n",
+            jitted.display(),
+            real_entry.display()
+        )),
+        "{said}"
+    );
+    assert!(said.contains("gave 1 jitted file(s) DWARF"), "{said}");
+    assert_eq!(std::fs::read(&entry).unwrap(), libz);
+    let rewritten = std::fs::read(&jitted).unwrap();
+    assert_eq!(kept(&rewritten), kept(&setup.original));
+
+    // perf's hard link: the entry becomes the new file (same inode again).
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::write(&jitted, &setup.original).unwrap();
+    std::fs::remove_file(&entry).unwrap();
+    std::fs::hard_link(&jitted, &entry).unwrap();
+    let output = setup.debuginfo(&directory, &cache, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(!stderr(&output).contains("left alone"), "{}", stderr(&output));
+    assert_eq!(std::fs::metadata(&entry).unwrap().ino(), std::fs::metadata(&jitted).unwrap().ino());
+    assert!(std::fs::read(&entry).unwrap() == rewritten);
+
+    // A copy of the file as perf inject wrote it (a cache on another file
+    // system): replaced by the rewritten file.
+    std::fs::remove_file(&entry).unwrap();
+    std::fs::write(&entry, &setup.original).unwrap();
+    let output = setup.debuginfo(&directory, &cache, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stderr(&output).contains("1 copies in perf's build-id cache rewritten"), "{}", stderr(&output));
+    assert!(std::fs::read(&entry).unwrap() == rewritten);
+}
+
+/// Issue 37: `--strict` with one damaged code-log line rewrote every file
+/// and then said "no output written". It now decides first: exit 1, and
+/// each file keeps its bytes and its modification time.
+#[test]
+fn strict_with_a_damaged_log_line_changes_no_file() {
+    let directory = temp_dir("debuginfo", "strict-damaged-line");
+    let setup = one_file(&directory);
+    let jitted = directory.join(JITTED_NAME);
+    std::fs::write(&jitted, &setup.original).unwrap();
+    let before = std::fs::metadata(&jitted).unwrap().modified().unwrap();
+    let mut log = gunzip(&setup.log);
+    let second_line = log.iter().position(|&byte| byte == b'\n').unwrap() + 1;
+    log.splice(second_line..second_line, b"code-creation,JS,not a number\n".iter().copied());
+    let damaged_log = directory.join("codspeed-v8-17052.log");
+    std::fs::write(&damaged_log, log).unwrap();
+    let args = [
+        "debuginfo",
+        "--log",
+        text(&damaged_log),
+        "--jitdump",
+        text(&setup.jitdump),
+        "--buildid-dir",
+        text(&directory),
+        "--strict",
+    ];
+    let output = run(&args);
+    let said = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{said}");
+    assert!(said.ends_with("v8inline: --strict: 1 input problem(s) and 0 jitted file(s) that cannot be rewritten as they are, listed above; no file written\n"), "{said}");
+    assert!(!said.contains("gave"), "{said}");
+    assert!(std::fs::read(&jitted).unwrap() == setup.original);
+    assert_eq!(std::fs::metadata(&jitted).unwrap().modified().unwrap(), before);
+    // Without --strict the damaged line is a warning and the file is rewritten.
+    let output = run(&args[..args.len() - 1]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stderr(&output).contains("gave 1 jitted file(s) DWARF"), "{}", stderr(&output));
+}
+
+/// A small tmpfs at `directory` (CI runs as root); `None`, with a message,
+/// where mounting is not permitted.
+fn small_tmpfs(directory: &Path, size: &str) -> Option<Tmpfs> {
+    std::fs::create_dir_all(directory).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+        .arg(directory)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a tmpfs at {} (not root?)", directory.display());
+        return None;
+    }
+    Some(Tmpfs(directory.to_owned()))
+}
+
+/// A mounted tmpfs, unmounted when dropped.
+struct Tmpfs(PathBuf);
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Fills the file system of `directory` with a file `filler` until it is full.
+fn fill(filler: &Path) {
+    let mut file = std::fs::File::create(filler).unwrap();
+    let block = vec![0x55u8; 4096];
+    while file.write_all(&block).and_then(|()| file.sync_all()).is_ok() {}
+}
+
+/// Issue 37: a full disk during debuginfo left files without their
+/// section headers, and exit 0. Each file is now replaced whole: on a full
+/// tmpfs the file and its cache entry (perf's hard link) stay as they
+/// were, the run fails naming the file, and a run with room finishes.
+#[test]
+fn a_full_disk_leaves_every_file_whole_and_a_rerun_finishes() {
+    let directory = temp_dir("debuginfo", "full-disk");
+    let setup = one_file(&directory);
+    let Some(tmpfs) = small_tmpfs(&directory.join("small"), "64k") else { return };
+    let jitted = tmpfs.0.join(JITTED_NAME);
+    std::fs::write(&jitted, &setup.original).unwrap();
+    let cache = tmpfs.0.join("cache");
+    let entry = cache_entry_path(&cache, &setup.original);
+    std::fs::hard_link(&jitted, &entry).unwrap();
+    let filler = tmpfs.0.join("filler");
+    fill(&filler);
+
+    let output = setup.debuginfo(&tmpfs.0, &cache, &[]);
+    let said = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(&format!("v8inline: error: {}: No space left on device (os error 28)", jitted.display()))
+            && said.contains(": not rewritten, left as it was\n"),
+        "{said}"
+    );
+    assert!(said.ends_with("v8inline: 1 jitted file(s) or cache entries not rewritten (listed above), each left whole as it was: run again once there is room\n"), "{said}");
+    assert!(std::fs::read(&jitted).unwrap() == setup.original);
+    assert!(std::fs::read(&entry).unwrap() == setup.original);
+    let leftovers: Vec<_> = std::fs::read_dir(&tmpfs.0)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains("v8inline-tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+
+    std::fs::remove_file(&filler).unwrap();
+    let output = setup.debuginfo(&tmpfs.0, &cache, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stderr(&output).contains("gave 1 jitted file(s) DWARF"), "{}", stderr(&output));
+    let rewritten = std::fs::read(&jitted).unwrap();
+    assert_eq!(kept(&rewritten), kept(&setup.original));
+    assert!(rewritten.len() > setup.original.len());
+    use std::os::unix::fs::MetadataExt as _;
+    assert_eq!(std::fs::metadata(&entry).unwrap().ino(), std::fs::metadata(&jitted).unwrap().ino());
+    drop(tmpfs);
 }

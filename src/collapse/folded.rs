@@ -3,8 +3,8 @@
 use std::io::{self, Write};
 use std::sync::mpsc::{channel, sync_channel};
 
-use rustc_hash::{FxBuildHasher, FxHashMap};
 use indexmap::IndexSet;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use super::naming::{
     fix_partially_demangled_rust_symbol, push_function_or_module, push_marker_once, push_root_frame, tidy_generic,

@@ -10,8 +10,8 @@
 use std::cmp::Ordering;
 use std::hash::BuildHasher;
 
-use rustc_hash::FxBuildHasher;
 use hashbrown::HashTable;
+use rustc_hash::FxBuildHasher;
 
 /// The number of an interned frame name in a [`Folder`](super::Folder): the
 /// key of the frames a [`StackTable`] keeps.

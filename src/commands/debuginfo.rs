@@ -4,14 +4,22 @@
 //! ([`crate::output::debuginfo`]): the stacks `v8inline lookup` prints, in
 //! the form perf, addr2line, llvm-symbolizer, samply and hotspot read.
 //!
-//! Each file is rewritten in place, keeping its inode: perf's build-id cache
-//! (`~/.debug`) holds a hard link to it when it is on the same file system,
-//! and perf reads the cache before the file. A cache entry that is a copy is
-//! rewritten too. The build id and `.text` stay as perf inject wrote them.
+//! Each file is replaced whole ([`crate::files::replace_file`]: written
+//! beside it, renamed over it), so that a full disk, an error or a signal
+//! leaves it either as it was or rewritten; a symbolic link or anything
+//! else that is no regular file is skipped, never written through. perf's
+//! build-id cache (`~/.debug`) holds a hard link to each file when it is on
+//! the same file system, and perf reads the cache before the file: an
+//! entry that is this very file (same device and inode) is linked to the
+//! new file, an entry that is a copy of it (another file system, or an
+//! earlier run stopped between the two) is replaced by it, and any other
+//! entry with the same build id is left alone and named. With `strict`,
+//! everything is checked before anything is written. The build id and
+//! `.text` stay as perf inject wrote them.
 
 use std::borrow::Cow;
-use std::io::Write as _;
-use std::os::unix::fs::MetadataExt as _;
+use std::io::Read as _;
+use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -20,6 +28,7 @@ use rustc_hash::FxHashMap;
 use crate::commands::lookup::function_label;
 use crate::diagnostics::Diagnostics;
 use crate::error::Error;
+use crate::files::{replace_file, replace_with_link};
 use crate::formats::v8log::LineColumn;
 use crate::output::debuginfo::{
     CodeDebugInfo, CodeRange, DebugFunction, DebugInfoError, FileIndex, FunctionIndex, InlinedCallInfo, LineRow,
@@ -32,6 +41,7 @@ use crate::v8::inline_tree::{CodeInlining, code_inlining};
 
 /// What to rewrite.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct DebugInfoOptions {
     /// The code log(s) and the jitdump of one process.
     pub code_logs: CodeLogOptions,
@@ -43,6 +53,9 @@ pub struct DebugInfoOptions {
     pub buildid_dir: Option<PathBuf>,
     /// Files rewritten at once.
     pub threads: usize,
+    /// Check every file and the inputs' warnings first, and write nothing
+    /// if any: [`DebugInfoCommandError::Strict`].
+    pub strict: bool,
 }
 
 /// What [`debuginfo`] did.
@@ -55,6 +68,12 @@ pub struct DebugInfoSummary {
     pub unchanged: usize,
     /// Build-id cache entries that were copies, rewritten too.
     pub cache_entries_rewritten: usize,
+    /// Build-id cache entries with a rewritten file's build id that are
+    /// neither that file nor a copy of it: left alone.
+    pub cache_entries_left: Vec<ForeignCacheEntry>,
+    /// Entries named as jitted files that are no regular file (a symbolic
+    /// link, a FIFO, a directory): skipped, never written through.
+    pub skipped: Vec<PathBuf>,
     /// Jitted files of code that is no JavaScript function of the log
     /// (builtins, stubs, regexps; code the log does not have): left as perf
     /// inject wrote them.
@@ -66,8 +85,12 @@ pub struct DebugInfoSummary {
     pub bytes_before: u64,
     /// See `bytes_before`.
     pub bytes_after: u64,
-    /// Files that could not be rewritten, and why.
+    /// Files that could not be given DWARF (damaged, unreadable), and why:
+    /// left as they were.
     pub problems: Vec<FileProblem>,
+    /// Files (or their cache entries) whose writing failed (a full disk, a
+    /// write refused): each left as it was, whole; the run failed.
+    pub not_written: Vec<FileProblem>,
     /// The readers' warnings, with the problems of the tables decoded.
     pub diagnostics: Diagnostics,
     /// The code logs and jitdump, kept so that a command line can exit
@@ -82,15 +105,14 @@ impl DebugInfoSummary {
     /// What to tell the user, one `v8inline:` line each.
     pub fn report(&self) -> String {
         let mut lines = Vec::new();
-        for problem in self.problems.iter().take(PROBLEMS_LISTED) {
-            lines.push(format!("warning: {problem}"));
-        }
-        if self.problems.len() > PROBLEMS_LISTED {
-            lines.push(format!(
-                "warning: {} more jitted file(s) could not be rewritten",
-                self.problems.len() - PROBLEMS_LISTED
-            ));
-        }
+        list_problems(&mut lines, &self.skipped, |path| {
+            format!("warning: {}: no regular file (a symbolic link?): skipped, not written through", path.display())
+        });
+        list_problems(&mut lines, &self.problems, |problem| format!("warning: {problem}"));
+        list_problems(&mut lines, &self.cache_entries_left, |entry| format!("warning: {entry}"));
+        list_problems(&mut lines, &self.not_written, |problem| {
+            format!("error: {problem}: not rewritten, left as it was")
+        });
         let added = self.bytes_after as i64 - self.bytes_before as i64;
         let changed = self.rewritten - self.unchanged;
         let mut line = if changed > 0 {
@@ -129,6 +151,29 @@ impl DebugInfoSummary {
     }
 }
 
+/// Adds the first [`PROBLEMS_LISTED`] of `items` to `lines`, `describe`d,
+/// and how many more there are.
+fn list_problems<T>(lines: &mut Vec<String>, items: &[T], describe: impl Fn(&T) -> String) {
+    lines.extend(items.iter().take(PROBLEMS_LISTED).map(&describe));
+    if items.len() > PROBLEMS_LISTED {
+        let first = describe(&items[0]);
+        let severity = first.split(':').next().unwrap_or("warning");
+        lines.push(format!("{severity}: {} more like it", items.len() - PROBLEMS_LISTED));
+    }
+}
+
+/// A build-id cache entry with a rewritten file's build id that is neither
+/// that file nor a copy of it (a file whose note carries another file's
+/// build id, a cache pointing outside itself): left alone.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: perf's build-id cache entry {} has its build id but is another file: left alone", file.display(), entry.display())]
+pub struct ForeignCacheEntry {
+    /// The jitted file.
+    pub file: PathBuf,
+    /// The cache entry.
+    pub entry: PathBuf,
+}
+
 /// perf's build-id cache when its configuration does not move it:
 /// `$HOME/.debug`.
 pub fn default_buildid_dir() -> Option<PathBuf> {
@@ -137,6 +182,7 @@ pub fn default_buildid_dir() -> Option<PathBuf> {
 
 /// Why [`debuginfo`] could not run.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum DebugInfoCommandError {
     /// No jitdump: the jitted files are named by its code indices.
     #[error("debuginfo needs --jitdump (perf inject names each jitted-PID-N.so by its code index N) and --log")]
@@ -160,6 +206,10 @@ pub enum DebugInfoCommandError {
         /// Why.
         source: std::io::Error,
     },
+    /// `strict`, and an input warning or a file that cannot be rewritten:
+    /// nothing was written.
+    #[error(transparent)]
+    Strict(Box<StrictRefusal>),
     /// perf inject has not run, or wrote its files elsewhere.
     #[error("{}: no jitted-{pid}-*.so: run `perf inject -j -i perf.data -o perf.jit.data` first (it writes them next to the jitdump perf.data names)", directory.display())]
     NoJittedFiles {
@@ -168,6 +218,20 @@ pub enum DebugInfoCommandError {
         /// The jitdump's process.
         pid: u32,
     },
+}
+
+/// What made `strict` refuse to write anything.
+#[derive(Debug, thiserror::Error)]
+#[error("--strict: {} input problem(s) and {} jitted file(s) that cannot be rewritten as they are, listed above; no file written", diagnostics.total(), problems.len() + skipped.len() + cache_entries_left.len())]
+pub struct StrictRefusal {
+    /// The readers' warnings.
+    pub diagnostics: Diagnostics,
+    /// The files that cannot be rewritten.
+    pub problems: Vec<FileProblem>,
+    /// The entries that are no regular file.
+    pub skipped: Vec<PathBuf>,
+    /// The cache entries that would be left alone.
+    pub cache_entries_left: Vec<ForeignCacheEntry>,
 }
 
 /// A jitted file that could not be given its DWARF: `path: cause`.
@@ -183,9 +247,24 @@ pub struct FileProblem {
 /// Why a jitted file was not rewritten.
 #[derive(Debug, thiserror::Error)]
 pub enum FileProblemCause {
-    /// It cannot be read or written.
+    /// It cannot be read.
     #[error(transparent)]
-    Io(#[from] std::io::Error),
+    Read(std::io::Error),
+    /// It is no regular file (it changed since the directory was listed).
+    #[error("no regular file")]
+    NotRegular,
+    /// Its replacement could not be written (a full disk): it is as it was.
+    #[error(transparent)]
+    Write(std::io::Error),
+    /// Its build-id cache entry could not be replaced: the entry is as it
+    /// was (the file itself was rewritten).
+    #[error("its build-id cache entry {}: {source}", entry.display())]
+    CacheEntry {
+        /// The entry.
+        entry: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// Its ELF or the DWARF could not be made.
     #[error(transparent)]
     Elf(#[from] DebugInfoError),
@@ -208,8 +287,8 @@ pub fn debuginfo(options: DebugInfoOptions) -> Result<DebugInfoSummary, DebugInf
         jitdump.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_owned()
     });
     let pid = map.pid.unwrap_or(0);
-    let files = jitted_files(&directory, pid)?;
-    if files.is_empty() {
+    let JittedFiles { files, skipped } = jitted_files(&directory, pid)?;
+    if files.is_empty() && skipped.is_empty() {
         return Err(DebugInfoCommandError::NoJittedFiles { directory, pid });
     }
     let mut jobs = Vec::new();
@@ -227,17 +306,46 @@ pub fn debuginfo(options: DebugInfoOptions) -> Result<DebugInfoSummary, DebugInf
             left_alone += 1;
         }
     }
-    let outcomes = run_jobs(map, &jobs, options.buildid_dir.as_deref(), options.threads.max(1));
+    let cache = options.buildid_dir.as_deref().map(BuildIdCache::new);
+    let threads = options.threads.max(1);
+    if options.strict {
+        // Decided before anything is written: the tables are decoded (and
+        // their problems found) as the files' DWARF is made.
+        let checked = run_jobs(map, &jobs, cache.as_ref(), threads, Mode::Check);
+        let mut diagnostics = code_logs.diagnostics.clone();
+        code_logs.add_table_problems(&mut diagnostics);
+        let mut problems = Vec::new();
+        let mut cache_entries_left = Vec::new();
+        for outcome in checked {
+            match outcome {
+                Ok(checked) => cache_entries_left.extend(checked.cache_entry_left),
+                Err(problem) => problems.push(problem),
+            }
+        }
+        if !diagnostics.is_empty() || !problems.is_empty() || !skipped.is_empty() || !cache_entries_left.is_empty() {
+            problems.sort_by(|a, b| a.path.cmp(&b.path));
+            return Err(DebugInfoCommandError::Strict(Box::new(StrictRefusal {
+                diagnostics,
+                problems,
+                skipped,
+                cache_entries_left,
+            })));
+        }
+    }
+    let outcomes = run_jobs(map, &jobs, cache.as_ref(), threads, Mode::Write);
     let mut summary = DebugInfoSummary {
         directory,
         rewritten: 0,
         unchanged: 0,
         cache_entries_rewritten: 0,
+        cache_entries_left: Vec::new(),
+        skipped,
         left_alone,
         without_file,
         bytes_before: 0,
         bytes_after: 0,
         problems: Vec::new(),
+        not_written: Vec::new(),
         diagnostics: Diagnostics::new(),
         code_logs: code_logs.clone(),
     };
@@ -247,13 +355,20 @@ pub fn debuginfo(options: DebugInfoOptions) -> Result<DebugInfoSummary, DebugInf
                 summary.rewritten += 1;
                 summary.unchanged += usize::from(rewritten.unchanged);
                 summary.cache_entries_rewritten += usize::from(rewritten.cache_entry_rewritten);
+                summary.cache_entries_left.extend(rewritten.cache_entry_left);
                 summary.bytes_before += rewritten.bytes_before;
                 summary.bytes_after += rewritten.bytes_after;
             }
+            Err(
+                problem @ FileProblem {
+                    cause: FileProblemCause::Write(_) | FileProblemCause::CacheEntry { .. }, ..
+                },
+            ) => summary.not_written.push(problem),
             Err(problem) => summary.problems.push(problem),
         }
     }
     summary.problems.sort_by(|a, b| a.path.cmp(&b.path));
+    summary.not_written.sort_by(|a, b| a.path.cmp(&b.path));
     summary.diagnostics = code_logs.diagnostics.clone();
     code_logs.add_table_problems(&mut summary.diagnostics);
     Ok(summary)
@@ -265,13 +380,23 @@ struct Job<'files> {
     path: &'files Path,
 }
 
-/// What rewriting one file did.
+/// Whether a run of the jobs writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Everything but the writing: what would fail or be left.
+    Check,
+    /// Rewrite the files.
+    Write,
+}
+
+/// What rewriting one file did (or, checking, would do).
 struct Rewritten {
     bytes_before: u64,
     bytes_after: u64,
     /// It already held this DWARF: not written.
     unchanged: bool,
     cache_entry_rewritten: bool,
+    cache_entry_left: Option<ForeignCacheEntry>,
 }
 
 /// Rewrites the files of `jobs` on `threads` threads, each taking the next
@@ -279,8 +404,9 @@ struct Rewritten {
 fn run_jobs(
     map: &InlineMap,
     jobs: &[Job<'_>],
-    buildid_dir: Option<&Path>,
+    cache: Option<&BuildIdCache>,
     threads: usize,
+    mode: Mode,
 ) -> Vec<Result<Rewritten, FileProblem>> {
     let next = AtomicUsize::new(0);
     let work = || {
@@ -288,7 +414,7 @@ fn run_jobs(
         loop {
             let index = next.fetch_add(1, Ordering::Relaxed);
             let Some(job) = jobs.get(index) else { break };
-            let outcome = rewrite_file(map, job.code, job.path, buildid_dir)
+            let outcome = rewrite_file(map, job.code, job.path, cache, mode)
                 .map_err(|cause| FileProblem { path: job.path.to_owned(), cause });
             done.push((index, outcome));
         }
@@ -306,65 +432,148 @@ fn run_jobs(
     outcomes.into_iter().map(|(_, outcome)| outcome).collect()
 }
 
-/// Gives the file of `code` its DWARF, in place, and the build-id cache's
-/// copy of it.
+/// A regular file's bytes and identity, read without following a symbolic
+/// link or blocking on a FIFO put in its place.
+struct ReadFile {
+    bytes: Vec<u8>,
+    metadata: std::fs::Metadata,
+}
+
+fn read_regular_file(path: &Path) -> Result<ReadFile, FileProblemCause> {
+    let mut file =
+        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).map_err(
+            |error| match error.raw_os_error() {
+                Some(libc::ELOOP) => FileProblemCause::NotRegular,
+                _ => FileProblemCause::Read(error),
+            },
+        )?;
+    let metadata = file.metadata().map_err(FileProblemCause::Read)?;
+    if !metadata.is_file() {
+        return Err(FileProblemCause::NotRegular);
+    }
+    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    file.read_to_end(&mut bytes).map_err(FileProblemCause::Read)?;
+    Ok(ReadFile { bytes, metadata })
+}
+
+/// Gives the file of `code` its DWARF (replacing it whole), and the
+/// build-id cache's entry for it.
 fn rewrite_file(
     map: &InlineMap,
     code: CodeId,
     path: &Path,
-    buildid_dir: Option<&Path>,
+    cache: Option<&BuildIdCache>,
+    mode: Mode,
 ) -> Result<Rewritten, FileProblemCause> {
-    let original = std::fs::read(path)?;
+    let original = read_regular_file(path)?;
     let info = code_debug_info(map, code);
-    let rewritten = rewrite_jitted_elf(&original, &info)?;
-    let unchanged = rewritten.bytes == original;
-    if !unchanged {
-        write_in_place(path, &rewritten.bytes)?;
+    let rewritten = rewrite_jitted_elf(&original.bytes, &info)?;
+    let unchanged = rewritten.bytes == original.bytes;
+    // Which entry is this file's is decided before the file is replaced:
+    // perf's hard link is the same inode as the file as it was.
+    let entry = cache.map(|cache| cache.entry_of(path, &original, &rewritten.bytes, &info)).unwrap_or(CacheEntry::None);
+    if mode == Mode::Write && !unchanged {
+        replace_file(path, |output| output.write_all(&rewritten.bytes)).map_err(FileProblemCause::Write)?;
     }
-    let cache_entry_rewritten = match buildid_dir {
-        Some(buildid_dir) => rewrite_cache_entry(buildid_dir, path, &rewritten.bytes)?,
-        None => false,
-    };
+    // Only copies are counted: a hard link redone is the usual case.
+    let cache_entry_rewritten = matches!(entry, CacheEntry::CopyOfThis(_));
+    let mut cache_entry_left = None;
+    match entry {
+        CacheEntry::None | CacheEntry::UpToDate => {}
+        CacheEntry::ThisFile(entry) | CacheEntry::CopyOfThis(entry) => {
+            if mode == Mode::Write {
+                link_or_copy(path, &entry, &rewritten.bytes)
+                    .map_err(|source| FileProblemCause::CacheEntry { entry, source })?;
+            }
+        }
+        CacheEntry::Foreign(entry) => cache_entry_left = Some(ForeignCacheEntry { file: path.to_owned(), entry }),
+    }
     Ok(Rewritten {
-        bytes_before: original.len() as u64,
+        bytes_before: original.bytes.len() as u64,
         bytes_after: rewritten.bytes.len() as u64,
         unchanged,
         cache_entry_rewritten,
+        cache_entry_left,
     })
 }
 
-/// Replaces the contents of `path`, keeping its inode and so every hard
-/// link to it. The bytes are written over the old ones and the file cut
-/// after them only if it was longer: a truncation to zero first makes the
-/// file system free and allocate its blocks again (ext4: 1 ms a file).
-fn write_in_place(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut file = std::fs::OpenOptions::new().write(true).open(path)?;
-    file.write_all(bytes)?;
-    if file.metadata()?.len() > bytes.len() as u64 {
-        file.set_len(bytes.len() as u64)?;
-    }
-    Ok(())
+/// perf's build-id cache (`--buildid-dir`, `~/.debug`).
+struct BuildIdCache {
+    directory: PathBuf,
+    /// Its real path: entries resolving outside it are not its own.
+    real_directory: Option<PathBuf>,
 }
 
-/// Rewrites perf's cached copy of a jitted file (`BUILDID_DIR/.build-id/xx/
-/// yyyy...`, a link to `.../<build id>/elf` or, in older perf, to the file)
-/// when it is not the file itself; whether it did.
-fn rewrite_cache_entry(buildid_dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<bool> {
-    let Some(build_id) = build_id(bytes) else { return Ok(false) };
-    let link = buildid_dir.join(".build-id").join(&build_id[..2]).join(&build_id[2..]);
-    let Ok(target) = std::fs::metadata(&link) else { return Ok(false) };
-    let cached = if target.is_dir() { link.join("elf") } else { link };
-    let (Ok(cached_metadata), Ok(file_metadata)) = (std::fs::metadata(&cached), std::fs::metadata(path)) else {
-        return Ok(false);
-    };
-    let same_file = cached_metadata.dev() == file_metadata.dev() && cached_metadata.ino() == file_metadata.ino();
-    if same_file || std::fs::read(&cached).is_ok_and(|cached| cached == bytes) {
-        return Ok(false);
+/// What the cache holds under a rewritten file's build id.
+#[derive(Debug)]
+enum CacheEntry {
+    /// Nothing (or no build id).
+    None,
+    /// A copy already holding the rewritten bytes, or the file itself
+    /// unchanged: nothing to do.
+    UpToDate,
+    /// The file itself (same device and inode, perf's hard link): to be
+    /// linked to its replacement.
+    ThisFile(PathBuf),
+    /// A copy of the file with other DWARF (the cache on another file
+    /// system, or an earlier run stopped between the file and its entry):
+    /// debuginfo turns it into the very bytes written, so it is this file.
+    CopyOfThis(PathBuf),
+    /// Another file with the same build id, or an entry outside the cache.
+    Foreign(PathBuf),
+}
+
+impl BuildIdCache {
+    fn new(directory: &Path) -> BuildIdCache {
+        BuildIdCache { directory: directory.to_owned(), real_directory: directory.canonicalize().ok() }
     }
-    write_in_place(&cached, bytes).map_err(|error| {
-        std::io::Error::new(error.kind(), format!("its build-id cache entry {}: {error}", cached.display()))
-    })?;
-    Ok(true)
+
+    /// The entry of the file at `path`, read as `original`, to become
+    /// `rewritten`.
+    fn entry_of(&self, path: &Path, original: &ReadFile, rewritten: &[u8], info: &CodeDebugInfo) -> CacheEntry {
+        let Some(build_id) = build_id(&original.bytes) else { return CacheEntry::None };
+        let link = self.directory.join(".build-id").join(&build_id[..2]).join(&build_id[2..]);
+        let Ok(target) = std::fs::metadata(&link) else { return CacheEntry::None };
+        let cached = if target.is_dir() { link.join("elf") } else { link };
+        // Written at its real path, inside the cache: never through a link
+        // leading out of it.
+        let Ok(real) = cached.canonicalize() else { return CacheEntry::None };
+        let inside = self.real_directory.as_ref().is_some_and(|directory| real.starts_with(directory));
+        // The file itself (a cache that is the directory of the files):
+        // replacing the file was all.
+        if path.canonicalize().is_ok_and(|file| file == real) {
+            return CacheEntry::None;
+        }
+        let Ok(metadata) = std::fs::symlink_metadata(&real) else { return CacheEntry::None };
+        if !inside || !metadata.is_file() {
+            return CacheEntry::Foreign(real);
+        }
+        if metadata.dev() == original.metadata.dev() && metadata.ino() == original.metadata.ino() {
+            return if original.bytes == rewritten { CacheEntry::UpToDate } else { CacheEntry::ThisFile(real) };
+        }
+        let Ok(ReadFile { bytes: cached_bytes, .. }) = read_regular_file(&real) else {
+            return CacheEntry::Foreign(real);
+        };
+        if cached_bytes == rewritten {
+            return CacheEntry::UpToDate;
+        }
+        match rewrite_jitted_elf(&cached_bytes, info) {
+            Ok(again) if again.bytes == rewritten => CacheEntry::CopyOfThis(real),
+            _ => CacheEntry::Foreign(real),
+        }
+    }
+}
+
+/// Makes the cache entry `entry` the file at `path` again: a hard link to
+/// it put in the entry's place (a rename, so the entry is always whole),
+/// or, on another file system, a copy replacing it.
+fn link_or_copy(path: &Path, entry: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    match replace_with_link(path, entry) {
+        Err(error) if error.raw_os_error() == Some(libc::EXDEV) => {
+            replace_file(entry, |output| output.write_all(bytes))
+        }
+        other => other,
+    }
 }
 
 /// The build id of an ELF file, in lower-case hexadecimal.
@@ -375,12 +584,22 @@ fn build_id(elf: &[u8]) -> Option<String> {
     (id.len() >= 2).then(|| data_encoding::HEXLOWER.encode(id))
 }
 
-/// The `jitted-PID-N.so` files of `pid` in `directory`, by N.
-fn jitted_files(directory: &Path, pid: u32) -> Result<FxHashMap<u64, PathBuf>, DebugInfoCommandError> {
+/// The jitted files of a process in a directory.
+struct JittedFiles {
+    /// The `jitted-PID-N.so` regular files, by N.
+    files: FxHashMap<u64, PathBuf>,
+    /// Entries so named that are no regular file (symbolic links above
+    /// all): never read or written through.
+    skipped: Vec<PathBuf>,
+}
+
+/// The `jitted-PID-N.so` files of `pid` in `directory`.
+fn jitted_files(directory: &Path, pid: u32) -> Result<JittedFiles, DebugInfoCommandError> {
     let entries = std::fs::read_dir(directory)
         .map_err(|source| DebugInfoCommandError::Directory { directory: directory.to_owned(), source })?;
     let prefix = format!("jitted-{pid}-");
     let mut files = FxHashMap::default();
+    let mut skipped = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(index) = name
@@ -391,9 +610,15 @@ fn jitted_files(directory: &Path, pid: u32) -> Result<FxHashMap<u64, PathBuf>, D
         else {
             continue;
         };
-        files.insert(index, entry.path());
+        // The entry's own type: a symbolic link is not followed.
+        if entry.file_type().is_ok_and(|kind| kind.is_file()) {
+            files.insert(index, entry.path());
+        } else {
+            skipped.push(entry.path());
+        }
     }
-    Ok(files)
+    skipped.sort();
+    Ok(JittedFiles { files, skipped })
 }
 
 /// The DWARF of one code object, from its inlining tree and the positions

@@ -24,7 +24,7 @@ use crate::commands::debuginfo::{
     DebugInfoCommandError, DebugInfoOptions, DebugInfoSummary, debuginfo, default_buildid_dir,
 };
 use crate::error::Error;
-use crate::files::read_file;
+use crate::files::{read_file, replace_file};
 use crate::formats::jitdump;
 use crate::v8::code_logs::CodeLogOptions;
 use crate::v8::inline_map::SourceOptions;
@@ -196,6 +196,7 @@ pub fn inject(output_dir: &Path, options: &InjectOptions) -> Result<Injection, I
                     directory: jitdump.parent().map(Path::to_owned),
                     buildid_dir: options.buildid_dir.clone().or_else(default_buildid_dir),
                     threads: options.threads,
+                    strict: false,
                 });
                 InjectedProcess { jitdump, corrected, debuginfo }
             })
@@ -227,14 +228,10 @@ fn run_perf_inject(options: &InjectOptions, perf_data: &Path, perf_jit_data: &Pa
     Ok(())
 }
 
-/// Writes `bytes` to `path` through a file beside it renamed over it: a
-/// reader never sees half a jitdump.
+/// Writes `bytes` to `path` whole ([`replace_file`]): a reader never sees
+/// half a jitdump, and a failed write leaves no file behind.
 fn write_replacing(path: &Path, bytes: &[u8]) -> Result<(), InjectError> {
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(".v8inline-repair");
-    let temporary = PathBuf::from(temporary);
-    std::fs::write(&temporary, bytes)
-        .and_then(|()| std::fs::rename(&temporary, path))
+    replace_file(path, |output| output.write_all(bytes))
         .map_err(|source| InjectError::Write { path: path.to_owned(), source })
 }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::diagnostics::Diagnostics;
 use crate::error::Error;
-use crate::files::read_file;
+use crate::files::{read_file, replace_file};
 use crate::formats::jitdump::repair;
 
 /// What a repair did.
@@ -24,7 +24,8 @@ pub struct Repaired {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RepairError {
-    /// The output is the input.
+    /// The output is the input (the same path, or the same file by device
+    /// and inode: a hard link to it).
     #[error("repair-jitdump does not overwrite its input {}: give another -o", .0.display())]
     WouldOverwriteInput(PathBuf),
     /// The input cannot be read or its header is unusable.
@@ -41,22 +42,32 @@ pub enum RepairError {
 }
 
 /// Writes the repaired copy of the jitdump at `input` (`.gz` is read too)
-/// to `output`, which must not be the input.
+/// to `output`, which must not be the input. The output is written whole
+/// or not at all ([`replace_file`]): a failed repair leaves an existing
+/// output as it was, and none where there was none.
 pub fn repair_jitdump(input: &Path, output: &Path) -> Result<Repaired, RepairError> {
-    if let (Ok(input_path), Ok(output_path)) = (input.canonicalize(), output.canonicalize())
-        && input_path == output_path
-    {
+    if is_same_file(input, output) {
         return Err(RepairError::WouldOverwriteInput(input.to_owned()));
     }
     let bytes = read_file(input)?;
     let repaired = repair(&bytes).map_err(Error::at(input))?;
     let mut diagnostics = Diagnostics::new();
     diagnostics.add_jitdump(input, &repaired.original);
-    std::fs::write(output, &repaired.bytes)
+    replace_file(output, |writer| writer.write_all(&repaired.bytes))
         .map_err(|source| RepairError::Output { path: output.to_owned(), source })?;
     Ok(Repaired {
         diagnostics,
         corrected: repaired.original.mis_sized_debug_infos.len(),
         bytes_written: repaired.bytes.len(),
     })
+}
+
+/// Whether the two paths name one file: the same device and inode (a hard
+/// link, a symbolic link, another spelling of the path).
+fn is_same_file(input: &Path, output: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    match (std::fs::metadata(input), std::fs::metadata(output)) {
+        (Ok(input), Ok(output)) => input.dev() == output.dev() && input.ino() == output.ino(),
+        _ => false,
+    }
 }

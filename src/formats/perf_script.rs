@@ -416,6 +416,29 @@ fn parse_address(text: &str) -> u64 {
 /// line is longer).
 const BLOCK_BYTES: usize = 128 * 1024;
 
+/// The longest line read: a longer one is damage, dropped as it is read
+/// and counted as a skipped line. Real lines are a few kilobytes (the
+/// longest in testdata/ is 7,201 bytes: a stack line of a long C++ name);
+/// names of megabytes are still read.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// What stands in the text for a line over [`MAX_LINE_BYTES`]: no event
+/// or stack line (no digits, no address), so it is skipped and counted
+/// where the line was, and shown as the example.
+pub const TOO_LONG_LINE: &str = "<v8inline: a line of more than sixty-four MiB, skipped>";
+
+/// Past this many bytes without a line end the input is no text at all
+/// (`/dev/zero` through a pipe): an error, not an endless read.
+pub const MAX_UNENDED_BYTES: u64 = 1 << 30;
+
+/// The most a sample may hold: its stack lines and the bytes from its event
+/// line on. Real stacks have at most perf's `kernel.perf_event_max_stack`
+/// (127 by default) frames. A larger sample is damage: dropped, counted as
+/// a skipped line, the memory it held let go.
+pub const MAX_SAMPLE_LINES: usize = 1 << 16;
+/// See [`MAX_SAMPLE_LINES`].
+pub const MAX_SAMPLE_BYTES: usize = 64 << 20;
+
 /// A parsed stack line as ranges into the text it was parsed from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct StackLineParts {
@@ -745,6 +768,8 @@ pub struct PerfScriptReader<R> {
     sample_start: usize,
     /// Bytes taken from the input after the last whole line in `block`.
     partial_line: Vec<u8>,
+    /// The bytes so far of a line over [`MAX_LINE_BYTES`] being dropped.
+    dropping_line: Option<u64>,
     /// The current sample's stack lines as ranges into `block`.
     stack: Vec<StackLineParts>,
     /// The distinct stack lines read so far.
@@ -777,6 +802,7 @@ impl<R: BufRead> PerfScriptReader<R> {
             position: 0,
             sample_start: 0,
             partial_line: Vec::new(),
+            dropping_line: None,
             stack: Vec::with_capacity(64),
             memo: StackLineMemo::default(),
             pending: None,
@@ -883,6 +909,9 @@ impl<R: BufRead> PerfScriptReader<R> {
         let kept = bytes.len();
         self.position = kept;
         bytes.append(&mut self.partial_line);
+        // Where the last line of `bytes` starts (the partial line has no
+        // line end).
+        let mut last_line_start = kept;
         let mut at_end = false;
         loop {
             let available = match self.input.fill_buf() {
@@ -894,13 +923,48 @@ impl<R: BufRead> PerfScriptReader<R> {
                 }
             };
             if available.is_empty() {
+                if self.dropping_line.take().is_some() {
+                    bytes.extend_from_slice(TOO_LONG_LINE.as_bytes());
+                }
                 at_end = true;
                 break;
             }
             let length = available.len();
+            if let Some(dropped) = self.dropping_line {
+                // A line too long is dropped up to its end, then stands as
+                // one short line that is skipped.
+                match memchr::memchr(b'\n', available) {
+                    Some(newline) => {
+                        self.input.consume(newline + 1);
+                        self.dropping_line = None;
+                        bytes.extend_from_slice(TOO_LONG_LINE.as_bytes());
+                        bytes.push(b'\n');
+                        last_line_start = bytes.len();
+                    }
+                    None => {
+                        self.input.consume(length);
+                        let dropped = dropped + length as u64;
+                        if dropped > MAX_UNENDED_BYTES {
+                            *block = String::from_utf8_lossy(&bytes[..kept]).into_owned();
+                            return Err(no_line_end());
+                        }
+                        self.dropping_line = Some(dropped);
+                    }
+                }
+                continue;
+            }
+            let appended_at = bytes.len();
             bytes.extend_from_slice(available);
             self.input.consume(length);
-            if bytes.len() - kept >= BLOCK_BYTES && memchr::memchr(b'\n', &bytes[kept..]).is_some() {
+            if let Some(newline) = memchr::memrchr(b'\n', &bytes[appended_at..]) {
+                last_line_start = appended_at + newline + 1;
+            }
+            if bytes.len() - last_line_start > MAX_LINE_BYTES {
+                self.dropping_line = Some((bytes.len() - last_line_start) as u64);
+                bytes.truncate(last_line_start);
+                continue;
+            }
+            if bytes.len() - kept >= BLOCK_BYTES && last_line_start > kept {
                 break;
             }
         }
@@ -926,6 +990,14 @@ impl<R: BufRead> PerfScriptReader<R> {
         if line.starts_with('#') {
             return LineOutcome::Continue;
         }
+        if line.len() > MAX_LINE_BYTES {
+            // Damage (read in place from a mapped file: a stream's were
+            // dropped as they were read).
+            let tally =
+                if self.in_event { &mut self.warnings.weird_stack_lines } else { &mut self.warnings.weird_event_lines };
+            tally.record(self.line_number, line);
+            return LineOutcome::Continue;
+        }
         let line = trim_end_fast(line);
         if line.is_empty() {
             self.in_event = false;
@@ -946,6 +1018,17 @@ impl<R: BufRead> PerfScriptReader<R> {
     /// current sample. Returns its ranges, or `None` (with a warning) if it
     /// is not one.
     fn add_stack_line(&mut self, line: &str, offset: usize) -> Option<StackLineParts> {
+        if self.pending.is_some()
+            && (self.stack.len() >= MAX_SAMPLE_LINES || offset.saturating_sub(self.sample_start) > MAX_SAMPLE_BYTES)
+        {
+            // A sample this large is damage (an endless stack): dropped,
+            // and the rest of its lines skipped, so that its text is let go.
+            self.warnings.weird_stack_lines.record(self.line_number, line);
+            self.pending = None;
+            self.stack.clear();
+            self.skipping = true;
+            return None;
+        }
         let trimmed = trim_start_fast(line);
         let previous = self.stack.last().and_then(|parts| parts.id);
         match self.memo.parts(trimmed, previous) {
@@ -1148,6 +1231,14 @@ impl EventLineRest {
         }
         result
     }
+}
+
+/// The error of an input with no line end in [`MAX_UNENDED_BYTES`].
+fn no_line_end() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("no line end in {} MiB: no perf script text (an endless stream?)", MAX_UNENDED_BYTES >> 20),
+    )
 }
 
 #[cfg(test)]

@@ -14,8 +14,8 @@
 //! V8 tick records ──┘
 //! ```
 
-use rustc_hash::FxBuildHasher;
 use indexmap::IndexSet;
+use rustc_hash::FxBuildHasher;
 
 /// Addresses from here up are kernel addresses: the kernel half of the
 /// address space of x86-64 (`0xffff_8000_0000_0000` and up) and of AArch64

@@ -149,6 +149,19 @@ pub enum DebugInfoError {
     /// carried over.
     #[error("ELF: the file written cannot be read again: {0}")]
     Unreadable(object::build::Error),
+    /// A section is a table of dynamic linking (dynamic symbols, their
+    /// versions or hash, `.dynamic`, dynamic relocations), which a jitted
+    /// file has none of: object rebuilds such tables from the dynamic
+    /// symbols and lays them out other than it writes them (a versions
+    /// table without dynamic symbols: 2 bytes written where none were
+    /// reserved, every later section off its header).
+    #[error("section {0} is a table of dynamic linking, which jitted files have none of: a damaged file")]
+    DynamicTable(String),
+    /// The file written does not read back as written (its section
+    /// headers do not find the DWARF where it is): a layout object got
+    /// wrong for a damaged input.
+    #[error("ELF: the file written does not read back as written (damaged section headers)")]
+    ReadBack,
     /// object could not write the ELF file back.
     #[error("ELF: {0}")]
     Write(object::build::Error),
@@ -197,6 +210,23 @@ pub fn rewrite_jitted_elf(elf: &[u8], info: &CodeDebugInfo) -> Result<RewrittenE
         },
     };
     let sections = dwarf_sections(info, text, target).map_err(DebugInfoError::Dwarf)?;
+    for section in builder.sections.iter() {
+        let dynamic_linking = matches!(
+            section.data,
+            SectionData::Dynamic(_)
+                | SectionData::DynamicRelocation(_)
+                | SectionData::DynamicSymbol
+                | SectionData::DynamicString
+                | SectionData::Hash
+                | SectionData::GnuHash
+                | SectionData::GnuVersym
+                | SectionData::GnuVerdef
+                | SectionData::GnuVerneed
+        );
+        if dynamic_linking && !section.delete {
+            return Err(DebugInfoError::DynamicTable(section.name.to_string()));
+        }
+    }
     for section in builder.sections.iter_mut() {
         if section.name.as_slice().starts_with(DEBUG_PREFIX) {
             // Debug information is plain bytes, neither loaded nor a note; a
@@ -209,14 +239,13 @@ pub fn rewrite_jitted_elf(elf: &[u8], info: &CodeDebugInfo) -> Result<RewrittenE
             section.delete = true;
         }
     }
-    let mut debug_bytes = 0;
-    for section in sections {
-        debug_bytes += section.data.len();
+    let debug_bytes = sections.iter().map(|section| section.data.len()).sum();
+    for section in &sections {
         let added = builder.sections.add();
         added.name = section.name.as_bytes().into();
         added.sh_type = object::elf::SHT_PROGBITS;
         added.sh_addralign = 1;
-        added.data = SectionData::Data(section.data.into());
+        added.data = SectionData::Data(section.data.as_slice().into());
     }
     for section in builder.sections.iter_mut() {
         // 0 and 1 both mean "no alignment" in ELF; object's layout takes
@@ -246,7 +275,27 @@ pub fn rewrite_jitted_elf(elf: &[u8], info: &CodeDebugInfo) -> Result<RewrittenE
     // read (an SHT_SYMTAB_SHNDX section without its symbol table); such a
     // file could not be given its DWARF again.
     Builder::read(buffer.bytes.as_slice()).map_err(DebugInfoError::Unreadable)?;
+    // Whatever object's layout got wrong, a file whose headers do not find
+    // the DWARF where it was written is not returned.
+    if !debug_sections_read_back(&buffer.bytes, &sections) {
+        return Err(DebugInfoError::ReadBack);
+    }
     Ok(RewrittenElf { bytes: buffer.bytes, debug_bytes })
+}
+
+/// Whether the `.debug_*` sections of `elf` are `sections`, in order.
+fn debug_sections_read_back(elf: &[u8], sections: &[DebugSection]) -> bool {
+    use object::{Object as _, ObjectSection as _};
+    let Ok(file) = object::File::parse(elf) else { return false };
+    let mut read =
+        file.sections().filter(|section| section.name_bytes().is_ok_and(|name| name.starts_with(DEBUG_PREFIX)));
+    let all_found = sections.iter().all(|expected| {
+        read.next().is_some_and(|section| {
+            section.name_bytes().ok() == Some(expected.name.as_bytes())
+                && section.data().ok() == Some(expected.data.as_slice())
+        })
+    });
+    all_found && read.next().is_none()
 }
 
 /// What a rewritten file may have beyond the input and the new debug
@@ -824,6 +873,35 @@ mod tests {
                 assert_eq!(limit, (JITTED.len() + debug_bytes) as u64 + LAYOUT_SLACK);
             }
             other => panic!("{other:?}"),
+        }
+    }
+
+    /// Found by the jitted_elf fuzz target
+    /// (`fuzz/regressions/jitted_elf-crash-f0dde34f...`): a section typed
+    /// `SHT_GNU_VERSYM` (here the build-id note's header) in a file without
+    /// dynamic symbols. object reserves no bytes for it but writes its null
+    /// entry, 2 bytes, so every section after it was 2 bytes off its header.
+    #[test]
+    fn a_dynamic_linking_table_is_refused_not_written_off_its_header() {
+        let input = include_bytes!("../../fuzz/regressions/jitted_elf-crash-f0dde34f5c355a4d89598ea0854a0d7680eeaaf3");
+        let length = u32::from_le_bytes(input[..4].try_into().unwrap()) as usize;
+        let elf = &input[4..4 + length];
+        match rewrite_jitted_elf(elf, &info()) {
+            Err(DebugInfoError::DynamicTable(section)) => assert_eq!(section, ".note.gnu.build-id"),
+            Ok(rewritten) => {
+                let written = object::File::parse(&*rewritten.bytes).unwrap();
+                let expected = dwarf_sections(
+                    &info(),
+                    TextSection { address: 0x80, size: 0x1fc },
+                    Target { address_size: 8, endian: RunTimeEndian::Little },
+                )
+                .unwrap();
+                for section in expected {
+                    assert_eq!(self::section(&written, section.name), Some(&section.data[..]), "{}", section.name);
+                }
+                panic!("written");
+            }
+            Err(other) => panic!("{other:?}"),
         }
     }
 

@@ -15,11 +15,11 @@
 
 use std::io::{self, Write};
 
-use rustc_hash::FxHashMap;
 use fxprof_processed_profile::{
     CategoryColor, CategoryPairHandle, CpuDelta, Frame, FrameFlags, FrameInfo, ProcessHandle, Profile,
     ReferenceTimestamp, SamplingInterval, StackHandle, StringHandle, ThreadHandle, Timestamp,
 };
+use rustc_hash::FxHashMap;
 
 use crate::model::frames::{FrameKind, FunctionId, ProfileFrame};
 use crate::model::timeline::{StackId, ThreadId, Timeline};

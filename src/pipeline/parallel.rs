@@ -24,7 +24,10 @@ use std::sync::mpsc::{Receiver, Sender, channel, sync_channel};
 use super::engine::{ExpandingSinks, Folded};
 use crate::collapse::{CollapseOptions, CollapseSummary, Folder, FrameIdTranslation};
 use crate::expansion::FrameExpander;
-use crate::formats::perf_script::{EventSelection, ReaderStatistics, ReaderWarnings, WarningTally};
+use crate::formats::perf_script::{
+    EventSelection, MAX_LINE_BYTES, MAX_SAMPLE_BYTES, MAX_UNENDED_BYTES, ReaderStatistics, ReaderWarnings,
+    TOO_LONG_LINE, WarningTally,
+};
 use crate::model::sample::{Sample, SampleInterner, SampleSink};
 use crate::sources::perf_script::{LineMemory, PerfScriptSource};
 
@@ -126,6 +129,9 @@ impl<R: Read> Chunker<R> {
         bytes.clear();
         bytes.extend_from_slice(&self.carry);
         self.carry.clear();
+        // Where the last line of `bytes` starts (the carry is whole
+        // samples and the start of one more).
+        let mut last_line_start = memchr::memrchr(b'\n', &bytes).map_or(0, |newline| newline + 1);
         loop {
             if bytes.len() >= self.chunk_bytes || self.at_end {
                 // The last "\n\n" ends the chunk: all before it is whole samples.
@@ -137,12 +143,38 @@ impl<R: Read> Chunker<R> {
                 if self.at_end {
                     break;
                 }
+                // No blank line in more than a sample may hold (damage: an
+                // endless stack): the chunk ends at a line end, and the
+                // reader skips the sample's parts as damaged lines.
+                if bytes.len() >= self.chunk_bytes + MAX_SAMPLE_BYTES && last_line_start > 0 {
+                    self.carry.extend_from_slice(&bytes[last_line_start..]);
+                    bytes.truncate(last_line_start);
+                    break;
+                }
+            }
+            if bytes.len() - last_line_start > MAX_LINE_BYTES {
+                // A line too long is dropped up to its end, and stands as
+                // one short line that the reader skips.
+                bytes.truncate(last_line_start);
+                let after_line = self.drop_rest_of_line()?;
+                bytes.extend_from_slice(TOO_LONG_LINE.as_bytes());
+                bytes.push(b'\n');
+                last_line_start = bytes.len();
+                bytes.extend_from_slice(&after_line);
+                if let Some(newline) = memchr::memrchr(b'\n', &after_line) {
+                    last_line_start += newline + 1;
+                }
+                continue;
             }
             // Room first, so that the read goes straight into the buffer;
             // exactly: a recycled buffer must not double for a longer carry.
             bytes.reserve_exact(self.chunk_bytes);
+            let appended_at = bytes.len();
             let read = (&mut self.input).take(self.chunk_bytes as u64).read_to_end(&mut bytes)?;
             self.at_end = read == 0;
+            if let Some(newline) = memchr::memrchr(b'\n', &bytes[appended_at..]) {
+                last_line_start = appended_at + newline + 1;
+            }
         }
         if bytes.is_empty() {
             return Ok(None);
@@ -150,6 +182,32 @@ impl<R: Read> Chunker<R> {
         let index = self.next_index;
         self.next_index += 1;
         Ok(Some(Chunk { index, bytes }))
+    }
+
+    /// Reads on to the end of the line being read (already over
+    /// [`MAX_LINE_BYTES`]); returns the bytes read after it. An error past
+    /// [`MAX_UNENDED_BYTES`] without a line end: no text.
+    fn drop_rest_of_line(&mut self) -> io::Result<Vec<u8>> {
+        let mut block = Vec::with_capacity(self.chunk_bytes);
+        let mut dropped = MAX_LINE_BYTES as u64;
+        loop {
+            block.clear();
+            let read = (&mut self.input).take(self.chunk_bytes as u64).read_to_end(&mut block)?;
+            if read == 0 {
+                self.at_end = true;
+                return Ok(Vec::new());
+            }
+            if let Some(newline) = memchr::memchr(b'\n', &block) {
+                return Ok(block.split_off(newline + 1));
+            }
+            dropped += read as u64;
+            if dropped > MAX_UNENDED_BYTES {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("no line end in {} MiB: no perf script text (an endless stream?)", MAX_UNENDED_BYTES >> 20),
+                ));
+            }
+        }
     }
 }
 

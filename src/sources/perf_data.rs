@@ -45,12 +45,12 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use rustc_hash::{FxHashMap, FxHashSet};
 use linux_perf_data::linux_perf_event_reader::constants::{PERF_CONTEXT_KERNEL, PERF_CONTEXT_MAX, PERF_CONTEXT_USER};
 use linux_perf_data::linux_perf_event_reader::{
     AttrFlags, CommOrExecRecord, EventRecord, RawData, RecordType, SampleRecord,
 };
 use linux_perf_data::{PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::diagnostics::{Diagnostics, EXAMPLES_PER_KIND, WarningKind};
 use crate::error::{Error, ErrorCause};
@@ -173,7 +173,7 @@ impl PerfDataSource {
             // through read(2) (a twentieth of the time on a real recording).
             match crate::files::MappedFile::open(path) {
                 Ok(Some(mapped)) => reader.read(crate::files::MappedReader::new(mapped), path, sink),
-                Ok(None) => match std::fs::File::open(path) {
+                Ok(None) => match crate::files::open_input(path) {
                     Ok(file) => reader.read(std::io::BufReader::with_capacity(1 << 20, file), path, sink),
                     Err(error) => Err(error.into()),
                 },

@@ -18,8 +18,8 @@
 use crate::expansion::LocationDetails;
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
 use indexmap::IndexSet;
+use rustc_hash::FxHashMap;
 
 use crate::expansion::{ExpandedFrames, FrameContext, FrameExpander};
 use crate::formats::v8log::{CodeName, Tier};

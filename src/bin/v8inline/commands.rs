@@ -129,32 +129,43 @@ pub(crate) fn repair_jitdump(args: RepairJitDumpArgs) -> Result<(), Failure> {
 pub(crate) fn debuginfo(args: DebuginfoArgs) -> Result<(), Failure> {
     use v8inline::{DebugInfoCommandError, DebugInfoOptions, default_buildid_dir};
     let threads = thread_count(args.threads);
-    let options = DebugInfoOptions {
-        code_logs: {
-            let mut code_logs = args.inputs.code_log_options();
-            code_logs.read_threads = threads;
-            code_logs
-        },
-        directory: args.directory,
-        buildid_dir: args.buildid_dir.or_else(default_buildid_dir),
-        threads,
-    };
+    let strict = args.inputs.strict;
+    let mut options = DebugInfoOptions::default();
+    options.code_logs = args.inputs.code_log_options();
+    options.code_logs.read_threads = threads;
+    options.directory = args.directory;
+    options.buildid_dir = args.buildid_dir.or_else(default_buildid_dir);
+    options.threads = threads;
+    options.strict = strict;
     let summary = match v8inline::debuginfo(options) {
         Ok(summary) => summary,
         Err(DebugInfoCommandError::NotOneProcess { diagnostics, processes }) => {
-            report_warnings(&diagnostics, args.inputs.strict)?;
+            report_warnings(&diagnostics, strict)?;
             let error = DebugInfoCommandError::NotOneProcess { diagnostics, processes };
             return Err(Failure::Usage(error.to_string()));
+        }
+        Err(DebugInfoCommandError::Strict(refusal)) => {
+            eprint!("{}", refusal.diagnostics);
+            for path in &refusal.skipped {
+                eprintln!("v8inline: warning: {}: no regular file (a symbolic link?): skipped", path.display());
+            }
+            for problem in &refusal.problems {
+                eprintln!("v8inline: warning: {problem}");
+            }
+            for entry in &refusal.cache_entries_left {
+                eprintln!("v8inline: warning: {entry}");
+            }
+            return Err(Failure::Input(refusal.to_string()));
         }
         Err(error @ DebugInfoCommandError::NoJitdump) => return Err(Failure::Usage(error.to_string())),
         Err(error) => return Err(Failure::Input(error.to_string())),
     };
-    report_warnings(&summary.diagnostics, args.inputs.strict)?;
+    report_warnings(&summary.diagnostics, false)?;
     eprint!("{}", summary.report());
-    if args.inputs.strict && !summary.problems.is_empty() {
+    if !summary.not_written.is_empty() {
         return Err(Failure::Input(format!(
-            "--strict: {} jitted file(s) could not be rewritten",
-            summary.problems.len()
+            "{} jitted file(s) or cache entries not rewritten (listed above), each left whole as it was: run again once there is room",
+            summary.not_written.len()
         )));
     }
     // Millions of code objects: the process's exit frees them at once.

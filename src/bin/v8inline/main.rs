@@ -28,6 +28,17 @@ fn return_large_blocks_at_once() {
     }
 }
 
+/// A file size limit (`ulimit -f`) reached makes the write fail with EFBIG
+/// instead of killing the process: the output being written is then
+/// removed and the error named, as for a full disk.
+fn fail_writes_past_the_file_size_limit() {
+    // SAFETY: ignoring a signal changes no memory; called before any other
+    // thread exists.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+}
+
 /// Exit codes: 0 success, 1 input that made the job impossible, 2 usage;
 /// `record` also exits with its command's status, 126 and 127 when its
 /// command cannot be run.
@@ -36,6 +47,7 @@ const EXIT_USAGE: u8 = 2;
 
 fn main() -> ExitCode {
     return_large_blocks_at_once();
+    fail_writes_past_the_file_size_limit();
     let cli = Cli::parse();
     let succeeded = |result: Result<(), Failure>| result.map(|()| 0);
     let result = match cli.command {

@@ -193,7 +193,7 @@ fn fill<R: Read>(input: &mut R, window: &mut Vec<u8>, amount: usize) -> io::Resu
 /// `PATH: byte offset N: expected ...`.
 pub fn read_path(path: &Path, options: &ReadOptions) -> Result<JitDump, ReadPathError> {
     let error = |cause: ReadPathCause| ReadPathError { path: path.to_owned(), cause };
-    let file = std::fs::File::open(path).map_err(|read| error(ReadPathCause::Read(read)))?;
+    let file = crate::files::open_input(path).map_err(|read| error(ReadPathCause::Read(read)))?;
     match read_stream(file, options) {
         Ok(Ok(dump)) => Ok(dump),
         Ok(Err(header)) => Err(error(ReadPathCause::Header(header))),

@@ -19,9 +19,9 @@ use std::io::{self, Read};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use rustc_hash::FxHashMap;
 use indexmap::IndexMap;
 use memchr::memchr_iter;
+use rustc_hash::FxHashMap;
 
 pub use name::{CodeName, FunctionName, JAVASCRIPT_TAGS, LineColumn, ScriptLine};
 pub use record::{
@@ -406,6 +406,16 @@ pub struct CodeLog {
 /// The size of the blocks [`CodeLog::read`] reads.
 const READ_BLOCK_BYTES: usize = 1 << 20;
 
+/// The longest code-log line read: a longer one is damage, skipped and
+/// counted as a damaged line (and, read as a stream, dropped as it is
+/// read). The longest real ones are `script-source` records of bundles: the
+/// longest in testdata/ is 724,126 bytes (prettier's ES module build).
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// Past this many bytes without a line end a streamed input is no code log
+/// (`/dev/zero` through a pipe): an error, not an endless read.
+pub const MAX_UNENDED_BYTES: u64 = 1 << 30;
+
 /// How many warnings a [`CodeLog`] keeps verbatim; the rest are only counted.
 pub const MAX_KEPT_WARNINGS: usize = 20;
 
@@ -421,17 +431,43 @@ impl CodeLog {
     fn read_in_blocks<R: Read>(mut input: R, block_bytes: usize) -> io::Result<CodeLog> {
         let mut builder = LogBuilder::default();
         let mut buffer: Vec<u8> = Vec::with_capacity(block_bytes);
+        // Where the bytes not yet searched for a line end start.
+        let mut searched = 0;
+        // The length so far of a line over MAX_LINE_BYTES being dropped.
+        let mut dropping: Option<u64> = None;
         loop {
-            let searched = buffer.len();
             let read = (&mut input).take(block_bytes as u64).read_to_end(&mut buffer)?;
-            if read == 0 {
-                if !buffer.is_empty() {
-                    builder.cut_last_line(&buffer);
+            if let Some(dropped) = dropping.take() {
+                match memchr::memchr(b'\n', &buffer) {
+                    Some(newline) => {
+                        builder.too_long_line(dropped + newline as u64);
+                        buffer.drain(..=newline);
+                        searched = 0;
+                    }
+                    None => {
+                        let dropped = dropped + buffer.len() as u64;
+                        buffer.clear();
+                        if read == 0 {
+                            builder.too_long_line(dropped);
+                            return Ok(builder.log);
+                        }
+                        if dropped > MAX_UNENDED_BYTES {
+                            return Err(io::Error::new(
+                                io::ErrorKind::InvalidData,
+                                format!(
+                                    "no line end in {} MiB: no code log (an endless stream?)",
+                                    MAX_UNENDED_BYTES >> 20
+                                ),
+                            ));
+                        }
+                        dropping = Some(dropped);
+                        continue;
+                    }
                 }
-                return Ok(builder.log);
             }
             // Whole lines are parsed where they lie; the cut last one waits
-            // for the next block (a line longer than a block grows the buffer).
+            // for the next block (a line longer than a block grows the
+            // buffer, up to MAX_LINE_BYTES).
             let mut line_start = 0;
             for newline in memchr_iter(b'\n', &buffer[searched..]) {
                 let newline = searched + newline;
@@ -439,6 +475,18 @@ impl CodeLog {
                 line_start = newline + 1;
             }
             buffer.drain(..line_start);
+            searched = buffer.len();
+            if read == 0 {
+                if !buffer.is_empty() {
+                    builder.cut_last_line(&buffer);
+                }
+                return Ok(builder.log);
+            }
+            if buffer.len() > MAX_LINE_BYTES {
+                dropping = Some(buffer.len() as u64);
+                buffer.clear();
+                searched = 0;
+            }
         }
     }
 
@@ -757,6 +805,10 @@ fn replay_addresses(log: &CodeLog, deletes: &[(u64, u64)]) -> HashMap<u64, CodeO
 
 impl LogBuilder {
     fn line(&mut self, line: &[u8]) {
+        if line.len() > MAX_LINE_BYTES {
+            self.too_long_line(line.len() as u64);
+            return;
+        }
         self.log.line_count += 1;
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.is_empty() {
@@ -796,6 +848,17 @@ impl LogBuilder {
                 self.warn(LogWarningKind::UnparsableLine, format!("{kind}: {error}"));
             }
         }
+    }
+
+    /// A line over [`MAX_LINE_BYTES`] (of `length` bytes, its end not
+    /// counted): damage, skipped.
+    fn too_long_line(&mut self, length: u64) {
+        self.log.line_count += 1;
+        self.log.damaged_lines += 1;
+        self.warn(
+            LogWarningKind::UnparsableLine,
+            format!("a line of {length} bytes, more than the {} MiB a line may have: skipped", MAX_LINE_BYTES >> 20),
+        );
     }
 
     /// A last line without a newline. V8 ends every record with one, so the
