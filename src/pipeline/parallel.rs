@@ -261,7 +261,7 @@ pub fn fold_in_chunks<Input: Read, Expander: FrameExpander + Send>(
         fold_on_workers(&mut chunker, &mut workers, &selection, &shared)?;
     }
     drop(chunker);
-    let mut summary = merged_summary(&mut workers);
+    let mut summary = readers_summary(&mut workers);
     summary.event = event;
     let mut folder = shared.into_inner().map_err(|_| io::Error::other("a folding thread panicked"))?;
     let expanders = workers
@@ -272,7 +272,7 @@ pub fn fold_in_chunks<Input: Read, Expander: FrameExpander + Send>(
             expander
         })
         .collect();
-    summary.distinct_stacks = folder.distinct_stacks() as u64;
+    summary.take_folder_counts(&folder.summary());
     Ok(Folded { folder, details: None, timeline: None, expanders, summary })
 }
 
@@ -331,19 +331,13 @@ fn next_from(receiver: &Mutex<Receiver<Chunk>>) -> Option<Chunk> {
     receiver.lock().ok()?.recv().ok()
 }
 
-/// The summary of all workers, with the readers' counts and warnings merged in
-/// input order (line numbers counted from the start of the input).
-fn merged_summary<Expander: FrameExpander>(workers: &mut [Worker<Expander>]) -> CollapseSummary {
+/// What the readers of every chunk read: their counts and warnings merged
+/// in input order (line numbers counted from the start of the input); the
+/// folder's counters left to the shared folder.
+fn readers_summary<Expander>(workers: &mut [Worker<Expander>]) -> CollapseSummary {
     let mut summary = CollapseSummary::default();
     let mut reports: Vec<ChunkReport> = Vec::new();
     for worker in workers.iter_mut() {
-        let part = worker.sinks.folder().summary();
-        summary.samples_kept += part.samples_kept;
-        summary.samples_without_frames += part.samples_without_frames;
-        summary.total_count = summary.total_count.wrapping_add(part.total_count);
-        summary.stack_lines_expanded += part.stack_lines_expanded;
-        summary.stack_lines_passed_through += part.stack_lines_passed_through;
-        summary.expanded_frames += part.expanded_frames;
         reports.append(&mut worker.reports);
     }
     reports.sort_unstable_by_key(|report| report.index);
