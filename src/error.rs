@@ -81,8 +81,9 @@ pub enum ErrorCause {
     #[error("{0}")]
     PerfData(#[from] PerfDataError),
     /// A binary or library whose symbols cannot be read: not ELF, or
-    /// damaged (a warning, [`crate::diagnostics::WarningKind::NoSymbols`]:
-    /// its frames stay unnamed).
+    /// damaged. The sample sources do not fail on it: they turn it into a
+    /// [`crate::diagnostics::WarningKind::NoSymbols`] warning naming the
+    /// file, and its frames stay unnamed.
     #[error("{0}")]
     Elf(#[from] object::read::Error),
     /// A `--ticks` log without a single `tick` record.

@@ -18,7 +18,7 @@ use failure::Failure;
 /// glibc's default raises that threshold to the largest block freed so
 /// far, after which the buffers that grow and are freed while stacks are
 /// folded (chunks, line memos, stack tables being merged) stay in the heap
-/// once freed: 2 MB of a 24 MB peak on a 20 s recording of a real app.
+/// once freed (measured in docs/performance-log.md, "mallopt").
 fn return_large_blocks_at_once() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets a malloc parameter; called before any
