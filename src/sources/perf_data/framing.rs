@@ -15,18 +15,25 @@ use linux_perf_data::{PerfFile, PerfFileReader, PerfRecordIter};
 use crate::error::ErrorCause;
 use crate::formats::perf_data::{PerfDataError, PerfFileHeader, check_architecture};
 
+/// The crate's reader of the records: the file's header and feature
+/// sections, and the records in time order.
+pub(super) struct Records<R: Read> {
+    pub(super) perf_file: PerfFile,
+    pub(super) record_iter: PerfRecordIter<SharedInput<R>>,
+}
+
 /// A reader of the records of `input` from its start, its first bytes
 /// replaced by `header` (see [`SharedInput`]).
 pub(super) fn open_records<R: Read + Seek>(
     input: &Rc<RefCell<R>>,
     header: Option<Vec<u8>>,
-) -> Result<(PerfFile, PerfRecordIter<SharedInput<R>>), ErrorCause> {
+) -> Result<Records<R>, ErrorCause> {
     input.borrow_mut().seek(SeekFrom::Start(0))?;
     let shared = SharedInput { inner: Rc::clone(input), header, position: 0 };
     let PerfFileReader { perf_file, record_iter } =
         PerfFileReader::parse_file(shared).map_err(PerfDataError::Format)?;
     check_architecture(&perf_file)?;
-    Ok((perf_file, record_iter))
+    Ok(Records { perf_file, record_iter })
 }
 
 /// `PERF_RECORD_MISC_MMAP_BUILD_ID`: an MMAP2 record carries a build id
@@ -96,20 +103,7 @@ pub(super) fn walk_records<R: Read + Seek>(
     let mut offset = start;
     let mut body = Vec::new();
     while offset.saturating_add(RECORD_HEADER_SIZE) <= end {
-        let mut header = [0; RECORD_HEADER_SIZE as usize];
-        input.read_exact(&mut header)?;
-        let (record_type, size) = if little_endian {
-            (
-                u32::from_le_bytes([header[0], header[1], header[2], header[3]]),
-                u16::from_le_bytes([header[6], header[7]]),
-            )
-        } else {
-            (
-                u32::from_be_bytes([header[0], header[1], header[2], header[3]]),
-                u16::from_be_bytes([header[6], header[7]]),
-            )
-        };
-        let size = u64::from(size);
+        let RecordHeader { record_type, size } = read_record_header(input, little_endian)?;
         if record_type == RECORD_AUXTRACE && size >= RECORD_HEADER_SIZE + 8 && offset + size > end {
             // Past the end itself: linux-perf-data still reads it whole
             // when the file goes on, and allocates the trace data it
@@ -145,6 +139,25 @@ pub(super) fn walk_records<R: Read + Seek>(
         }
     }
     Ok(RecordsEnd { offset, auxtrace_overrun: None, finished_round_size: None })
+}
+
+/// What the walk needs of a record's header (`struct perf_event_header`).
+struct RecordHeader {
+    record_type: u32,
+    /// The record's size, its header included.
+    size: u64,
+}
+
+/// The header of the record at `input`'s position.
+fn read_record_header(input: &mut impl Read, little_endian: bool) -> std::io::Result<RecordHeader> {
+    let mut header = [0; RECORD_HEADER_SIZE as usize];
+    input.read_exact(&mut header)?;
+    let (record_type, size) = if little_endian {
+        (u32::from_le_bytes([header[0], header[1], header[2], header[3]]), u16::from_le_bytes([header[6], header[7]]))
+    } else {
+        (u32::from_be_bytes([header[0], header[1], header[2], header[3]]), u16::from_be_bytes([header[6], header[7]]))
+    };
+    Ok(RecordHeader { record_type, size: u64::from(size) })
 }
 
 /// The trace data size an AUXTRACE body starts with (`struct

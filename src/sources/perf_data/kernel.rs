@@ -74,6 +74,15 @@ impl KernelSymbols {
     }
 }
 
+/// Where the recorded kernel's text was: the symbol perf names in its
+/// kernel mapping (`[kernel.kallsyms]_text`) and that symbol's address (the
+/// mapping's page offset, perf's `ref_reloc_sym`).
+#[derive(Debug, Clone)]
+pub(super) struct KernelReference {
+    pub(super) symbol: Box<str>,
+    pub(super) address: u64,
+}
+
 /// The name perf gives the kernel in build ids and frames.
 pub(super) const KERNEL_DSO: &str = "[kernel.kallsyms]";
 
@@ -178,8 +187,8 @@ impl PerfDataReader {
         match running.as_ref() {
             Err(problem) => self.diagnostics.warn(WarningKind::NoKernelSymbols, || format!("{KERNEL_DSO}: {problem}")),
             Ok(symbols) => {
-                if let Some((reference, recorded_address)) = &self.recorded_kernel_reference {
-                    self.kernel_relocation = symbols.relocation(reference, *recorded_address);
+                if let Some(reference) = &self.recorded_kernel_reference {
+                    self.kernel_relocation = symbols.relocation(&reference.symbol, reference.address);
                 }
             }
         }

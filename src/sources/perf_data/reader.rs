@@ -12,18 +12,18 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use linux_perf_data::linux_perf_event_reader::RecordType;
-use linux_perf_data::{PerfFile, PerfFileRecord, PerfRecordIter};
+use linux_perf_data::{PerfFile, PerfFileRecord};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::PerfDataSummary;
 use super::address_space::AddressSpace;
 use super::frames::FrameKey;
 use super::framing::{
-    RECORD_HEADER_SIZE, SharedInput, UnparsableRecord, locate_records, mmap2_build_id_problem, open_records,
+    RECORD_HEADER_SIZE, Records, UnparsableRecord, locate_records, mmap2_build_id_problem, open_records,
     whole_records_end,
 };
 use super::guards::replacement_header;
-use super::kernel::{KernelSymbols, KernelSymbolsError};
+use super::kernel::{KernelReference, KernelSymbols, KernelSymbolsError};
 use super::records::ThreadTexts;
 use crate::diagnostics::{Diagnostics, EXAMPLES_PER_KIND, WarningKind};
 use crate::error::ErrorCause;
@@ -67,7 +67,7 @@ pub(super) struct PerfDataReader {
     /// Where the recorded kernel's text was: the symbol perf names in its
     /// kernel mapping (`[kernel.kallsyms]_text`) and that symbol's address
     /// (the mapping's page offset, perf's `ref_reloc_sym`).
-    pub(super) recorded_kernel_reference: Option<(Box<str>, u64)>,
+    pub(super) recorded_kernel_reference: Option<KernelReference>,
     /// What to add to a recorded kernel address to find it in the running
     /// kernel's symbols: nonzero when the kernel was placed elsewhere at
     /// boot (KASLR) since the recording.
@@ -93,9 +93,6 @@ pub(super) struct FinishedRead {
     pub(super) symbols: SymbolCache,
     pub(super) running_kernel: Option<Rc<Result<KernelSymbols, KernelSymbolsError>>>,
 }
-
-/// The crate's reader of the records, over the shared input.
-type Records<R> = (PerfFile, PerfRecordIter<SharedInput<R>>);
 
 /// Where the record loop is: how many records it read, and how many of them
 /// a second read up to a broken record skips (they were handled).
@@ -163,7 +160,7 @@ impl PerfDataReader {
             None => None,
         };
         let records = open_records(&input, replaced_header)?;
-        self.read_features(&records.0);
+        self.read_features(&records.perf_file);
         let unparsable = self.read_records(&input, header.as_ref(), records, sink)?;
         self.report_unparsable(&input, header.as_ref(), &unparsable);
         Ok(())
@@ -191,7 +188,7 @@ impl PerfDataReader {
         records: Records<R>,
         sink: &mut dyn SampleSink,
     ) -> Result<UnparsableRecords, ErrorCause> {
-        let (mut perf_file, mut record_iter) = records;
+        let Records { mut perf_file, mut record_iter } = records;
         let event_names: Vec<String> =
             perf_file.event_attributes().iter().map(|attribute| attribute.name().unwrap_or("").to_string()).collect();
         let mut unparsable = UnparsableRecords::default();
@@ -202,7 +199,7 @@ impl PerfDataReader {
                 Ok(None) => break,
                 Err(error) => match self.reopen_before_broken_record(input, header, &error, &mut progress)? {
                     Some(reopened) => {
-                        (perf_file, record_iter) = reopened;
+                        Records { perf_file, record_iter } = reopened;
                         continue;
                     }
                     None => break,

@@ -11,7 +11,7 @@ use linux_perf_data::linux_perf_event_reader::{
 
 use super::address_space::{AddressSpace, jitdump_pid_in_path};
 use super::frames::Mode;
-use super::kernel::KERNEL_DSO;
+use super::kernel::{KERNEL_DSO, KernelReference};
 use super::one_line;
 use super::reader::PerfDataReader;
 use crate::model::sample::{AddressKind, Frame, SampleSink, SampleTime, StringId};
@@ -66,7 +66,7 @@ impl PerfDataReader {
         {
             // perf_event__synthesize_kernel_mmap: the kernel's text, with
             // the address of its reference symbol as the page offset.
-            self.recorded_kernel_reference = Some((reference.into(), page_offset));
+            self.recorded_kernel_reference = Some(KernelReference { symbol: reference.into(), address: page_offset });
         }
         let mapping =
             FileMapping { start: address, end: address.saturating_add(length), file_offset: page_offset, path };
