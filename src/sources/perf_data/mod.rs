@@ -22,7 +22,7 @@
 //! The records of `perf record -z` (`PERF_RECORD_COMPRESSED`, zstd) are
 //! decompressed by the crate (its `zstd` feature) and read as any others,
 //! after a walk over the records measured what they expand to
-//! ([`compressed`]: a decompression bomb ends the reading).
+//! (`compressed`: a decompression bomb ends the reading).
 //!
 //! Differences from `perf script` output: perf also reads `/tmp/perf-PID.map`
 //! files and `~/.debug` copies of binaries, which this reader does not; a
@@ -41,14 +41,14 @@
 //!
 //! The parts, in the order a read goes through them:
 //!
-//! * [`framing`]: the records as bytes (walking the chain of record sizes,
+//! * `framing`: the records as bytes (walking the chain of record sizes,
 //!   the input the crate reads, locating records for warnings);
-//! * [`guards`]: where the crate must stop (a cut or unfinished file, the
-//!   records it would mishandle), with [`compressed`] for `perf record -z`;
-//! * [`reader`]: the record loop, re-opened after a broken record;
-//! * [`records`]: one handler per record kind the names depend on;
-//! * [`address_space`], [`kernel`], [`frames`]: naming a sample's frames;
-//! * [`activity`]: the processes of a recording, for `record`.
+//! * `guards`: where the crate must stop (a cut or unfinished file, the
+//!   records it would mishandle), with `compressed` for `perf record -z`;
+//! * `reader`: the record loop, re-opened after a broken record;
+//! * `records`: one handler per record kind the names depend on;
+//! * `address_space`, `kernel`, `frames`: naming a sample's frames;
+//! * `activity`: the processes of a recording, for `record`.
 
 mod activity;
 mod address_space;
