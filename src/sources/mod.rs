@@ -8,6 +8,5 @@
 //! - [`ticks`]: V8's own `tick` records of a `--prof` log.
 
 pub mod perf_data;
-mod perf_data_compressed;
 pub mod perf_script;
 pub mod ticks;
