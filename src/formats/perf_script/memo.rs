@@ -17,10 +17,9 @@ const MEMO_LINES_LIMIT: usize = 1 << 20;
 /// text compared. Carried from reader to reader with
 /// [`PerfScriptReader::with_memo`](super::PerfScriptReader::with_memo) so that the numbers stay the same.
 ///
-/// Kept small, because each folding thread has one: a 20 s recording of a
-/// real app has 11,637 distinct stack lines of 65 bytes on average, and
-/// lines as boxed strings with `u32` offsets took 1.2 MB per thread where
-/// these blocks and `u16` offsets take 0.7.
+/// Kept small, because each folding thread has one: lines are kept in
+/// blocks with `u16` offsets rather than as boxed strings (measured in
+/// docs/performance-log.md, "stack-line memo").
 #[derive(Debug, Default)]
 pub struct StackLineMemo {
     /// The last line numbered per address.
