@@ -8,9 +8,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use crate::formats::jitdump::CodeLoad;
-use crate::formats::v8log::{CodeLog, CodeObjectId, NameId, TagId, TierMarker};
-
-use super::names::{log_style_name, one_line};
+use crate::formats::v8log::{CodeLog, CodeObject, CodeObjectId, NameId, TagId, TierMarker};
 
 /// Index of a code object in an [`InlineMap`](super::InlineMap) (one per jitdump LOAD, or per
 /// log code object when there is no jitdump), in load order.
@@ -268,6 +266,23 @@ pub(super) fn log_codes(logs: &[CodeLog]) -> JitCodes {
         }
     }
     codes
+}
+
+/// `name` with line breaks turned into spaces: frame names become lines of
+/// folded output, and V8 names (escaped `\n` in the log, raw bytes in the
+/// jitdump) may hold them.
+pub(super) fn one_line(name: &str) -> Cow<'_, str> {
+    if memchr::memchr2(b'\n', b'\r', name.as_bytes()).is_some() {
+        Cow::Owned(name.replace(['\n', '\r'], " "))
+    } else {
+        Cow::Borrowed(name)
+    }
+}
+
+/// The jitdump-style name of a log code object: `TAG:MARKER name`.
+fn log_style_name(log: &CodeLog, object: &CodeObject) -> String {
+    let marker = object.tier.map(|tier| tier.text()).unwrap_or_default();
+    format!("{}:{}{}", log.object_tag(object), marker, log.object_name(object))
 }
 
 #[cfg(test)]

@@ -5,12 +5,12 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::formats::v8log::{CodeLog, CodeName, CodeObject, FunctionName, LineColumn};
+use crate::formats::v8log::{CodeLog, CodeName, FunctionName, LineColumn};
 use crate::v8::inline_stack::FrameFunction;
 use crate::v8::source_map::LoadedSourceMap;
 
 use super::InlineMap;
-use super::codes::{CodeId, JitCode, LogId};
+use super::codes::{CodeId, JitCode, LogId, one_line};
 
 /// How V8 formats JS code names in this process's jitdump.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,17 +98,6 @@ impl InlineMap {
     }
 }
 
-/// `name` with line breaks turned into spaces: frame names become lines of
-/// folded output, and V8 names (escaped `\n` in the log, raw bytes in the
-/// jitdump) may hold them.
-pub(super) fn one_line(name: &str) -> Cow<'_, str> {
-    if memchr::memchr2(b'\n', b'\r', name.as_bytes()).is_some() {
-        Cow::Owned(name.replace(['\n', '\r'], " "))
-    } else {
-        Cow::Borrowed(name)
-    }
-}
-
 /// How long the `TAG:MARKER` prefix of a code name's function part is, as
 /// the one parser of V8 code names reads it (`JS:*`, `LazyCompile:~`,
 /// `JS:o^`); 0 without a tier marker.
@@ -127,12 +116,6 @@ pub(super) fn original_function_name(source_map: &LoadedSourceMap, start: LineCo
         let before = LineColumn { line: start.line, column: start.column.checked_sub(1).filter(|&column| column > 0)? };
         source_map.original(before)?.name
     })
-}
-
-/// The jitdump-style name of a log code object: `TAG:MARKER name`.
-pub(super) fn log_style_name(log: &CodeLog, object: &CodeObject) -> String {
-    let marker = object.tier.map(|tier| tier.text()).unwrap_or_default();
-    format!("{}:{}{}", log.object_tag(object), marker, log.object_name(object))
 }
 
 /// Drops a trailing `:col` from `name script:line:col`.
