@@ -11,56 +11,13 @@ use linux_perf_data::PerfFile;
 use linux_perf_data::linux_perf_event_reader::AttrFlags;
 
 use super::address_space::AddressSpace;
+use super::frame_key::{FrameKey, Mode, named_frame};
 use super::hex;
 use super::kernel::KernelSymbols;
 use super::reader::PerfDataReader;
 use crate::diagnostics::WarningKind;
-use crate::model::sample::{
-    AddressKind, Frame, FrameNumber, KERNEL_ADDRESS_START, MappedJitDump, ModuleId, ModuleKind, SampleInterner,
-};
+use crate::model::sample::{AddressKind, Frame, FrameNumber, MappedJitDump, ModuleKind};
 use crate::symbols::{FileMapping, VDSO};
-
-/// Whose code an address of a callchain is in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(super) enum Mode {
-    Kernel,
-    User,
-}
-
-impl Mode {
-    /// The mode of an address without a context marker before it.
-    pub(super) fn of_address(address: u64) -> Mode {
-        if address >= KERNEL_ADDRESS_START { Mode::Kernel } else { Mode::User }
-    }
-}
-
-/// What a frame's name depends on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(super) struct FrameKey {
-    pid: i32,
-    address: u64,
-    mode: Mode,
-}
-
-/// A frame of `module` named `symbol` (`symbol_offset` bytes into it),
-/// before [`PerfDataReader::frame`] numbers it.
-pub(super) fn named_frame(
-    interner: &mut SampleInterner,
-    address: u64,
-    module: ModuleId,
-    symbol: &str,
-    symbol_offset: Option<u64>,
-) -> Frame {
-    Frame {
-        address,
-        address_kind: AddressKind::ReturnAddress,
-        module,
-        symbol: Some(interner.intern(symbol)),
-        symbol_offset,
-        address_text: None,
-        number: None,
-    }
-}
 
 impl PerfDataReader {
     /// One frame, named as perf script names it.

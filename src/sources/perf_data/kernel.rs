@@ -4,16 +4,8 @@
 //! moved by how far the kernel moved since (KASLR). The symbols are loaded
 //! once per process, on another thread when the events allow kernel frames.
 
-use std::rc::Rc;
-
-use super::frames::named_frame;
-use super::hex;
-use super::reader::PerfDataReader;
-use crate::diagnostics::WarningKind;
-use crate::model::sample::{Frame, ModuleKind};
-
 /// Why the running kernel's symbols cannot be used: a warning
-/// ([`WarningKind::NoKernelSymbols`]), its kernel frames stay unnamed.
+/// ([`crate::diagnostics::WarningKind::NoKernelSymbols`]), its kernel frames stay unnamed.
 /// Displays as `/proc/kallsyms: CAUSE`.
 #[derive(Debug, thiserror::Error)]
 pub(super) enum KernelSymbolsError {
@@ -60,14 +52,14 @@ impl KernelSymbols {
     /// What to add to an address of a recording, whose kernel had the
     /// symbol `reference` at `recorded_address`, to look it up here: how far
     /// the kernel moved since (KASLR), 0 where `reference` is unknown.
-    fn relocation(&self, reference: &str, recorded_address: u64) -> u64 {
+    pub(super) fn relocation(&self, reference: &str, recorded_address: u64) -> u64 {
         let running_address =
             self.symbols.iter().find(|(_, symbol)| **symbol == *reference).map(|(address, _)| *address);
         running_address.map_or(0, |running_address| running_address.wrapping_sub(recorded_address))
     }
 
     /// The function at `address` and the offset into it.
-    fn lookup(&self, address: u64) -> Option<(&str, u64)> {
+    pub(super) fn lookup(&self, address: u64) -> Option<(&str, u64)> {
         let after = self.symbols.partition_point(|(start, _)| *start <= address);
         let (start, name) = self.symbols.get(after.checked_sub(1)?)?;
         Some((name, address - start))
@@ -90,15 +82,15 @@ pub(super) const KERNEL_DSO: &str = "[kernel.kallsyms]";
 const KALLSYMS: &str = "/proc/kallsyms";
 
 /// The running kernel's release (`uname -r`).
-const KERNEL_RELEASE: &str = "/proc/sys/kernel/osrelease";
+pub(super) const KERNEL_RELEASE: &str = "/proc/sys/kernel/osrelease";
 
 /// The running kernel's notes, with its build id.
-const KERNEL_NOTES: &str = "/sys/kernel/notes";
+pub(super) const KERNEL_NOTES: &str = "/sys/kernel/notes";
 
 /// The `NT_GNU_BUILD_ID` note in an ELF note section's bytes (native byte
 /// order, as `/sys/kernel/notes`): `namesz, descsz, type`, then the name and
 /// the description, each padded to 4 bytes.
-fn gnu_build_id(notes: &[u8]) -> Option<Vec<u8>> {
+pub(super) fn gnu_build_id(notes: &[u8]) -> Option<Vec<u8>> {
     const NT_GNU_BUILD_ID: u32 = 3;
     let padded = |length: usize| length.checked_add(3).map(|length| length & !3);
     let mut rest = notes;
@@ -116,84 +108,6 @@ fn gnu_build_id(notes: &[u8]) -> Option<Vec<u8>> {
         rest = &rest[description_end..];
     }
     None
-}
-
-impl PerfDataReader {
-    /// A kernel frame: its function from the running kernel's symbols
-    /// (loaded on the first one), `[unknown]` without them.
-    pub(super) fn kernel_frame(&mut self, address: u64) -> Frame {
-        if self.kernel.is_none() {
-            self.kernel = Some(self.load_kernel_symbols());
-        }
-        let module = self.interner.module(KERNEL_DSO, ModuleKind::Kernel);
-        let hit = self
-            .kernel
-            .as_deref()
-            .and_then(|kernel| kernel.as_ref().ok())
-            .and_then(|kernel| kernel.lookup(address.wrapping_add(self.kernel_relocation)));
-        match hit {
-            Some((name, offset)) => named_frame(&mut self.interner, address, module, name, Some(offset)),
-            None => named_frame(&mut self.interner, address, module, "[unknown]", None),
-        }
-    }
-
-    /// Why the recording is of another kernel than the running one, when
-    /// it is: its build id differs from `/sys/kernel/notes`, or, where perf
-    /// recorded none, its release differs from the running one.
-    pub(super) fn other_kernel(&self) -> Option<String> {
-        let recorded = self.recorded_build_ids.get(KERNEL_DSO);
-        let running = std::fs::read(KERNEL_NOTES).ok().and_then(|notes| gnu_build_id(&notes));
-        if let (Some(recorded), Some(running)) = (recorded, &running)
-            && !recorded.starts_with(running)
-        {
-            return Some(format!(
-                "{KERNEL_DSO}: build id {} in the recording, {} running ({KERNEL_NOTES})",
-                hex(&recorded[..running.len().min(recorded.len())]),
-                hex(running)
-            ));
-        }
-        let running_release = std::fs::read_to_string(KERNEL_RELEASE).ok();
-        if recorded.is_none()
-            && let (Some(recorded), Some(running)) = (&self.recorded_kernel_release, running_release)
-            && recorded.trim() != running.trim()
-        {
-            return Some(format!(
-                "{KERNEL_DSO}: release {} in the recording, {} running ({KERNEL_RELEASE}), and no build id recorded",
-                recorded.trim(),
-                running.trim()
-            ));
-        }
-        None
-    }
-
-    /// This machine's kernel symbols, unless perf recorded another kernel:
-    /// its build id differs from `/sys/kernel/notes`, or, where perf
-    /// recorded none, its release differs from the running one. Where the
-    /// kernel was placed elsewhere at boot since, its symbols are moved to
-    /// the recorded addresses, as perf does (`kallsyms__delta`).
-    fn load_kernel_symbols(&mut self) -> Rc<Result<KernelSymbols, KernelSymbolsError>> {
-        if let Some(other_kernel) = self.other_kernel() {
-            self.diagnostics.warn(WarningKind::OtherKernel, || format!("{}: {other_kernel}", self.path.display()));
-            return Rc::new(Ok(KernelSymbols::default()));
-        }
-        let read_ahead = self.kernel_read_ahead.take();
-        let running = self
-            .running_kernel
-            .get_or_insert_with(|| {
-                let read = read_ahead.and_then(|thread| thread.join().ok());
-                Rc::new(read.unwrap_or_else(KernelSymbols::load))
-            })
-            .clone();
-        match running.as_ref() {
-            Err(problem) => self.diagnostics.warn(WarningKind::NoKernelSymbols, || format!("{KERNEL_DSO}: {problem}")),
-            Ok(symbols) => {
-                if let Some(reference) = &self.recorded_kernel_reference {
-                    self.kernel_relocation = symbols.relocation(&reference.symbol, reference.address);
-                }
-            }
-        }
-        running
-    }
 }
 
 #[cfg(test)]

@@ -45,18 +45,23 @@
 //!   the input the crate reads, locating records for warnings);
 //! * `guards`: where the crate must stop (a cut or unfinished file, the
 //!   records it would mishandle), with `compressed` for `perf record -z`;
-//! * `reader`: the record loop, re-opened after a broken record;
+//! * `reader`: the reader's state and the record loop, re-opened after a
+//!   broken record;
 //! * `records`: one handler per record kind the names depend on;
-//! * `address_space`, `kernel`, `frames`: naming a sample's frames;
+//! * `address_space`, `frame_key`, `frames`, `kernel` (the symbols) and
+//!   `kernel_frames`: naming a sample's frames (the reader's parts import
+//!   the reader, which imports only their types: no circle);
 //! * `activity`: the processes of a recording, for `record`.
 
 mod activity;
 mod address_space;
 mod compressed;
+mod frame_key;
 mod frames;
 mod framing;
 mod guards;
 mod kernel;
+mod kernel_frames;
 mod reader;
 mod records;
 

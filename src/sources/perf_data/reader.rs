@@ -17,18 +17,17 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::PerfDataSummary;
 use super::address_space::AddressSpace;
-use super::frames::FrameKey;
+use super::frame_key::FrameKey;
 use super::framing::{
     RECORD_HEADER_SIZE, Records, UnparsableRecord, locate_records, mmap2_build_id_problem, open_records,
     whole_records_end,
 };
 use super::guards::replacement_header;
 use super::kernel::{KernelReference, KernelSymbols, KernelSymbolsError};
-use super::records::ThreadTexts;
 use crate::diagnostics::{Diagnostics, EXAMPLES_PER_KIND, WarningKind};
 use crate::error::ErrorCause;
 use crate::formats::perf_data::{PerfFileHeader, check_header};
-use crate::model::sample::{Frame, Sample, SampleInterner, SampleSink};
+use crate::model::sample::{Frame, Sample, SampleInterner, SampleSink, StringId};
 use crate::symbols::SymbolCache;
 
 /// The state of one read.
@@ -302,4 +301,13 @@ impl UnparsableRecords {
             self.examples.push(UnparsableRecord { record_type, body: body(), error: error.to_string() });
         }
     }
+}
+
+/// A thread's texts, interned.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ThreadTexts {
+    pub(super) comm: StringId,
+    pub(super) pid_text: StringId,
+    pub(super) tid_text: StringId,
+    pub(super) event: StringId,
 }

@@ -10,24 +10,16 @@ use linux_perf_data::linux_perf_event_reader::{
 };
 
 use super::address_space::{AddressSpace, jitdump_pid_in_path};
-use super::frames::Mode;
+use super::frame_key::Mode;
 use super::kernel::{KERNEL_DSO, KernelReference};
 use super::one_line;
 use super::reader::PerfDataReader;
-use crate::model::sample::{AddressKind, Frame, SampleSink, SampleTime, StringId};
+use super::reader::ThreadTexts;
+use crate::model::sample::{AddressKind, Frame, SampleSink, SampleTime};
 use crate::symbols::FileMapping;
 
 /// `PROT_EXEC` of `mmap(2)`.
 pub(super) const PROT_EXEC: u32 = 4;
-
-/// A thread's texts, interned.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct ThreadTexts {
-    comm: StringId,
-    pid_text: StringId,
-    tid_text: StringId,
-    event: StringId,
-}
 
 impl PerfDataReader {
     /// Hands a record to its handler; `event_names` name the samples'
