@@ -276,3 +276,29 @@ fn perf_data_of_another_architecture_is_refused_naming_it() {
         )
     );
 }
+
+#[test]
+fn a_sample_whose_callchain_length_overflows_is_skipped_before_the_crate_parses_it() {
+    // The perf_data fuzz target's finding (fuzz/regressions/, its first byte
+    // the target's flags): linux-perf-event-reader 0.10.2 multiplies a
+    // SAMPLE's callchain length by 8 unchecked, a panic with overflow
+    // checks. The record is refused before the crate sees it.
+    let finding = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/regressions/perf_data-crash-5adfb46c9f633e77058d58406f4d2f3b73182ec0");
+    let bytes = std::fs::read(finding).unwrap();
+    let directory = common::temp_dir("perf_data", "callchain_overflow");
+    let perf_data = directory.join("perf.data");
+    std::fs::write(&perf_data, &bytes[1..]).unwrap();
+    let perf_data = perf_data.display().to_string();
+    let (success, _, errors) = v8inline(&["--perf-data", &perf_data]);
+    assert!(success, "{errors}");
+    assert!(
+        errors.contains(&format!(
+            "{perf_data}: byte offset 2968: SAMPLE record of 120 bytes: expected the fields its event's sample format \
+             declares, a callchain of 18446744073709551615 addresses, more than any record holds"
+        )),
+        "{errors}"
+    );
+    let (success, _, errors) = v8inline(&["--strict", "--perf-data", &perf_data]);
+    assert!(!success, "{errors}");
+}

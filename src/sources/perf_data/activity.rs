@@ -8,7 +8,7 @@ use std::path::Path;
 use linux_perf_data::linux_perf_event_reader::EventRecord;
 use linux_perf_data::{PerfFileReader, PerfFileRecord};
 
-use super::framing::mmap2_build_id_problem;
+use super::framing::record_the_crate_mishandles;
 use super::records::PROT_EXEC;
 use crate::error::Error;
 use crate::formats::perf_data::{PerfDataError, check_architecture, check_header};
@@ -48,7 +48,7 @@ pub fn recorded_processes(path: &Path) -> Result<Vec<ProcessActivity>, Error> {
     let mut processes: BTreeMap<u32, ProcessActivity> = BTreeMap::new();
     while let Ok(Some(record)) = record_iter.next_record(&mut perf_file) {
         let PerfFileRecord::EventRecord { record, .. } = record else { continue };
-        if mmap2_build_id_problem(&record).is_none()
+        if record_the_crate_mishandles(&record).is_none()
             && let Ok(record) = record.parse()
         {
             note_activity(&mut processes, record);

@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::io::{Read, Seek, SeekFrom};
 use std::rc::Rc;
 
-use linux_perf_data::linux_perf_event_reader::{RawEventRecord, RecordType};
+use linux_perf_data::linux_perf_event_reader::{Endianness, RawEventRecord, ReadFormat, RecordType, SampleFormat};
 use linux_perf_data::{PerfFile, PerfFileReader, PerfRecordIter};
 
 use crate::error::ErrorCause;
@@ -57,6 +57,66 @@ pub(super) fn mmap2_build_id_problem(record: &RawEventRecord<'_>) -> Option<std:
         std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             format!("a build id of {length} bytes, more than the {MMAP2_BUILD_ID_CAPACITY} an MMAP2 record holds"),
+        )
+    })
+}
+
+/// Why a record cannot be given to `linux-perf-event-reader` (0.10) to
+/// parse: it would abort or panic on it instead of returning an error.
+pub(super) fn record_the_crate_mishandles(record: &RawEventRecord<'_>) -> Option<std::io::Error> {
+    mmap2_build_id_problem(record).or_else(|| sample_callchain_problem(record))
+}
+
+/// Why a SAMPLE record cannot be parsed: a callchain length whose size in
+/// bytes overflows, which `linux-perf-event-reader` 0.10.2 multiplies by 8
+/// unchecked (`sample.rs`: a panic in a build with overflow checks, a
+/// wrong length without). The fields before the callchain are skipped as
+/// that crate reads them, its layout of the READ values included.
+fn sample_callchain_problem(record: &RawEventRecord<'_>) -> Option<std::io::Error> {
+    let info = &record.parse_info;
+    let format = info.sample_format;
+    if record.record_type != RecordType::SAMPLE || !format.contains(SampleFormat::CALLCHAIN) {
+        return None;
+    }
+    let data = record.data.as_slice();
+    let u64_at = |offset: usize| -> Option<u64> {
+        let bytes: [u8; 8] = data.get(offset..offset.checked_add(8)?)?.try_into().ok()?;
+        Some(match info.endian {
+            Endianness::LittleEndian => u64::from_le_bytes(bytes),
+            Endianness::BigEndian => u64::from_be_bytes(bytes),
+        })
+    };
+    let fixed_fields = [
+        SampleFormat::IDENTIFIER,
+        SampleFormat::IP,
+        SampleFormat::TID,
+        SampleFormat::TIME,
+        SampleFormat::ADDR,
+        SampleFormat::ID,
+        SampleFormat::STREAM_ID,
+        SampleFormat::CPU,
+        SampleFormat::PERIOD,
+    ];
+    let mut offset = 8 * fixed_fields.iter().filter(|&&field| format.contains(field)).count();
+    if format.contains(SampleFormat::READ) {
+        let read = info.read_format;
+        let optional = |field: ReadFormat| if read.contains(field) { 8 } else { 0 };
+        let times = optional(ReadFormat::TOTAL_TIME_ENABLED) + optional(ReadFormat::TOTAL_TIME_RUNNING);
+        if read.contains(ReadFormat::GROUP) {
+            offset += 8 + times + optional(ReadFormat::ID);
+        } else {
+            // The crate reads a count of values here (the kernel's group
+            // layout): a count that overflows is read, and fails, there.
+            let values = usize::try_from(u64_at(offset)?).ok()?;
+            let value_size = 8 + optional(ReadFormat::ID);
+            offset = (offset + 8 + times).checked_add(values.checked_mul(value_size)?)?;
+        }
+    }
+    let length = u64_at(offset)?;
+    (length > (usize::MAX / 8) as u64).then(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("a callchain of {length} addresses, more than any record holds"),
         )
     })
 }

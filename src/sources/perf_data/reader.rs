@@ -19,7 +19,7 @@ use super::PerfDataSummary;
 use super::address_space::AddressSpace;
 use super::frame_key::FrameKey;
 use super::framing::{
-    RECORD_HEADER_SIZE, Records, UnparsableRecord, locate_records, mmap2_build_id_problem, open_records,
+    RECORD_HEADER_SIZE, Records, UnparsableRecord, locate_records, open_records, record_the_crate_mishandles,
     whole_records_end,
 };
 use super::guards::replacement_header;
@@ -210,7 +210,7 @@ impl PerfDataReader {
                 continue;
             }
             let PerfFileRecord::EventRecord { attr_index, record } = record else { continue };
-            match mmap2_build_id_problem(&record).map_or_else(|| record.parse(), Err) {
+            match record_the_crate_mishandles(&record).map_or_else(|| record.parse(), Err) {
                 Ok(parsed) => self.handle_record(parsed, attr_index, &event_names, sink),
                 Err(error) => unparsable.add(record.record_type.0, || record.data.as_slice().into_owned(), &error),
             }
