@@ -161,6 +161,18 @@ pub struct Diagnostics {
     /// exactly (V8's mis-sized DEBUG_INFO records): said, but not damage, so
     /// neither counted nor refused by `--strict`.
     recovered_defects: Vec<String>,
+    /// What the user should know that is not damage (a jitdump its process
+    /// was killed while writing, every sampled frame resolved): said as a
+    /// note, neither counted nor refused by `--strict`.
+    notes: Vec<String>,
+    /// Options that changed nothing (a `--skip-after` that matched no frame):
+    /// said as warnings, but not input problems, so neither counted nor
+    /// refused by `--strict`.
+    option_warnings: Vec<String>,
+    /// What would be a warning were it the user's: a package manager's or
+    /// the runtime's own process or files ([`crate::v8::tool_code`]). Only
+    /// `--stats` tells them.
+    not_the_users: Vec<String>,
 }
 
 impl Diagnostics {
@@ -192,6 +204,37 @@ impl Diagnostics {
             self.add(kind, tally.count, tally.examples.iter().cloned());
         }
         self.recovered_defects.extend(other.recovered_defects.iter().cloned());
+        self.notes.extend(other.notes.iter().cloned());
+        self.option_warnings.extend(other.option_warnings.iter().cloned());
+        self.not_the_users.extend(other.not_the_users.iter().cloned());
+    }
+
+    /// Says `text` as a note: not an input problem.
+    pub fn note(&mut self, text: String) {
+        self.notes.push(text);
+    }
+
+    /// Says `text` as a warning about an option that changed nothing: not
+    /// an input problem.
+    pub fn warn_option(&mut self, text: String) {
+        self.option_warnings.push(text);
+    }
+
+    /// Keeps `text`, what would be a warning were it the user's, for
+    /// `--stats`.
+    pub fn not_the_users(&mut self, text: String) {
+        self.not_the_users.push(text);
+    }
+
+    /// The notes ([`Diagnostics::note`]).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// The lines `--stats` adds for what was not the user's, each
+    /// `v8inline: not the user's, so no warning: ...`.
+    pub fn not_the_users_report(&self) -> String {
+        self.not_the_users.iter().map(|text| format!("v8inline: not the user's, so no warning: {text}\n")).collect()
     }
 
     /// The producer defects read around exactly, one line per input.
@@ -246,7 +289,47 @@ impl Diagnostics {
 
     /// The warnings of the jitdump read from `path`: `PATH: byte offset N: what`.
     pub fn add_jitdump(&mut self, path: &Path, jitdump: &JitDump) {
+        let _ = self.add_jitdump_but_writers_death(path, jitdump, false);
+    }
+
+    /// [`Diagnostics::add_jitdump`] of a process's jitdump whose samples are
+    /// still to be expanded: the cut a killed writer leaves
+    /// ([`JitDumpWarning::is_cut_by_writers_death`]) is returned, not
+    /// warned, to be a note if every sampled frame resolves
+    /// ([`Diagnostics::add_jitdump_cut_by_writers_death`]).
+    pub fn add_jitdump_of_process(&mut self, path: &Path, jitdump: &JitDump) -> Option<String> {
+        self.add_jitdump_but_writers_death(path, jitdump, true)
+    }
+
+    /// A jitdump cut where its killed writer last flushed (`cut`, as
+    /// [`Diagnostics::add_jitdump_of_process`] returned it): a note when
+    /// none of its process's samples ran code at an address it does not
+    /// cover (nothing the cut lost was sampled), else a warning.
+    pub fn add_jitdump_cut_by_writers_death(&mut self, cut: String, unresolved_samples: u64) {
+        if unresolved_samples == 0 {
+            self.note(format!(
+                "{cut}: where its process last flushed it before it was killed (test runners stop their workers \
+                 so); every sampled frame of the process resolved"
+            ));
+        } else {
+            self.warn(WarningKind::JitDumpCutShort, || {
+                format!("{cut}: {unresolved_samples} sample(s) of its process ran code it does not cover")
+            });
+        }
+    }
+
+    fn add_jitdump_but_writers_death(
+        &mut self,
+        path: &Path,
+        jitdump: &JitDump,
+        defer_writers_death: bool,
+    ) -> Option<String> {
+        let mut cut_by_writers_death = None;
         for warning in &jitdump.warnings {
+            if defer_writers_death && warning.is_cut_by_writers_death() {
+                cut_by_writers_death = Some(format!("{}: {warning}", path.display()));
+                continue;
+            }
             let kind = match warning {
                 JitDumpWarning::Truncated { .. } => WarningKind::JitDumpCutShort,
                 JitDumpWarning::RecordSizeTooSmall { .. } => WarningKind::JitDumpBadRecordSize,
@@ -264,6 +347,7 @@ impl Diagnostics {
                 path.display()
             ));
         }
+        cut_by_writers_death
     }
 
     /// A `.gz` input whose stream stops early, after `what_was_read` (e.g.
@@ -343,14 +427,18 @@ fn perf_script_example(path: &Path, tally: &WarningTally) -> Option<String> {
     Some(format!("{}:{}: {:?}", path.display(), example.line_number, example.line))
 }
 
-/// The summary for standard error: the recovered producer defects as notes,
-/// then a headline and per kind its count, description and examples; every
+/// The summary for standard error: the recovered producer defects and the
+/// notes as notes, the options that changed nothing as warnings, then a
+/// headline and per kind its count, description and examples; every
 /// line starts with `v8inline: `. Empty when there is neither.
 impl fmt::Display for Diagnostics {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut text = String::new();
-        for defect in &self.recovered_defects {
-            let _ = writeln!(text, "v8inline: note: {defect}");
+        for note in self.recovered_defects.iter().chain(&self.notes) {
+            let _ = writeln!(text, "v8inline: note: {note}");
+        }
+        for warning in &self.option_warnings {
+            let _ = writeln!(text, "v8inline: warning: {warning}");
         }
         if self.is_empty() {
             return formatter.write_str(&text);

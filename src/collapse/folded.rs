@@ -1,5 +1,6 @@
 //! Naming the frames of samples, counting distinct stacks, writing them.
 
+use crate::collapse::skip_after::names_function;
 use std::io::{self, Write};
 use std::sync::mpsc::{channel, sync_channel};
 
@@ -499,7 +500,7 @@ impl Folder {
                 self.line_frames.push(id);
             }
         }
-        !self.skip_after.is_empty() && self.skip_after.iter().any(|name| *name == *function)
+        !self.skip_after.is_empty() && self.skip_after.iter().any(|name| names_function(name, &function))
     }
 
     /// Names one `->`-separated piece of a passed-through frame as inferno
@@ -601,7 +602,7 @@ impl Folder {
             }
             let id = intern(&mut self.frame_names, &self.name);
             self.stack.push(id);
-            if self.skip_after.iter().any(|name| name == frame.name) {
+            if self.skip_after.iter().any(|name| names_function(name, frame.name)) {
                 cut = true;
                 break;
             }
@@ -610,7 +611,12 @@ impl Folder {
             return cut;
         }
         let function = fix_partially_demangled_rust_symbol(inferno_function(context));
-        self.skip_after.iter().any(|name| *name == *function)
+        self.skip_after.iter().any(|name| names_function(name, &function))
+    }
+
+    /// Every frame name, in no particular order.
+    pub fn frame_names(&self) -> impl Iterator<Item = &str> {
+        self.frame_names.iter().map(|name| &**name)
     }
 
     /// The name of an interned frame (empty for an id of another folder).

@@ -11,6 +11,7 @@
 pub mod details;
 mod folded;
 pub mod naming;
+pub mod skip_after;
 mod stack_table;
 pub mod timeline;
 

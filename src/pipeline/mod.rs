@@ -241,6 +241,7 @@ pub fn fold(input: &SampleInput, options: &FoldOptions) -> Result<FoldedProfile,
 fn with_expansion_warnings(mut profile: FoldedProfile) -> FoldedProfile {
     warn_unexpanded(&profile.expansion, &profile.code_logs, &mut profile.diagnostics);
     warn_source_maps(&profile.code_logs, &mut profile.diagnostics);
+    profile.code_logs.add_jitdump_cuts(Some(&profile.expansion), &mut profile.diagnostics);
     profile.code_logs.add_table_problems(&mut profile.diagnostics);
     profile
 }
@@ -256,7 +257,11 @@ fn warn_source_maps(code_logs: &CodeLogs, diagnostics: &mut Diagnostics) {
         }
     }
     for unusable in problems.into_values() {
-        diagnostics.warn(WarningKind::SourceMapUnusable, || unusable.to_string());
+        // A map inside npm's own install is npm's business.
+        match crate::v8::tool_code::package_manager_of(&unusable.map) {
+            Some(manager) => diagnostics.not_the_users(format!("a source map in {manager}'s install: {unusable}")),
+            None => diagnostics.warn(WarningKind::SourceMapUnusable, || unusable.to_string()),
+        }
     }
 }
 

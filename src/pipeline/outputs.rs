@@ -9,6 +9,7 @@
 //! (`OutputRequest::form`: its option, what it is made from, where it goes)
 //! and how it is made (`Writer::make`); and the command line's flag.
 
+use crate::collapse::skip_after::names_function;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -327,7 +328,7 @@ pub fn check_outputs(outputs: &[OutputRequest]) -> Result<(), UsageError> {
 pub fn run(job: &Job, events: &mut dyn FnMut(RunEvent<'_>)) -> Result<RunSummary, RunError> {
     check_outputs(&job.outputs)?;
     let options = job.fold_options();
-    let profile = match job.inputs.as_slice() {
+    let mut profile = match job.inputs.as_slice() {
         [one] => fold(one, &options)?,
         several => {
             if options.record_details {
@@ -336,6 +337,7 @@ pub fn run(job: &Job, events: &mut dyn FnMut(RunEvent<'_>)) -> Result<RunSummary
             fold_all(several, &options)?
         }
     };
+    warn_unmatched_skip_after(&options.collapse.skip_after, &mut profile);
     events(RunEvent::Warnings(&profile.diagnostics));
     if job.strict && !profile.diagnostics.is_empty() {
         return Err(RunError::Strict { problems: profile.diagnostics.total() });
@@ -396,9 +398,23 @@ pub fn run(job: &Job, events: &mut dyn FnMut(RunEvent<'_>)) -> Result<RunSummary
         }
         text.push_str(&stats_report(&summary, &profile.expansion));
         text.push_str(&code_log_report(profile.code_logs.maps()));
+        text.push_str(&profile.diagnostics.not_the_users_report());
         events(RunEvent::Stats(text));
     }
     Ok(RunSummary { summary, expansion: profile.expansion.clone(), diagnostics: profile.diagnostics.clone() })
+}
+
+/// A warning for each `--skip-after` that named no frame of the profile:
+/// it cut no stack (a frame it names is kept, the stack's root-most).
+fn warn_unmatched_skip_after(skip_after: &[String], profile: &mut FoldedProfile) {
+    for wanted in skip_after {
+        if !profile.folder.frame_names().any(|frame| names_function(wanted, frame)) {
+            profile.diagnostics.warn_option(format!(
+                "--skip-after {wanted:?} names no frame: no stack was cut (a JavaScript function is named by \
+                 NAME, NAME FILE:LINE or its frame's whole name, in any tier)"
+            ));
+        }
+    }
 }
 
 /// The thread a `.cpuprofile` holds.

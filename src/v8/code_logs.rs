@@ -24,6 +24,7 @@ use crate::error::Error;
 use crate::files::{CutShort, MappedFile, open_file_allowing_cut};
 use crate::formats::jitdump::{self, JitDump, JitDumpWarning, ReadOptions};
 use crate::formats::v8log::{CodeLog, RetainedText};
+use crate::v8::expand::ExpansionStats;
 use crate::v8::inline_map::{InlineMap, JitCodes, SourceOptions};
 
 /// Where to find inputs.
@@ -209,6 +210,20 @@ impl CodeLogs {
         }
     }
 
+    /// Says each jitdump cut where its killed writer last flushed it: a
+    /// note when every sampled frame of its process resolved (`expansion`
+    /// counts them; without samples, as `lookup` reads, nothing was lost),
+    /// else a warning. After the samples are expanded.
+    pub fn add_jitdump_cuts(&self, expansion: Option<&ExpansionStats>, diagnostics: &mut Diagnostics) {
+        for (index, map) in self.maps.iter().enumerate() {
+            let Some(cut) = &map.jitdump_cut_by_writers_death else { continue };
+            let unresolved = expansion
+                .and_then(|expansion| expansion.processes.get(index))
+                .map_or(0, |samples| samples.unknown_address + samples.unknown_code_index);
+            diagnostics.add_jitdump_cut_by_writers_death(cut.clone(), unresolved);
+        }
+    }
+
     fn discover(&mut self, pid: u32) {
         let directory = self.options.jitdump_dir.clone().unwrap_or_else(|| PathBuf::from("."));
         let Some(jitdump_path) = existing(&directory, &format!("jit-{pid}.dump")) else { return };
@@ -297,9 +312,10 @@ impl CodeLogs {
         let sources = self.options.sources.clone();
         let map = match jitdump {
             Some((jitdump, path)) => {
-                self.diagnostics.add_jitdump(path, &jitdump.dump);
+                let cut_by_writers_death = self.diagnostics.add_jitdump_of_process(path, &jitdump.dump);
                 let mut map = InlineMap::join(logs, jitdump.codes, Some(pid), sources);
                 map.jitdump_path = Some(path.to_path_buf());
+                map.jitdump_cut_by_writers_death = cut_by_writers_death;
                 map.jitdump_cut_short = jitdump.dump.warnings.iter().any(|warning| {
                     matches!(warning, JitDumpWarning::Truncated { .. } | JitDumpWarning::RecordSizeTooSmall { .. })
                 });

@@ -19,4 +19,5 @@ pub mod inline_stack;
 pub mod inline_tree;
 pub mod source;
 pub mod source_map;
+pub mod tool_code;
 pub mod unexpanded;

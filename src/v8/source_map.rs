@@ -337,8 +337,12 @@ pub fn load_script_map(
     let script_directory = Path::new(script_file.as_ref()).parent().unwrap_or(Path::new(""));
     let given = options.overrides.iter().find(|given| given.script == script_name || given.script == script_file);
     let (map_name, loaded) = if let Some(given) = given {
-        let base = given.map.parent().unwrap_or(Path::new(""));
-        (given.map.display().to_string(), read_map_file(&given.map, base))
+        // Sources resolve against the map's URL (ECMA-426, after `sourceRoot`,
+        // which the map's reader prefixes): the file given, wherever that
+        // is, made absolute against the working directory it was named in.
+        let map_path = std::path::absolute(&given.map).unwrap_or_else(|_| given.map.clone());
+        let base = map_path.parent().unwrap_or(Path::new(""));
+        (given.map.display().to_string(), read_map_file(&map_path, base))
     } else if let Some(url) = source.and_then(source_mapping_url) {
         if url.starts_with("data:") {
             let loaded = decode_data_url(url).and_then(|bytes| LoadedSourceMap::parse(&bytes, script_directory));

@@ -12,7 +12,8 @@
 //!
 //! 1. the samples are of another pid than the jitdump and code log;
 //! 2. the code log has no code record at all (node without `--log-code`
-//!    still writes `isolate-*-v8.log`, with its default events only), or no
+//!    still writes `isolate-*-v8.log`, with its default events only), no
+//!    record of JavaScript code (V8's CPU profiler ran: `--cpu-prof`), or no
 //!    `code-source-info` record;
 //! 3. then the most common reason among the samples that did not expand:
 //!    the log and the jitdump do not join (different runs), the sample times
@@ -23,7 +24,9 @@
 //!    jitdump.
 //!
 //! Samples of pids with no jitdump at all, when jitdumps of other pids were
-//! given, are named the same way.
+//! given, are named the same way. A process that ran no script of the
+//! user's (npm's own node, [`crate::v8::tool_code`]) gets no warning; its
+//! line is kept for `--stats`.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -32,6 +35,7 @@ use crate::diagnostics::{Diagnostics, WarningKind};
 use crate::v8::code_logs::{CodeLogs, IsolateLogName, pid_in_file_name};
 use crate::v8::expand::{ExpansionStats, PidCounts, ProcessSamples, TimeSpan};
 use crate::v8::inline_map::InlineMap;
+use crate::v8::tool_code::tool_process;
 
 /// Why most samples of a process that ran JavaScript did not expand.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +50,10 @@ enum Cause {
     /// The code log has no `code-creation` record at all: node wrote it
     /// without `--log-code`.
     NoCodeRecords,
+    /// The code log has code records, but none of JavaScript: V8's CPU
+    /// profiler ran (node's `--cpu-prof`), and V8 logs no JavaScript code
+    /// while it profiles.
+    CpuProfilerRan,
     /// The code log has no `code-source-info` record at all.
     NoSourcePositionRecords,
     /// Most jitdump code loads have no code-creation of the same address
@@ -92,6 +100,11 @@ pub fn warn_unexpanded(stats: &ExpansionStats, code_logs: &CodeLogs, diagnostics
             continue;
         }
         let cause = cause(map, samples);
+        // npm's own node, an idle worker: nothing the user can act on.
+        if let Some(tool) = tool_process(map) {
+            diagnostics.not_the_users(format!("{}: {}", tool.describe(), describe(map, samples, &cause)));
+            continue;
+        }
         diagnostics.warn(WarningKind::UnexpandedJavaScript, || describe(map, samples, &cause));
     }
     let without_jitdump = stats.pids_without_jitdump.total();
@@ -130,6 +143,10 @@ fn cause(map: &InlineMap, samples: &ProcessSamples) -> Cause {
     if code_objects.peek().is_none() {
         return Cause::NoCodeRecords;
     }
+    let javascript = map.logs().iter().flat_map(|log| &log.code_objects).any(|object| object.function.is_some());
+    if !javascript {
+        return Cause::CpuProfilerRan;
+    }
     if code_objects.all(|object| object.source_info.is_none()) {
         return Cause::NoSourcePositionRecords;
     }
@@ -149,7 +166,9 @@ impl Cause {
     /// How many of the process's samples that did not expand this explains.
     fn samples(&self, samples: &ProcessSamples) -> u64 {
         match self {
-            Cause::OtherPids { .. } | Cause::NoCodeRecords | Cause::NoSourcePositionRecords => samples.not_expanded(),
+            Cause::OtherPids { .. } | Cause::NoCodeRecords | Cause::CpuProfilerRan | Cause::NoSourcePositionRecords => {
+                samples.not_expanded()
+            }
             Cause::LogAndJitDumpDoNotJoin { .. } => samples.not_in_log,
             Cause::SamplesBeforeLoads { .. } => samples.before_any_load,
             Cause::Unoptimized => samples.unoptimized,
@@ -174,9 +193,10 @@ fn load_times(map: &InlineMap) -> Option<TimeSpan> {
 fn describe(map: &InlineMap, samples: &ProcessSamples, cause: &Cause) -> String {
     let mut text = String::new();
     let subject = match cause {
-        Cause::NoCodeRecords | Cause::NoSourcePositionRecords | Cause::CodeWithoutSourcePositions => {
-            map.log_path().display().to_string()
-        }
+        Cause::NoCodeRecords
+        | Cause::CpuProfilerRan
+        | Cause::NoSourcePositionRecords
+        | Cause::CodeWithoutSourcePositions => map.log_path().display().to_string(),
         _ => files(map),
     };
     let _ = write!(
@@ -200,6 +220,12 @@ fn describe(map: &InlineMap, samples: &ProcessSamples, cause: &Cause) -> String 
             "the code log has no code records: node was run without --log-code (it writes this log with its \
              default events all the same); run node with --log-code beside --perf-prof (Deno: \
              --v8-flags=--log-code,--perf-prof), or record with `v8inline record -- node ...`"
+        ),
+        Cause::CpuProfilerRan => write!(
+            text,
+            "the code log has code records, but none of JavaScript: V8's CPU profiler ran (node --cpu-prof, or an \
+             inspector's Profiler.start), and while it profiles V8 logs no JavaScript code; record without \
+             --cpu-prof (v8inline record writes a .cpuprofile itself, with the inlined functions)"
         ),
         Cause::NoSourcePositionRecords => write!(
             text,

@@ -55,18 +55,12 @@ pub(crate) struct FoldArgs {
     /// Include the PID in the root frame (inferno-collapse-perf's --pid).
     #[arg(long)]
     pub(crate) pid: bool,
-    /// Include the PID and TID in the root frame (implies --pid).
-    #[arg(long)]
-    pub(crate) tid: bool,
     /// Include raw addresses where symbols cannot be found (inferno's --addrs).
     #[arg(long)]
     pub(crate) addrs: bool,
     /// Only fold samples of this event (default: the first event seen).
     #[arg(long, value_name = "EVENT")]
     pub(crate) event_filter: Option<String>,
-    /// Drop the frames below (callers of) a function of this name; repeatable.
-    #[arg(long, value_name = "FUNCTION")]
-    pub(crate) skip_after: Vec<String>,
     /// Also render a flame graph SVG here. Turns on the inline, JIT and
     /// kernel annotations (in the folded output too), which color the frames.
     #[arg(long, value_name = "FILE.svg")]
@@ -75,10 +69,8 @@ pub(crate) struct FoldArgs {
     /// same; without --jitdump (pids looked up as samples come) it is 1.
     #[arg(long, value_name = "N")]
     pub(crate) threads: Option<usize>,
-    /// Print to standard error how many samples and frames were expanded,
-    /// passed through or unresolved, and why.
-    #[arg(long)]
-    pub(crate) stats: bool,
+    #[command(flatten)]
+    pub(crate) folding: FoldingArgs,
     /// Fold V8's own samples instead of perf's: the `tick` records of this
     /// `node --prof --log-code` log (no perf needed; counts are ticks). Once
     /// per isolate's log: each is the code log of its own ticks.
@@ -89,6 +81,24 @@ pub(crate) struct FoldArgs {
     pub(crate) perf_data: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) outputs: OutputArgs,
+}
+
+/// How the stacks are folded and what is told of it: the main job's and
+/// `record`'s.
+#[derive(Args, Debug)]
+pub(crate) struct FoldingArgs {
+    /// Include the PID and TID in the root frame (implies --pid).
+    #[arg(long)]
+    pub(crate) tid: bool,
+    /// Drop the frames below (callers of) this function; repeatable. A
+    /// JavaScript function matches by name, by `NAME FILE:LINE` or by its
+    /// frame's whole name, whatever its tier (`JS:*`, `JS:~`, ...).
+    #[arg(long, value_name = "FUNCTION")]
+    pub(crate) skip_after: Vec<String>,
+    /// Print to standard error how many samples and frames were expanded,
+    /// passed through or unresolved, and why.
+    #[arg(long)]
+    pub(crate) stats: bool,
 }
 
 /// Outputs beside the folded stacks.
@@ -258,6 +268,10 @@ pub(crate) struct RecordArgs {
     pub(crate) force: bool,
     #[command(flatten)]
     pub(crate) outputs: OutputArgs,
+    #[command(flatten)]
+    pub(crate) reading: ReadingArgs,
+    #[command(flatten)]
+    pub(crate) folding: FoldingArgs,
     /// The command: node or deno with their flags, script and arguments, or
     /// what starts them (npm run, npx, a shell script, a test runner); every
     /// node and Deno process it starts is recorded.
@@ -324,6 +338,14 @@ pub(crate) struct InputArgs {
     /// Without --jitdump, look for jit-PID.dump of each sampled pid here.
     #[arg(long, value_name = "DIR")]
     pub(crate) jitdump_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) reading: ReadingArgs,
+}
+
+/// How scripts and source maps are read, and what damaged input does: the
+/// main job's, `record`'s, `lookup`'s and `debuginfo`'s.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct ReadingArgs {
     /// Do not read scripts from disk when the log carries no source.
     #[arg(long)]
     pub(crate) no_disk_sources: bool,
@@ -371,6 +393,20 @@ impl InputArgs {
     /// The code logs and sources these arguments name, read on one thread
     /// (a command sets `read_threads` from `--threads`).
     pub(crate) fn code_log_options(&self) -> CodeLogOptions {
+        let mut options = CodeLogOptions::default();
+        options.logs = self.logs.clone();
+        options.jitdumps = self.jitdumps.clone();
+        options.jitdump_dir = self.jitdump_dir.clone();
+        options.codspeed_log_dir = std::env::var_os("CODSPEED_V8_LOG").map(PathBuf::from);
+        options.sources = self.reading.source_options();
+        options.read_threads = 1;
+        options
+    }
+}
+
+impl ReadingArgs {
+    /// Where scripts are read and how their source maps are found.
+    pub(crate) fn source_options(&self) -> SourceOptions {
         let mut source_maps = SourceMapOptions::default();
         source_maps.enabled = !self.no_source_maps;
         source_maps.overrides = self
@@ -382,13 +418,6 @@ impl InputArgs {
         sources.read_from_disk = !self.no_disk_sources;
         sources.path_substitutions = self.substitutions.clone();
         sources.source_maps = source_maps;
-        let mut options = CodeLogOptions::default();
-        options.logs = self.logs.clone();
-        options.jitdumps = self.jitdumps.clone();
-        options.jitdump_dir = self.jitdump_dir.clone();
-        options.codspeed_log_dir = std::env::var_os("CODSPEED_V8_LOG").map(PathBuf::from);
-        options.sources = sources;
-        options.read_threads = 1;
-        options
+        sources
     }
 }

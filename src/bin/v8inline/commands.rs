@@ -30,14 +30,14 @@ pub(crate) fn lookup(args: LookupArgs) -> Result<(), Failure> {
     let answer = match v8inline::lookup(options, &queries) {
         Ok(answer) => answer,
         Err(LookupError::NotOneProcess { diagnostics, processes }) => {
-            report_warnings(&diagnostics, args.inputs.strict)?;
+            report_warnings(&diagnostics, args.inputs.reading.strict)?;
             return Err(Failure::Usage(LookupError::NotOneProcess { diagnostics, processes }.to_string()));
         }
         Err(LookupError::NoInputs) => return Err(Failure::Usage(LookupError::NoInputs.to_string())),
         Err(LookupError::Input(error)) => return Err(error.into()),
         Err(other) => return Err(Failure::Input(other.to_string())),
     };
-    report_warnings(&answer.diagnostics, args.inputs.strict)?;
+    report_warnings(&answer.diagnostics, args.inputs.reading.strict)?;
     std::io::stdout().lock().write_all(answer.text.as_bytes()).map_err(standard_output_failure)?;
     // Millions of code objects: the process's exit frees them at once,
     // faster than dropping them one by one.
@@ -97,12 +97,19 @@ pub(crate) fn record(args: RecordArgs) -> Result<u8, Failure> {
         in_directory(&args.outputs.firefox_profile, FIREFOX_PROFILE_FILE),
     ));
     check_outputs(&outputs).map_err(|error| Failure::Usage(error.to_string()))?;
+    if args.folding.stats {
+        outputs.push(OutputRequest::Stats);
+    }
     let mut options = RecordOptions::new(args.command, output_dir);
     options.frequency = args.frequency;
     options.outputs = outputs;
+    options.sources = args.reading.source_options();
+    options.strict = args.reading.strict;
+    options.include_tid = args.folding.tid;
+    options.skip_after = args.folding.skip_after;
     let mut announce = |message: &str| eprintln!("v8inline: {message}");
     let recording = v8inline::record(&options, &mut announce).map_err(record_failure)?;
-    eprint!("{}", recording.report());
+    eprint!("{}{}", recording.report(), recording.stats);
     if args.inject {
         inject(&recording, options.perf)?;
     }
@@ -129,7 +136,7 @@ pub(crate) fn repair_jitdump(args: RepairJitDumpArgs) -> Result<(), Failure> {
 pub(crate) fn debuginfo(args: DebuginfoArgs) -> Result<(), Failure> {
     use v8inline::{DebugInfoCommandError, DebugInfoOptions, default_buildid_dir};
     let threads = thread_count(args.threads);
-    let strict = args.inputs.strict;
+    let strict = args.inputs.reading.strict;
     let mut options = DebugInfoOptions::default();
     options.code_logs = args.inputs.code_log_options();
     options.code_logs.read_threads = threads;

@@ -18,7 +18,7 @@ pub(crate) fn fold(args: FoldArgs) -> Result<(), Failure> {
     // Before the default input is chosen (and said).
     check_outputs(&outputs).map_err(|error| Failure::Usage(error.to_string()))?;
     let mut job = Job::new(inputs(&args)?, fold_options(&args), outputs);
-    job.strict = args.inputs.strict;
+    job.strict = args.inputs.reading.strict;
     run(&job, &mut print_event)?;
     Ok(())
 }
@@ -58,13 +58,13 @@ fn inputs(args: &FoldArgs) -> Result<Vec<SampleInput>, Failure> {
 fn fold_options(args: &FoldArgs) -> FoldOptions {
     let mut collapse = CollapseOptions::default();
     collapse.include_pid = args.pid;
-    collapse.include_tid = args.tid;
+    collapse.include_tid = args.folding.tid;
     collapse.include_addrs = args.addrs;
     collapse.annotate_kernel = args.annotate_kernel || args.all;
     collapse.annotate_jit = args.annotate_jit || args.all;
     collapse.annotate_inline = args.annotate_inline || args.all;
     collapse.event_filter = args.event_filter.clone();
-    collapse.skip_after = args.skip_after.clone();
+    collapse.skip_after = args.folding.skip_after.clone();
     let mut expand = ExpandOptions::default();
     expand.exact_pc = args.exact_pc;
     let mut options = FoldOptions::default();
@@ -101,7 +101,7 @@ fn output_requests(args: &FoldArgs) -> Result<Vec<OutputRequest>, Failure> {
         requests.push(OutputRequest::FlameGraph { path: path.clone(), style: outputs.flamegraph_style.into() });
     }
     requests.extend(requests_beside_folded(outputs, outputs.cpuprofile.clone(), outputs.firefox_profile.clone()));
-    if args.stats {
+    if args.folding.stats {
         requests.push(OutputRequest::Stats);
     }
     Ok(requests)

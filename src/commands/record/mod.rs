@@ -69,13 +69,34 @@ pub struct RecordOptions {
     pub perf: OsString,
     /// The outputs, written as the main job writes them.
     pub outputs: Vec<OutputRequest>,
+    /// Where scripts are read and how their source maps are found (the
+    /// main job's `--no-disk-sources`, `--substitute-path`, `--source-map`,
+    /// `--no-source-maps`). Default: scripts read from disk, maps used.
+    pub sources: SourceOptions,
+    /// Write no output when an input had problems (`--strict`): the
+    /// recording stays, and [`RecordError::Run`] names the problems' count.
+    pub strict: bool,
+    /// A root frame per thread (`--tid`), not only per process.
+    pub include_tid: bool,
+    /// Functions whose callers are dropped (`--skip-after`).
+    pub skip_after: Vec<String>,
 }
 
 impl RecordOptions {
     /// Records `command` into `output_dir` under perf (found on `PATH`) at
     /// 997 Hz, writing no output until some are added to `outputs`.
     pub fn new(command: Vec<OsString>, output_dir: PathBuf) -> RecordOptions {
-        RecordOptions { frequency: 997, output_dir, command, perf: "perf".into(), outputs: Vec::new() }
+        RecordOptions {
+            frequency: 997,
+            output_dir,
+            command,
+            perf: "perf".into(),
+            outputs: Vec::new(),
+            sources: SourceOptions { read_from_disk: true, ..SourceOptions::default() },
+            strict: false,
+            include_tid: false,
+            skip_after: Vec::new(),
+        }
     }
 }
 
@@ -158,6 +179,9 @@ pub struct Recording {
     /// What was wrong with the inputs (the recording, the code logs and
     /// jitdumps, the native files), as the main job reports it.
     pub diagnostics: Diagnostics,
+    /// The counts `--stats` prints (an [`OutputRequest::Stats`] asked for
+    /// them), else empty.
+    pub stats: String,
 }
 
 impl Recording {
@@ -528,7 +552,10 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
     // output directory, which another user may write.
     let private = PrivateDirectory::create()?;
     let launch = launch(&options.command, &private, &wanted, &mut notes)?;
-    let sources = SourceOptions { read_from_disk: true, ..SourceOptions::default() };
+    if let Some(warning) = profiler_flag_warning(&options.command, std::env::var_os("NODE_OPTIONS").as_deref()) {
+        announce(&warning);
+    }
+    let sources = options.sources.clone();
     let mut interrupted = None;
     let (exit_status, inputs, code_logs, activity) = match &sampler {
         Sampler::Perf => {
@@ -588,6 +615,8 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         annotate_inline: true,
         annotate_jit: true,
         annotate_kernel: true,
+        include_tid: options.include_tid,
+        skip_after: options.skip_after.clone(),
         ..CollapseOptions::default()
     };
     let job = Job {
@@ -595,13 +624,20 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         fold: FoldOptions { collapse, code_logs, timeline: true, ..FoldOptions::default() },
         outputs: options.outputs.clone(),
         title: Some(format!("v8inline record: {}", display_command(&options.command))),
-        strict: false,
+        strict: options.strict,
     };
     let mut cpuprofile_threads = BTreeMap::new();
-    let run = run(&job, &mut |event| {
-        if let RunEvent::CpuProfileThread { path, thread, .. } = event {
+    let mut stats = String::new();
+    let run = run(&job, &mut |event| match event {
+        RunEvent::CpuProfileThread { path, thread, .. } => {
             cpuprofile_threads.insert(path.to_owned(), thread);
         }
+        RunEvent::Stats(text) => stats = text,
+        // Told before the error that refuses them; otherwise in the report.
+        RunEvent::Warnings(diagnostics) if options.strict && !diagnostics.is_empty() => {
+            announce_lines(&mut *announce, &diagnostics.to_string());
+        }
+        RunEvent::Warnings(_) => {}
     });
     let run = run?;
     let written = options
@@ -629,7 +665,58 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         unsupported_flags: launch.unsupported_flags,
         notes,
         diagnostics: run.diagnostics,
+        stats,
     })
+}
+
+/// Tells `announce` each line of `text` (lines that start `v8inline: `, as
+/// [`Diagnostics`] writes them), without that start, which it adds.
+fn announce_lines(announce: &mut dyn FnMut(&str), text: &str) {
+    for line in text.lines() {
+        announce(line.strip_prefix("v8inline: ").unwrap_or(line));
+    }
+}
+
+/// What to tell before the command runs when it or `NODE_OPTIONS` turns on
+/// a V8 profiler of its own. node's `--cpu-prof` starts V8's CPU profiler,
+/// and while it profiles V8 writes no `code-creation` of JavaScript code to
+/// the code log (measured on node 20 and 26: 0 of 249 and of 85, builtins
+/// still logged; the jitdump is not affected), so nothing can be expanded.
+/// `--prof` runs V8's tick sampler beside perf; its ticks go into the code
+/// logs record writes, not `isolate-*-v8.log`. Either way record writes a
+/// `.cpuprofile` itself, with the inlined functions.
+pub fn profiler_flag_warning(command: &[OsString], node_options: Option<&OsStr>) -> Option<String> {
+    let node_options = node_options.map(|options| options.to_string_lossy().into_owned()).unwrap_or_default();
+    let from_options = node_options.split_ascii_whitespace().map(|flag| (flag.to_string(), "NODE_OPTIONS"));
+    let from_command = node_flags(command).map(|flag| (flag, "the command"));
+    let (flag, place) = from_command.chain(from_options).find(|(flag, _)| flag == "--cpu-prof" || flag == "--prof")?;
+    let why = if flag == "--cpu-prof" {
+        "node's --cpu-prof runs V8's CPU profiler, and while it profiles V8 logs no JavaScript code: no frame \
+         will be expanded"
+    } else {
+        "node's --prof runs V8's own sampler beside perf (its ticks go into the code logs record writes, not \
+         isolate-*-v8.log)"
+    };
+    Some(format!(
+        "warning: {place} holds {flag}: {why}; drop it: record writes a .cpuprofile itself ({CPUPROFILE_FILE} in \
+         the output directory), with the inlined functions"
+    ))
+}
+
+/// The arguments of `command` that may be node's flags: a node's before
+/// its script (those after it are the script's), any other program's all
+/// (`npx --node-options=...`, `sh -c 'node --cpu-prof ...'`: each word).
+fn node_flags(command: &[OsString]) -> impl Iterator<Item = String> + '_ {
+    let is_node = command.first().is_some_and(|program| Runtime::of(program) == Some(Runtime::Node));
+    let arguments = command.iter().skip(1).map(|argument| argument.to_string_lossy().into_owned());
+    let mut script_seen = false;
+    arguments
+        .take_while(move |argument| {
+            let before_script = !script_seen;
+            script_seen |= is_node && !argument.starts_with('-');
+            before_script
+        })
+        .flat_map(|argument| argument.split_ascii_whitespace().map(str::to_string).collect::<Vec<_>>())
 }
 
 /// What the `node` script and the preload wrote down of the nodes they saw.
@@ -752,6 +839,7 @@ mod tests {
             unsupported_flags: Vec::new(),
             notes: vec!["a note".to_string()],
             diagnostics,
+            stats: String::new(),
         };
         assert_eq!(
             recording.report(),

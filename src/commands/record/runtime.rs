@@ -202,7 +202,9 @@ pub(crate) fn flag_with_path(prefix: &str, path: &Path) -> OsString {
 pub fn known_v8_flags(program: &OsStr, runtime: Runtime) -> Result<HashSet<String>, RecordError> {
     let mut command = Command::new(program);
     match runtime {
-        Runtime::Node => command.arg("--v8-options"),
+        // The user's NODE_OPTIONS may hold what another node refuses
+        // (`--cpu-prof` before node 22): the list is the same without it.
+        Runtime::Node => command.arg("--v8-options").env_remove("NODE_OPTIONS"),
         Runtime::Deno => command.args(["run", "--v8-flags=--help"]).env_remove("DENO_V8_FLAGS"),
     };
     let output = command

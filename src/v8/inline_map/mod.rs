@@ -81,6 +81,9 @@ pub struct InlineMap {
     /// Whether reading the jitdump stopped before its end (cut short, or a
     /// record size that cannot be right): code loaded later is missing.
     pub jitdump_cut_short: bool,
+    /// The jitdump's cut, when it is the one a killed writer leaves: said
+    /// once the samples are expanded ([`crate::v8::code_logs::CodeLogs::add_jitdump_cuts`]).
+    pub jitdump_cut_by_writers_death: Option<String>,
 }
 
 impl InlineMap {
@@ -156,6 +159,7 @@ impl InlineMap {
             unmatched_loads: 0,
             jitdump_path: None,
             jitdump_cut_short: false,
+            jitdump_cut_by_writers_death: None,
         }
     }
 
