@@ -570,6 +570,54 @@ fn a_given_map_wins_and_sources_resolve_against_it() {
     }
 }
 
+/// `--source-map SCRIPT=MAP` with MAP relative to the working directory,
+/// whose sources name their directory by `sourceRoot`: the sources resolve
+/// against the map's own place, made absolute (ECMA-426: `sourceRoot`
+/// prefixed, then resolved against the map's URL), not against the script's
+/// directory or the working directory's parent.
+#[test]
+fn a_given_map_named_relative_to_the_working_directory_resolves_there() {
+    for version in VERSIONS {
+        let root = temp_dir("sourcemaps", &format!("given-relative-{version}"));
+        copy_tsc_scripts(&root);
+        let given = root.join("maps/build/tsc/server.js.map");
+        std::fs::create_dir_all(given.parent().unwrap()).unwrap();
+        let mut map: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(testdata().join("build/tsc/server.js.map")).unwrap()).unwrap();
+        assert_eq!(map["sources"], serde_json::json!(["../../src/server.ts"]));
+        map["sourceRoot"] = serde_json::json!("../../src/");
+        map["sources"] = serde_json::json!(["server.ts"]);
+        std::fs::write(&given, serde_json::to_vec(&map).unwrap()).unwrap();
+        let argument = format!("{RECORDED_ROOT}/build/tsc/server.js=maps/build/tsc/server.js.map");
+        let substitution = format!("{RECORDED_ROOT}={}", root.display());
+        let output = Command::new(env!("CARGO_BIN_EXE_v8inline"))
+            .current_dir(&root)
+            .arg(recording_file(version, "tsc", "perf.script"))
+            .args(["--log", &recording_file(version, "tsc", "codspeed-v8-")])
+            .args(["--jitdump", &recording_file(version, "tsc", "jit-")])
+            .args(["--substitute-path", &substitution, "--source-map", &argument])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", common::stderr(&output));
+        let folded = String::from_utf8(output.stdout).unwrap();
+        let mut server_frames: Vec<String> = stacks(&folded)
+            .flat_map(|(stack, _)| stack.split(';'))
+            .filter(|frame| frame.starts_with("JS:*"))
+            .filter_map(split_frame)
+            .filter(|(_, file, _, _)| file.ends_with("server.ts"))
+            .map(|(name, file, line, column)| format!("{name} {file}:{line}:{column}"))
+            .collect();
+        server_frames.sort();
+        server_frames.dedup();
+        let server = root.join("maps/src/server.ts").display().to_string();
+        assert_eq!(
+            server_frames,
+            [format!("handleRequest {server}:7:23"), format!("serve {server}:15:15")],
+            "node {version}"
+        );
+    }
+}
+
 #[test]
 fn annotations_land_on_typescript_lines_under_the_source_root() {
     let directory = temp_dir("sourcemaps", "annotations");
