@@ -491,6 +491,58 @@ mod tests {
         assert_eq!(merged.tally(WarningKind::JitDumpCutShort).unwrap().examples.len(), 2);
     }
 
+    /// A jitdump cut where its killed writer last flushed: a note when its
+    /// process's samples all resolved, else a warning; a cut elsewhere is a
+    /// warning at once. Notes and option warnings are not input problems.
+    #[test]
+    fn a_killed_writers_cut_is_a_note_only_when_nothing_sampled_was_lost() {
+        // A jitdump header (`JiTD`, version 1, 40 bytes, x86-64, pid 7).
+        let mut header = Vec::new();
+        for field in [0x4A69_5444u32, 1, 40, 62, 0, 7] {
+            header.extend_from_slice(&field.to_le_bytes());
+        }
+        header.extend_from_slice(&[0; 16]);
+        let cut_at = |offset: u64, available: u64| {
+            let mut jitdump = crate::formats::jitdump::read(&header, &Default::default()).unwrap();
+            jitdump.warnings = vec![JitDumpWarning::Truncated { offset, needed: 996, available }];
+            jitdump
+        };
+        let mut diagnostics = Diagnostics::new();
+        let deferred = diagnostics.add_jitdump_of_process(Path::new("jit-7.dump"), &cut_at(4000, 96));
+        assert!(diagnostics.is_empty());
+        let deferred = deferred.unwrap();
+        assert_eq!(
+            deferred,
+            "jit-7.dump: byte offset 4000: expected a whole record of 996 bytes, the file ends 96 bytes later (cut \
+             short); reading stopped"
+        );
+        diagnostics.add_jitdump_cut_by_writers_death(deferred.clone(), 0);
+        diagnostics.warn_option("--skip-after \"f\" names no frame".to_string());
+        assert!(diagnostics.is_empty());
+        assert_eq!(strict_failure(&diagnostics, true), None);
+        assert_eq!(
+            diagnostics.to_string(),
+            format!(
+                "v8inline: note: {deferred}: where its process last flushed it before it was killed (test runners \
+                 stop their workers so); every sampled frame of the process resolved\n\
+                 v8inline: warning: --skip-after \"f\" names no frame\n"
+            )
+        );
+        diagnostics.add_jitdump_cut_by_writers_death(deferred.clone(), 3);
+        assert_eq!(
+            diagnostics.tally(WarningKind::JitDumpCutShort).unwrap().examples,
+            [format!("{deferred}: 3 sample(s) of its process ran code it does not cover")]
+        );
+        // Cut elsewhere than a flush: a warning at once.
+        let mut diagnostics = Diagnostics::new();
+        assert_eq!(diagnostics.add_jitdump_of_process(Path::new("jit-8.dump"), &cut_at(4000, 95)), None);
+        assert_eq!(diagnostics.tally(WarningKind::JitDumpCutShort).unwrap().count, 1);
+        // Read for itself (repair-jitdump), a killed writer's cut is a warning.
+        let mut diagnostics = Diagnostics::new();
+        diagnostics.add_jitdump(Path::new("jit-9.dump"), &cut_at(4000, 96));
+        assert_eq!(diagnostics.tally(WarningKind::JitDumpCutShort).unwrap().count, 1);
+    }
+
     #[test]
     fn code_log_warnings_by_kind() {
         let mut log = CodeLog::parse(

@@ -214,14 +214,10 @@ fn npm_run_warns_only_of_the_users_program() {
     let output = record(&directory, &["--stats", "--", "npm", "run", "short"], &[]);
     let message = stderr(&output);
     assert_eq!(output.status.code(), Some(0), "{message}");
-    let warnings: Vec<&str> =
-        message.lines().take_while(|line| !line.starts_with("v8inline: recorded ")).collect();
+    let warnings: Vec<&str> = message.lines().take_while(|line| !line.starts_with("v8inline: recorded ")).collect();
     let warnings = warnings.join("\n");
     assert!(warnings.contains("v8inline: warning: 1 input problem(s)"), "{message}");
-    assert!(
-        warnings.contains("v8inline:   1 V8 process(es) whose JavaScript mostly did not expand"),
-        "{message}"
-    );
+    assert!(warnings.contains("v8inline:   1 V8 process(es) whose JavaScript mostly did not expand"), "{message}");
     assert!(!warnings.contains("node_modules/npm/"), "npm's own warned of: {message}");
     assert!(message.contains("\nv8inline: not the user's, so no warning: npm's own process: "), "{message}");
 

@@ -591,7 +591,7 @@ fn a_given_map_named_relative_to_the_working_directory_resolves_there() {
         let argument = format!("{RECORDED_ROOT}/build/tsc/server.js=maps/build/tsc/server.js.map");
         let substitution = format!("{RECORDED_ROOT}={}", root.display());
         let output = Command::new(env!("CARGO_BIN_EXE_v8inline"))
-            .current_dir(&root)
+            .current_dir(&*root)
             .arg(recording_file(version, "tsc", "perf.script"))
             .args(["--log", &recording_file(version, "tsc", "codspeed-v8-")])
             .args(["--jitdump", &recording_file(version, "tsc", "jit-")])

@@ -809,6 +809,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_profiler_flag_is_found_where_node_takes_it() {
+        let command = |words: &[&str]| words.iter().map(OsString::from).collect::<Vec<_>>();
+        let found = |words: &[&str], options: Option<&str>| {
+            profiler_flag_warning(&command(words), options.map(OsStr::new))
+                .map(|warning| warning.split(':').next().unwrap().to_string())
+        };
+        assert_eq!(found(&["node", "--cpu-prof", "app.js"], None).as_deref(), Some("warning"));
+        assert!(found(&["node", "--cpu-prof", "app.js"], None).is_some());
+        assert!(profiler_flag_warning(&command(&["node", "--prof", "app.js"]), None).unwrap().contains("holds --prof"));
+        // The script's own arguments are not node's.
+        assert_eq!(found(&["node", "app.js", "--cpu-prof"], None), None);
+        assert!(found(&["sh", "-c", "node --cpu-prof app.js"], None).is_some());
+        assert!(found(&["npm", "run", "bench"], Some("--max-old-space-size=100 --cpu-prof")).is_some());
+        assert_eq!(found(&["node", "--cpu-prof-dir=x", "app.js"], Some("--prof-process")), None);
+    }
+
+    #[test]
     fn the_report_carries_the_warning_summary() {
         use std::os::unix::process::ExitStatusExt;
         let mut diagnostics = Diagnostics::new();

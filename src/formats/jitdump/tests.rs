@@ -240,6 +240,22 @@ fn version_2_is_accepted() {
     assert_eq!(dump.loads.len(), 1);
 }
 
+/// A file a killed writer left ends where its buffer was last flushed, a
+/// multiple of 4 KiB, inside a record; a cut elsewhere is other damage.
+#[test]
+fn a_cut_at_a_flush_is_a_killed_writers() {
+    let mut builder = Builder::new(Endianness::Little);
+    for index in 0..100 {
+        builder.load(index, 0x7f00_0000_1000 + index * 0x100, 32, "JS:*kernel /app/deep.js:24:16");
+    }
+    assert!(builder.bytes.len() > 4096);
+    let cut = |length: usize| read_default(&builder.bytes[..length]).warnings;
+    let [warning] = &cut(4096)[..] else { panic!("{:?}", cut(4096)) };
+    assert!(matches!(warning, JitDumpWarning::Truncated { .. }) && warning.is_cut_by_writers_death());
+    let [warning] = &cut(4095)[..] else { panic!("{:?}", cut(4095)) };
+    assert!(matches!(warning, JitDumpWarning::Truncated { .. }) && !warning.is_cut_by_writers_death());
+}
+
 #[test]
 fn header_only_file_has_no_records_and_no_warnings() {
     let dump = read_default(&Builder::new(Endianness::Little).bytes);
