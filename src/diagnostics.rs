@@ -161,13 +161,21 @@ pub struct Diagnostics {
     /// exactly (V8's mis-sized DEBUG_INFO records): said, but not damage, so
     /// neither counted nor refused by `--strict`.
     recovered_defects: Vec<String>,
+    /// What is said beside the warnings (boxed: a [`Diagnostics`] travels
+    /// in errors, which should stay small).
+    remarks: Box<Remarks>,
+}
+
+/// What [`Diagnostics`] says that is not an input problem: neither counted
+/// nor refused by `--strict`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Remarks {
     /// What the user should know that is not damage (a jitdump its process
     /// was killed while writing, every sampled frame resolved): said as a
-    /// note, neither counted nor refused by `--strict`.
+    /// note.
     notes: Vec<String>,
-    /// Options that changed nothing (a `--skip-after` that matched no frame):
-    /// said as warnings, but not input problems, so neither counted nor
-    /// refused by `--strict`.
+    /// Options that changed nothing (a `--skip-after` that named no frame):
+    /// said as warnings.
     option_warnings: Vec<String>,
     /// What would be a warning were it the user's: a package manager's or
     /// the runtime's own process or files ([`crate::v8::tool_code`]). Only
@@ -204,37 +212,41 @@ impl Diagnostics {
             self.add(kind, tally.count, tally.examples.iter().cloned());
         }
         self.recovered_defects.extend(other.recovered_defects.iter().cloned());
-        self.notes.extend(other.notes.iter().cloned());
-        self.option_warnings.extend(other.option_warnings.iter().cloned());
-        self.not_the_users.extend(other.not_the_users.iter().cloned());
+        self.remarks.notes.extend(other.remarks.notes.iter().cloned());
+        self.remarks.option_warnings.extend(other.remarks.option_warnings.iter().cloned());
+        self.remarks.not_the_users.extend(other.remarks.not_the_users.iter().cloned());
     }
 
     /// Says `text` as a note: not an input problem.
     pub fn note(&mut self, text: String) {
-        self.notes.push(text);
+        self.remarks.notes.push(text);
     }
 
     /// Says `text` as a warning about an option that changed nothing: not
     /// an input problem.
     pub fn warn_option(&mut self, text: String) {
-        self.option_warnings.push(text);
+        self.remarks.option_warnings.push(text);
     }
 
     /// Keeps `text`, what would be a warning were it the user's, for
     /// `--stats`.
     pub fn not_the_users(&mut self, text: String) {
-        self.not_the_users.push(text);
+        self.remarks.not_the_users.push(text);
     }
 
     /// The notes ([`Diagnostics::note`]).
     pub fn notes(&self) -> &[String] {
-        &self.notes
+        &self.remarks.notes
     }
 
     /// The lines `--stats` adds for what was not the user's, each
     /// `v8inline: not the user's, so no warning: ...`.
     pub fn not_the_users_report(&self) -> String {
-        self.not_the_users.iter().map(|text| format!("v8inline: not the user's, so no warning: {text}\n")).collect()
+        self.remarks
+            .not_the_users
+            .iter()
+            .map(|text| format!("v8inline: not the user's, so no warning: {text}\n"))
+            .collect()
     }
 
     /// The producer defects read around exactly, one line per input.
@@ -434,10 +446,10 @@ fn perf_script_example(path: &Path, tally: &WarningTally) -> Option<String> {
 impl fmt::Display for Diagnostics {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut text = String::new();
-        for note in self.recovered_defects.iter().chain(&self.notes) {
+        for note in self.recovered_defects.iter().chain(&self.remarks.notes) {
             let _ = writeln!(text, "v8inline: note: {note}");
         }
-        for warning in &self.option_warnings {
+        for warning in &self.remarks.option_warnings {
             let _ = writeln!(text, "v8inline: warning: {warning}");
         }
         if self.is_empty() {
