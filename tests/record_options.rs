@@ -59,7 +59,7 @@ fn nodes() -> Vec<(String, PathBuf)> {
     nodes
 }
 
-/// With node's `--cpu-prof` V8 logs no JavaScript code while it profiles
+/// With node's `--cpu-prof` V8 writes nothing to its code log while it profiles
 /// (node 20: 0 of 249 code-creations of JavaScript; node 26: 0 of 85):
 /// record says so before the command runs, and the warning after it names
 /// `--cpu-prof`, not `--log-code`.
@@ -77,17 +77,18 @@ fn cpu_prof_is_named_as_the_cause_before_and_after_the_run() {
         assert!(
             message.starts_with(
                 "v8inline: warning: the command holds --cpu-prof: node's --cpu-prof runs V8's CPU profiler, and \
-                 while it profiles V8 logs no JavaScript code: no frame will be expanded; drop it: record writes a \
-                 .cpuprofile itself (profile.cpuprofile in the output directory), with the inlined functions\n"
+                 V8 writes nothing to its code log while it profiles: no frame will be expanded; drop it: record \
+                 writes a .cpuprofile itself (profile.cpuprofile in the output directory), with the inlined \
+                 functions\n"
             ),
             "{what}: {message}"
         );
         assert!(
             message.contains(
                 "samples that ran JavaScript did not expand: the code log has code records, but none of \
-                 JavaScript: V8's CPU profiler ran (node --cpu-prof, or an inspector's Profiler.start), and while it \
-                 profiles V8 logs no JavaScript code; record without --cpu-prof (v8inline record writes a \
-                 .cpuprofile itself, with the inlined functions)"
+                 JavaScript: V8's CPU profiler ran (node --cpu-prof, or an inspector's Profiler.start), and V8 \
+                 writes nothing to its code log while it profiles; record without --cpu-prof (v8inline record \
+                 writes a .cpuprofile itself, with the inlined functions)"
             ),
             "{what}: {message}"
         );

@@ -51,8 +51,10 @@ enum Cause {
     /// without `--log-code`.
     NoCodeRecords,
     /// The code log has code records, but none of JavaScript: V8's CPU
-    /// profiler ran (node's `--cpu-prof`), and V8 logs no JavaScript code
-    /// while it profiles.
+    /// profiler ran (node's `--cpu-prof`), and V8 writes nothing to its log
+    /// while it profiles (`V8FileLogger::is_logging` in V8's
+    /// src/logging/log.cc: "Disable logging while the CPU profiler is
+    /// running"), builtins logged before it started aside.
     CpuProfilerRan,
     /// The code log has no `code-source-info` record at all.
     NoSourcePositionRecords,
@@ -224,7 +226,7 @@ fn describe(map: &InlineMap, samples: &ProcessSamples, cause: &Cause) -> String 
         Cause::CpuProfilerRan => write!(
             text,
             "the code log has code records, but none of JavaScript: V8's CPU profiler ran (node --cpu-prof, or an \
-             inspector's Profiler.start), and while it profiles V8 logs no JavaScript code; record without \
+             inspector's Profiler.start), and V8 writes nothing to its code log while it profiles; record without \
              --cpu-prof (v8inline record writes a .cpuprofile itself, with the inlined functions)"
         ),
         Cause::NoSourcePositionRecords => write!(

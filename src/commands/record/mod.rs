@@ -679,9 +679,12 @@ fn announce_lines(announce: &mut dyn FnMut(&str), text: &str) {
 
 /// What to tell before the command runs when it or `NODE_OPTIONS` turns on
 /// a V8 profiler of its own. node's `--cpu-prof` starts V8's CPU profiler,
-/// and while it profiles V8 writes no `code-creation` of JavaScript code to
-/// the code log (measured on node 20 and 26: 0 of 249 and of 85, builtins
-/// still logged; the jitdump is not affected), so nothing can be expanded.
+/// and V8 writes nothing to its code log while it profiles
+/// (`V8FileLogger::is_logging` in V8's src/logging/log.cc: "Disable logging
+/// while the CPU profiler is running"; no flag turns that off): measured on
+/// node 20 and 26, 0 JavaScript code-creations where there were 249 and 85,
+/// only the builtins logged before it started; the jitdump is not affected.
+/// So nothing can be expanded.
 /// `--prof` runs V8's tick sampler beside perf; its ticks go into the code
 /// logs record writes, not `isolate-*-v8.log`. Either way record writes a
 /// `.cpuprofile` itself, with the inlined functions.
@@ -691,7 +694,7 @@ pub fn profiler_flag_warning(command: &[OsString], node_options: Option<&OsStr>)
     let from_command = node_flags(command).map(|flag| (flag, "the command"));
     let (flag, place) = from_command.chain(from_options).find(|(flag, _)| flag == "--cpu-prof" || flag == "--prof")?;
     let why = if flag == "--cpu-prof" {
-        "node's --cpu-prof runs V8's CPU profiler, and while it profiles V8 logs no JavaScript code: no frame \
+        "node's --cpu-prof runs V8's CPU profiler, and V8 writes nothing to its code log while it profiles: no frame \
          will be expanded"
     } else {
         "node's --prof runs V8's own sampler beside perf (its ticks go into the code logs record writes, not \
