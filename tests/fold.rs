@@ -263,3 +263,51 @@ fn injected_frames_of_another_process_pass_through() {
     assert_eq!(with_other_process, without_profiles);
     assert!(with_other_process.contains("jitted-") || with_other_process.contains("JS:"), "JIT frames present");
 }
+
+/// `--skip-after` names a JavaScript function whatever its tier: by its
+/// name, `NAME FILE:LINE` or its frame's whole name (on node 20's recording
+/// kernel ran optimized, `JS:*`, and in Sparkplug code, `JS:^`); every stack
+/// through it then starts at it. One that names no frame is said, and is no
+/// input problem (`--strict` passes).
+#[test]
+fn skip_after_names_a_javascript_function_in_any_tier() {
+    let perf_script = common::recording_file(20, "perf.script").display().to_string();
+    let log = common::log_path(20).display().to_string();
+    let jitdump = common::jitdump_path(20).display().to_string();
+    let kernel = "/tmp/v8inline-testdata/node20/deep.js:32";
+    for wanted in ["kernel", &format!("kernel {kernel}"), &format!("JS:~kernel {kernel}:16")] {
+        let output = common::run(&[
+            &perf_script,
+            "--log",
+            &log,
+            "--jitdump",
+            &jitdump,
+            "--strict",
+            "--skip-after",
+            wanted,
+            "--skip-after",
+            "kernel /tmp/v8inline-testdata/node20/deep.js:33",
+        ]);
+        assert!(output.status.success(), "{wanted}: {}", common::stderr(&output));
+        assert_eq!(
+            common::stderr(&output),
+            "v8inline: warning: --skip-after \"kernel /tmp/v8inline-testdata/node20/deep.js:33\" names no frame: no \
+             stack was cut (a JavaScript function is named by NAME, NAME FILE:LINE or its frame's whole name, in any \
+             tier)\n"
+        );
+        let folded = String::from_utf8(output.stdout).unwrap();
+        let mut cut_at = std::collections::BTreeSet::new();
+        for line in folded.lines() {
+            let frames: Vec<&str> = line.rsplit_once(' ').unwrap().0.split(';').collect();
+            if let Some(position) = frames.iter().position(|frame| frame.contains(&format!("kernel {kernel}:16"))) {
+                assert_eq!(position, 0, "{wanted}: {line}");
+                cut_at.insert(frames[0]);
+            }
+        }
+        assert_eq!(
+            cut_at.into_iter().collect::<Vec<_>>(),
+            [format!("JS:*kernel {kernel}:16"), format!("JS:^kernel {kernel}:16")],
+            "{wanted}"
+        );
+    }
+}
