@@ -10,7 +10,8 @@
 # installed from PyPI (with zig, the `ziglang` package) into a virtual
 # environment in target/zigbuild; where that fails too, the binary is built
 # natively and this says so: it then needs this machine's glibc or newer.
-# target/npm/glibc-floor records which ("2.28", or "native 2.36").
+# target/npm/glibc-floor records which ("2.28", or "native 2.36");
+# V8INLINE_NPM_ZIGBUILD=0 asks for the native build.
 #
 #   scripts/npm-pack.sh [PLATFORM...]     (default: linux-x64-gnu)
 #
@@ -47,8 +48,8 @@ version=$(cargo metadata --no-deps --format-version 1 --offline |
 echo "npm-pack.sh: v8inline $version for ${platforms[*]}" >&2
 
 # cargo-zigbuild: the machine's, or one installed into target/zigbuild.
-have_zigbuild() { cargo-zigbuild --version >/dev/null 2>&1; }
-if ! have_zigbuild; then
+have_zigbuild() { [ "${V8INLINE_NPM_ZIGBUILD:-1}" != 0 ] && cargo-zigbuild --version >/dev/null 2>&1; }
+if [ "${V8INLINE_NPM_ZIGBUILD:-1}" != 0 ] && ! have_zigbuild; then
   export PATH="$PWD/target/zigbuild/bin:$PATH"
   if ! have_zigbuild; then
     echo "npm-pack.sh: installing cargo-zigbuild (and zig) from PyPI into target/zigbuild" >&2
