@@ -5,8 +5,8 @@
 # directly and against node starting with nothing to do (`node -e`), in
 # interleaved rounds (so that a slower stretch of the machine
 # weighs on all alike); prints each one's median wall time, the median of
-# the paired differences to the binary, and the median CPU time (GNU time's
-# user + system, 10 ms resolution).
+# the paired differences to the binary, and the median CPU time (user +
+# system, from wait4).
 #
 #   bench/npm-launcher.sh [RUNS]        (default 40)
 #
@@ -33,47 +33,35 @@ JSON
 (cd "$project" && npm install --silent --offline --no-audit --no-fund)
 cd "$project"
 
-node - "$runs" <<'JS'
-const { spawnSync } = require("child_process");
-const runs = Number(process.argv[2]);
-const variants = {
-  binary: ["node_modules/@v8inline/linux-x64-gnu/bin/v8inline", ["--version"]],
-  // node's own start, which the launcher cannot avoid.
-  "node -e": [process.execPath, ["-e", "console.log('v8inline (node)')"]],
-  launcher: ["node_modules/.bin/v8inline", ["--version"]],
-  npx: ["npx", ["v8inline", "--version"]],
-};
-// Wall time from here; CPU time (user + system, the process and its
-// children) from GNU time, which a loaded machine changes less.
-const times = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
-const cpu = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
-for (let run = 0; run < runs + 2; run++) {
-  for (const [name, [program, args]] of Object.entries(variants)) {
-    const start = process.hrtime.bigint();
-    const result = spawnSync("/usr/bin/time", ["-f", "cpu %U %S", program, ...args], { encoding: "utf8" });
-    const ms = Number(process.hrtime.bigint() - start) / 1e6;
-    const cpuLine = result.stderr.trim().split("\n").pop().match(/^cpu ([\d.]+) ([\d.]+)$/);
-    if (result.status !== 0 || !result.stdout.startsWith("v8inline ") || !cpuLine) {
-      throw new Error(`${name}: ${result.status} ${result.stderr}`);
-    }
-    if (run >= 2) {
-      // two warm-up rounds
-      times[name].push(ms);
-      cpu[name].push((Number(cpuLine[1]) + Number(cpuLine[2])) * 1000);
-    }
-  }
+python3 - "$runs" <<'PY'
+import os, statistics, sys, time
+
+runs = int(sys.argv[1])
+variants = {
+    "binary": ["node_modules/@v8inline/linux-x64-gnu/bin/v8inline", "--version"],
+    # node's own start, which the launcher cannot avoid.
+    "node -e": ["node", "-e", "console.log('v8inline (node)')"],
+    "launcher": ["node_modules/.bin/v8inline", "--version"],
+    "npx": ["npx", "v8inline", "--version"],
 }
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
-const paired = (name) => times[name].map((ms, i) => ms - times.binary[i]);
-console.log(`node ${process.version}, ${runs} interleaved runs of --version (medians):`);
-for (const name of Object.keys(variants)) {
-  const extra = name === "binary" ? "" : ` (paired difference to the binary ${median(paired(name)).toFixed(1)} ms)`;
-  console.log(
-    `  ${name.padEnd(9)} wall ${median(times[name]).toFixed(1)} ms${extra}, CPU ${median(cpu[name]).toFixed(0)} ms`,
-  );
-}
-JS
+wall = {name: [] for name in variants}
+cpu = {name: [] for name in variants}
+for run in range(runs + 2):  # two warm-up rounds
+    for name, argv in variants.items():
+        start = time.perf_counter()
+        pid = os.posix_spawnp(argv[0], argv, os.environ, file_actions=[(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)])
+        # wait4: the child's CPU time (user + system, its children included) in microseconds.
+        _, status, usage = os.wait4(pid, 0)
+        elapsed = (time.perf_counter() - start) * 1000
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"{name}: exit status {status}")
+        if run >= 2:
+            wall[name].append(elapsed)
+            cpu[name].append((usage.ru_utime + usage.ru_stime) * 1000)
+print(f"node {os.popen('node --version').read().strip()}, {runs} interleaved rounds of --version (medians):")
+for name in variants:
+    paired = "" if name == "binary" else (
+        f" (paired difference to the binary {statistics.median(w - b for w, b in zip(wall[name], wall['binary'])):.1f} ms)"
+    )
+    print(f"  {name:<9} wall {statistics.median(wall[name]):.1f} ms{paired}, CPU {statistics.median(cpu[name]):.1f} ms")
+PY
