@@ -131,20 +131,21 @@ if [ "$base_status" -ne 0 ]; then
   exit 0
 fi
 
-# From the head's working directory, so that annotations name files
-# relative to the repository.
-cd "$repository/$working_directory"
+# Annotations name files relative to the repository root, as GitHub wants
+# them (whatever the working directory).
+cd "$repository"
+compare() { v8inline compare "$recordings/base" "$recordings/head" --source-root "$repository" "$@"; }
 comparison=$recordings/comparison.md
-v8inline compare "$recordings/base" "$recordings/head" --format markdown -o "$comparison"
+compare --format markdown -o "$comparison"
 cat "$comparison" >>"$summary"
 if [ "$fail_on_regression" = true ]; then
   status=0
-  v8inline compare "$recordings/base" "$recordings/head" --format github --fail-on-regression || status=$?
+  compare --format github --fail-on-regression || status=$?
   case "$status" in
     0) ;;
     1) error "a regression beyond noise against $base_ref (fail-on-regression): see the job summary"; exit 1 ;;
     *) error "v8inline compare failed (exit $status)"; exit "$status" ;;
   esac
 else
-  v8inline compare "$recordings/base" "$recordings/head" --format github
+  compare --format github
 fi

@@ -54,16 +54,18 @@ fn git(repository: &Path, args: &[&str]) -> String {
 }
 
 /// A repository on branch `feature`, one commit after `main`: `slowPart`
-/// does four times the work.
+/// does four times the work. The benchmark is `benchmarks/bench.js`, run in
+/// `benchmarks` (the Action's working-directory).
 fn repository(root: &Path) -> PathBuf {
     let repository = root.join("repository");
-    std::fs::create_dir_all(&repository).unwrap();
+    std::fs::create_dir_all(repository.join("benchmarks")).unwrap();
     git(&repository, &["init", "--quiet"]);
-    std::fs::write(repository.join("bench.js"), BENCHMARK).unwrap();
-    git(&repository, &["add", "bench.js"]);
+    let benchmark = repository.join("benchmarks/bench.js");
+    std::fs::write(&benchmark, BENCHMARK).unwrap();
+    git(&repository, &["add", "benchmarks/bench.js"]);
     git(&repository, &["commit", "--quiet", "-m", "base"]);
     git(&repository, &["checkout", "--quiet", "-b", "feature"]);
-    std::fs::write(repository.join("bench.js"), BENCHMARK.replace("const WORK = 100;", "const WORK = 400;")).unwrap();
+    std::fs::write(&benchmark, BENCHMARK.replace("const WORK = 100;", "const WORK = 400;")).unwrap();
     git(&repository, &["commit", "--quiet", "-am", "head: slowPart four times the work"]);
     repository
 }
@@ -95,7 +97,7 @@ fn v8inline_for_the_script(root: &Path) -> PathBuf {
 args=(); fail=false
 for argument in "${{@:2}}"; do
   if [ "$argument" = --fail-on-regression ]; then fail=true
-  elif [ -d "$argument" ]; then args+=("$argument/profile.folded")
+  elif [ -f "$argument/profile.folded" ]; then args+=("$argument/profile.folded")
   else args+=("$argument"); fi
 done
 output=$({binary:?} compare "${{args[@]}}") || exit $?
@@ -133,7 +135,7 @@ fn run_action(root: &Path, repository: &Path, fail_on_regression: bool) -> Actio
         .env("V8INLINE_FAIL_ON_REGRESSION", fail_on_regression.to_string())
         .env("V8INLINE_BINARY", v8inline_for_the_script(root))
         .env_remove("V8INLINE_BASE_REF")
-        .env_remove("V8INLINE_WORKING_DIRECTORY")
+        .env("V8INLINE_WORKING_DIRECTORY", "benchmarks")
         .env_remove("V8INLINE_SETUP_PERF")
         .env("GITHUB_BASE_REF", "main")
         .env("GITHUB_WORKSPACE", repository)
@@ -180,10 +182,11 @@ fn the_action_records_base_and_head_and_reports_the_slower_function() {
         // record finds the performance.measure window, compare names it.
         assert!(run.summary.contains("kernel loop"), "{}", run.summary);
     }
-    // The annotations in the log: slowPart's, at its line of bench.js.
+    // The annotations in the log: slowPart's first, at its line of bench.js,
+    // the path relative to the repository (not the working-directory).
     let annotations: Vec<&str> = log.lines().filter(|line| line.starts_with("::warning ")).collect();
     assert!(!annotations.is_empty(), "no annotation in\n{log}");
-    assert!(annotations[0].starts_with("::warning file=bench.js,line=2,"), "{log}");
+    assert!(annotations[0].starts_with("::warning file=benchmarks/bench.js,line=2,"), "{log}");
     assert!(annotations[0].contains("slowPart"), "{log}");
     if compare_takes_recordings() {
         // fastPart's share shrank: only a function whose own time grew.
