@@ -72,6 +72,9 @@ for platform in "${platforms[@]}"; do
   if [[ "$target" == *-gnu ]] && have_zigbuild; then
     cargo zigbuild --release --locked --bin v8inline --target "$target.$glibc_floor" >&2
     echo "$glibc_floor" >"$out/glibc-floor"
+  elif have_zigbuild; then
+    # musl: zig's C compiler and linker for the C of zstd-sys, static.
+    cargo zigbuild --release --locked --bin v8inline --target "$target" >&2
   elif [[ "$target" == *-gnu ]]; then
     native_glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | sed 's/^glibc //')
     echo "npm-pack.sh: WARNING: without cargo-zigbuild the binary is built natively:" \
