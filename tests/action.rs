@@ -159,11 +159,20 @@ fn the_action_records_base_and_head_and_reports_the_slower_function() {
         return;
     }
     let root = common::temp_dir("action", "regression");
-    let repository = repository(&root);
+    let origin = repository(&root);
+    // As actions/checkout leaves a pull request: the head alone, one commit
+    // deep; the script fetches the base branch.
+    let url = format!("file://{}", origin.display());
+    git(&root, &["clone", "--quiet", "--depth", "1", "--branch", "feature", &url, "checkout"]);
+    let repository = root.join("checkout");
+    let base_here =
+        Command::new("git").current_dir(&repository).args(["rev-parse", "--verify", "--quiet", "main"]).output();
+    assert!(!base_here.unwrap().status.success());
 
     let run = run_action(&root, &repository, true);
     let log = String::from_utf8_lossy(&run.output.stdout);
     let errors = String::from_utf8_lossy(&run.output.stderr);
+    assert!(log.starts_with("fetching main from origin\n"), "{log}");
     // fail-on-regression: the four times slower function is a regression.
     assert_eq!(run.output.status.code(), Some(1), "{log}\n{errors}");
     assert!(
