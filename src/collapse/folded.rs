@@ -8,7 +8,7 @@ use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use super::naming::{
     fix_partially_demangled_rust_symbol, push_function_or_module, push_marker_once, push_root_frame, tidy_generic,
-    tidy_java,
+    tidy_java, tidy_v8_name,
 };
 use super::stack_table::{FrameId, StackIndex, StackTable};
 use super::{CollapseOptions, CollapseSummary};
@@ -590,7 +590,9 @@ impl Folder {
             self.counters.expanded_frames += 1;
             self.name.clear();
             self.name.push_str(frame.name);
-            tidy_generic(&mut self.name);
+            // V8's names: no C++ argument list to cut (a RegExp's source
+            // keeps its groups).
+            tidy_v8_name(&mut self.name);
             if is_java {
                 tidy_java(&mut self.name);
             }
