@@ -95,3 +95,139 @@ fn node20_regexp_code_keeps_its_whole_source_from_perf_data() {
     std::fs::write(&perf_data, gunzip(&testdata("regexp/perf.data.gz"))).unwrap();
     regexp_named_whole(&["--perf-data", perf_data.to_str().unwrap()], &directory);
 }
+
+/// The Deno binary testdata/deno-builtins and testdata/esmapp/deno were
+/// recorded with, if it is installed at the same path and the same version:
+/// the embedded builtins are found in it. `None` after saying why the test
+/// is skipped.
+fn recorded_deno_or_skip(recording: &Path) -> Option<PathBuf> {
+    let deno = PathBuf::from("/opt/deno/node_modules/@deno/linux-x64-glibc/deno");
+    let recorded_version = std::fs::read_to_string(recording.join("deno-version.txt")).unwrap();
+    let installed_version = std::process::Command::new(&deno)
+        .arg("--version")
+        .output()
+        .ok()
+        .map(|output| String::from_utf8_lossy(&output.stdout).into_owned());
+    if installed_version.as_deref() != Some(recorded_version.as_str()) {
+        eprintln!(
+            "SKIPPED: {} is not the recorded {} (`npm install --prefix /opt/deno deno@2.9.6`)",
+            deno.display(),
+            recorded_version.lines().next().unwrap_or("")
+        );
+        return None;
+    }
+    Some(deno)
+}
+
+/// The leaf counts of the folded stacks, in samples of perf's period.
+fn leaf_samples(folded: &str, period: u64) -> std::collections::BTreeMap<String, u64> {
+    let mut leaves = std::collections::BTreeMap::new();
+    for line in folded.lines() {
+        let (stack, count) = line.rsplit_once(' ').unwrap();
+        let leaf = stack.rsplit(';').next().unwrap();
+        *leaves.entry(leaf.to_string()).or_default() += count.parse::<u64>().unwrap() / period;
+    }
+    leaves
+}
+
+/// Deno's period at -F 997.
+const DENO_PERIOD: u64 = 1_003_009;
+
+/// Runs the main job on testdata/deno-builtins with `input` and every
+/// output; checks the builtins are named in each, as native frames.
+fn deno_builtins_named(input: &[&str], directory: &Path) {
+    let recording = testdata("deno-builtins");
+    let log = file_starting(&recording, "isolate-");
+    let jitdump = file_starting(&recording, "jit-");
+    let path = |name: &str| directory.join(name).to_str().unwrap().to_string();
+    let mut args: Vec<String> = input.iter().map(|arg| arg.to_string()).collect();
+    args.extend(
+        [
+            "--log",
+            log.to_str().unwrap(),
+            "--jitdump",
+            jitdump.to_str().unwrap(),
+            "-o",
+            &path("profile.folded"),
+            "--flamegraph",
+            &path("flamegraph.svg"),
+            "--pprof",
+            &path("profile.pb.gz"),
+            "--cpuprofile",
+            &path("profile.cpuprofile"),
+            "--firefox-profile",
+            &path("profile.firefox.json"),
+            "--stats",
+        ]
+        .map(String::from),
+    );
+    let output = common::run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let stderr = common::stderr(&output);
+    assert!(output.status.success(), "{stderr}");
+    // Counted in perf.script.gz: every `[unknown] (.../deno)` frame whose
+    // file address lies in a builtin of the code log, the blob at file
+    // offset 0x35cf000 (where the jitdump's builtin code bytes are in the
+    // binary).
+    assert!(
+        stderr.contains("native frames named from the code log (builtins of a binary without symbols): 1910"),
+        "{input:?}: {stderr}"
+    );
+    let folded = std::fs::read_to_string(directory.join("profile.folded")).unwrap();
+    let leaves = leaf_samples(&folded, DENO_PERIOD);
+    let leaf = |name: &str| leaves.get(name).copied().unwrap_or(0);
+    // Native frames, as node's binary names them: no `_[j]`.
+    assert_eq!(leaf("Builtins_ForInFilter"), 77, "{input:?}");
+    assert_eq!(leaf("Builtins_KeyedLoadIC_Megamorphic"), 54, "{input:?}");
+    assert_eq!(leaf("Builtins_KeyedLoadICTrampoline_Megamorphic"), 22, "{input:?}");
+    // A bytecode handler: `StaModuleVariable` in the log.
+    assert_eq!(leaf("Builtins_StaModuleVariableHandler"), 1, "{input:?}");
+    assert!(!folded.contains("Builtins_ForInFilter_[j]"), "{input:?}");
+    let svg = std::fs::read_to_string(directory.join("flamegraph.svg")).unwrap();
+    assert!(svg.contains("<title>Builtins_ForInFilter ("), "{input:?}: the flame graph");
+    for timeline in ["profile.cpuprofile", "profile.firefox.json"] {
+        let text = std::fs::read_to_string(directory.join(timeline)).unwrap();
+        assert!(text.contains("\"Builtins_KeyedLoadIC_Megamorphic\""), "{input:?}: {timeline}");
+    }
+    let pprof = gunzip(&directory.join("profile.pb.gz"));
+    let needle = b"Builtins_ForInFilter";
+    assert!(pprof.windows(needle.len()).any(|window| window == needle), "{input:?}: pprof");
+}
+
+#[test]
+fn deno_builtins_are_named_from_the_code_log_in_perf_script() {
+    let Some(_deno) = recorded_deno_or_skip(&testdata("deno-builtins")) else { return };
+    let directory = temp_dir("frame_names", "deno-perf-script");
+    let script = testdata("deno-builtins/perf.script.gz");
+    deno_builtins_named(&[script.to_str().unwrap()], &directory);
+}
+
+#[test]
+fn deno_builtins_are_named_from_the_code_log_in_perf_data() {
+    let Some(_deno) = recorded_deno_or_skip(&testdata("deno-builtins")) else { return };
+    let directory = temp_dir("frame_names", "deno-perf-data");
+    let perf_data = directory.join("perf.data");
+    std::fs::write(&perf_data, gunzip(&testdata("deno-builtins/perf.data.gz"))).unwrap();
+    deno_builtins_named(&["--perf-data", perf_data.to_str().unwrap()], &directory);
+}
+
+/// The prettier app on Deno (testdata/esmapp/deno): of its 3,355 samples,
+/// 2,102 have a leaf perf names only `[deno]`; 621 of those lie in the
+/// embedded builtins and are named, 1,481 (Deno's own Rust and C++ code)
+/// stay `[deno]`.
+#[test]
+fn deno_builtins_of_a_real_app_are_named() {
+    let recording = testdata("esmapp/deno");
+    let Some(_deno) = recorded_deno_or_skip(&recording) else { return };
+    let folded = v8inline(&[
+        recording.join("perf.script.gz").to_str().unwrap(),
+        "--log",
+        file_starting(&recording, "codspeed-v8-").to_str().unwrap(),
+        "--jitdump",
+        file_starting(&recording, "jit-").to_str().unwrap(),
+    ]);
+    let leaves = leaf_samples(&folded, DENO_PERIOD);
+    assert_eq!(leaves["[deno]"], 1481);
+    let builtins: u64 = leaves.iter().filter(|(name, _)| name.starts_with("Builtins_")).map(|(_, count)| count).sum();
+    assert_eq!(builtins, 621);
+    assert_eq!(leaves["Builtins_LoadIC_Megamorphic"], 139);
+}

@@ -361,10 +361,14 @@ impl Folder {
                 self.counters.stack_lines_expanded += 1;
                 let cut = self.push_expanded_frames(&context, replacement, expander, is_java);
                 let location = replacement.location();
+                let native = replacement.is_native();
                 self.record_origins(previous_length, |index| match location {
                     Some(location) => {
                         FrameOrigin::Expanded { location, inline_depth: u16::try_from(index).unwrap_or(u16::MAX) }
                     }
+                    // A builtin of a binary without symbols, named from the
+                    // code log: the native frame it is.
+                    None if native => FrameOrigin::PassedThrough(PassedThroughKind::Native),
                     None => FrameOrigin::ExpandedWithoutLocation,
                 });
                 cut
@@ -596,7 +600,9 @@ impl Folder {
             if is_java {
                 tidy_java(&mut self.name);
             }
-            if frame.inlined && self.annotate_inline {
+            if replacement.is_native() {
+                // A builtin's symbol, as node's binary names it: no `_[j]`.
+            } else if frame.inlined && self.annotate_inline {
                 push_marker_once(&mut self.name, "_[i]");
             } else if self.annotate_jit {
                 push_marker_once(&mut self.name, "_[j]");
