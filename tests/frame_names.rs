@@ -231,3 +231,57 @@ fn deno_builtins_of_a_real_app_are_named() {
     assert_eq!(builtins, 621);
     assert_eq!(leaves["Builtins_LoadIC_Megamorphic"], 139);
 }
+
+/// The count under each root frame of folded stacks.
+fn root_counts(folded: &str) -> std::collections::BTreeMap<String, u64> {
+    let mut roots = std::collections::BTreeMap::new();
+    for line in folded.lines() {
+        let (stack, count) = line.rsplit_once(' ').unwrap();
+        *roots.entry(stack.split(';').next().unwrap().to_string()).or_default() += count.parse::<u64>().unwrap();
+    }
+    roots
+}
+
+/// `v8inline record -- npm run bench` on node 22 (testdata/esmapp/node22):
+/// npm (pid 13041) retitles itself `node`, `npm`, `npm run bench`, and its
+/// `sh -c` child (13056) first samples under its parent's name. With pids
+/// shown, each process is one root named by its main thread's last name;
+/// without, the roots are names, as inferno's.
+#[test]
+fn a_process_that_retitles_itself_is_one_root() {
+    let recording = testdata("esmapp/node22");
+    let directory = temp_dir("frame_names", "one-root");
+    let perf_data = directory.join("perf.data");
+    std::fs::write(&perf_data, gunzip(&recording.join("perf.data.gz"))).unwrap();
+    let log = file_starting(&recording, "isolate-");
+    let jitdump = file_starting(&recording, "jit-");
+    let fold = |extra: &[&str]| {
+        let mut args = vec!["--perf-data", perf_data.to_str().unwrap(), "--log", log.to_str().unwrap(), "--jitdump"];
+        args.push(jitdump.to_str().unwrap());
+        args.extend_from_slice(extra);
+        root_counts(&v8inline(&args))
+    };
+    // Before: npm's samples were under node-13041 (101,303,909),
+    // npm-13041 (94,282,846), npm_run_bench-13041 (43,129,387) and
+    // libuv-worker-13041 (2,006,018); sh's under npm_run_bench-13056 and
+    // sh-13056; the app's under node-13057 and DelayedTaskSche-13057.
+    let expected: std::collections::BTreeMap<String, u64> = [
+        ("node-13057".to_string(), 5_776_328_831 + 1_003_009),
+        ("npm_run_bench-13041".to_string(), 101_303_909 + 94_282_846 + 43_129_387 + 2_006_018),
+        ("sh-13056".to_string(), 2 * 1_003_009),
+    ]
+    .into();
+    assert_eq!(fold(&["--pid"]), expected);
+    // Per thread: npm's main thread is one root; its other threads keep
+    // their own names (node never renamed them).
+    let per_thread = fold(&["--tid"]);
+    assert!(per_thread.contains_key("npm_run_bench-13041/13041"), "{per_thread:?}");
+    assert!(!per_thread.keys().any(|root| root.starts_with("npm-")), "{per_thread:?}");
+    assert_eq!(per_thread.values().sum::<u64>(), expected.values().sum::<u64>());
+    // No pids: a root per name, as inferno-collapse-perf names them.
+    let by_name = fold(&[]);
+    assert_eq!(
+        by_name.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["DelayedTaskSche", "libuv-worker", "node", "npm", "npm_run_bench", "sh"]
+    );
+}

@@ -10,6 +10,7 @@ use super::naming::{
     fix_partially_demangled_rust_symbol, push_function_or_module, push_marker_once, push_root_frame, tidy_generic,
     tidy_java, tidy_v8_name,
 };
+use super::process_roots::{ProcessRoots, RootOwner, SampleThread};
 use super::stack_table::{FrameId, StackIndex, StackTable};
 use super::{CollapseOptions, CollapseSummary};
 use crate::expansion::{ExpandedFrames, ExpandedSample, FrameContext, FrameExpander};
@@ -151,6 +152,9 @@ pub struct Folder {
     name: String,
     /// The last root frame named, by the thread texts it was named from.
     last_root: Option<(RootKey, FrameId)>,
+    /// One root per process (per thread with `include_tid`), when asked
+    /// for ([`CollapseOptions::one_root_per_process`]).
+    process_roots: Option<ProcessRoots>,
     /// Counters.
     counters: FolderCounters,
     /// Detailed stacks, when recorded (see [`Folder::record_details`]).
@@ -264,6 +268,7 @@ impl Folder {
             location_frames_named: ExpandedFrames::new(),
             name: String::with_capacity(256),
             last_root: None,
+            process_roots: options.one_root_per_process.then(ProcessRoots::default),
             counters: FolderCounters::default(),
             details: None,
             handed_over: None,
@@ -396,22 +401,35 @@ impl Folder {
         }
         if !cut {
             let key = [sample.comm, sample.pid_text, sample.tid_text];
-            let root = match self.last_root {
-                Some((last, root)) if last == key => root,
-                _ => {
-                    self.name.clear();
-                    push_root_frame(
-                        &mut self.name,
+            let root = match (&mut self.process_roots, sample.pid) {
+                (Some(roots), Some(pid)) => {
+                    let thread = SampleThread {
+                        owner: RootOwner { pid, tid: if self.include_tid { sample.tid } else { None } },
+                        is_main: self.include_tid || sample.tid == Some(pid),
                         comm,
-                        interner.string_or_empty(sample.pid_text),
-                        interner.string_or_empty(sample.tid_text),
-                        self.include_pid,
-                        self.include_tid,
-                    );
-                    let root = intern(&mut self.frame_names, &self.name);
-                    self.last_root = Some((key, root));
-                    root
+                        pid_text: interner.string_or_empty(sample.pid_text),
+                        tid_text: interner.string_or_empty(sample.tid_text),
+                    };
+                    let frame_names = &mut self.frame_names;
+                    roots.root_of(thread, |placeholder| intern(frame_names, placeholder))
                 }
+                _ => match self.last_root {
+                    Some((last, root)) if last == key => root,
+                    _ => {
+                        self.name.clear();
+                        push_root_frame(
+                            &mut self.name,
+                            comm,
+                            interner.string_or_empty(sample.pid_text),
+                            interner.string_or_empty(sample.tid_text),
+                            self.include_pid,
+                            self.include_tid,
+                        );
+                        let root = intern(&mut self.frame_names, &self.name);
+                        self.last_root = Some((key, root));
+                        root
+                    }
+                },
             };
             self.stack.push(root);
             self.record_origins(self.stack.len() - 1, |_| FrameOrigin::PassedThrough(PassedThroughKind::Root));
@@ -619,6 +637,59 @@ impl Folder {
         }
         let function = fix_partially_demangled_rust_symbol(inferno_function(context));
         self.skip_after.iter().any(|name| *name == *function)
+    }
+
+    /// Names the roots of [`CollapseOptions::one_root_per_process`], once
+    /// every sample is in ([`ProcessRoots`]): each placeholder takes its
+    /// process's name. Roots that come to share a name (processes of one
+    /// name, pids not shown) become one, as inferno's roots by name are.
+    pub fn name_process_roots(&mut self) {
+        let Some(roots) = self.process_roots.take() else { return };
+        let mut same_as: FxHashMap<FrameId, FrameId> = FxHashMap::default();
+        for (placeholder, name) in roots.name(self.include_pid, self.include_tid) {
+            match self.frame_names.get_index_of(name.as_str()) {
+                Some(index) => {
+                    same_as.insert(placeholder, FrameId::from_index(index));
+                }
+                None => {
+                    let _ = self.frame_names.replace_index(placeholder.index(), name.into_boxed_str());
+                }
+            }
+        }
+        if !same_as.is_empty() {
+            self.merge_frames(&same_as);
+        }
+    }
+
+    /// Counts every stack holding a frame of `same_as` as the stack with
+    /// the frame it maps to instead.
+    fn merge_frames(&mut self, same_as: &FxHashMap<FrameId, FrameId>) {
+        let stacks: Vec<(StackIndex, u64)> = self.stacks().collect();
+        let old_table = std::mem::replace(&mut self.stacks, StackTable::new());
+        self.stack_counts.clear();
+        let mut frames = Vec::with_capacity(128);
+        for (stack, count) in stacks {
+            old_table.frames(stack, &mut frames);
+            for frame in &mut frames {
+                *frame = same_as.get(frame).copied().unwrap_or(*frame);
+            }
+            if let Some(stack) = self.stacks.intern(&frames) {
+                let total = self.stack_counts.entry(stack).or_default();
+                *total = total.wrapping_add(count);
+            }
+        }
+        if let Some(details) = &mut self.details {
+            let mut merged: FxHashMap<Box<[DetailedFrame]>, StackWeight> = FxHashMap::default();
+            for (mut stack, weight) in details.weights.drain() {
+                for detailed in stack.iter_mut() {
+                    detailed.frame = same_as.get(&detailed.frame).copied().unwrap_or(detailed.frame);
+                }
+                let entry = merged.entry(stack).or_default();
+                entry.samples += weight.samples;
+                entry.count = entry.count.wrapping_add(weight.count);
+            }
+            details.weights = merged;
+        }
     }
 
     /// The name of an interned frame (empty for an id of another folder).

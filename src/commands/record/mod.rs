@@ -588,6 +588,9 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         annotate_inline: true,
         annotate_jit: true,
         annotate_kernel: true,
+        // npm retitles itself, vitest renames its workers: a process is
+        // one root, named once.
+        one_root_per_process: true,
         ..CollapseOptions::default()
     };
     let job = Job {
