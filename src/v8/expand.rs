@@ -400,6 +400,15 @@ struct ProcessLookup {
     process: Option<usize>,
 }
 
+/// The embedded blob looked for in one file of a process.
+#[derive(Debug, Clone)]
+struct FileBlob {
+    /// The file, as the source names it.
+    path: Box<str>,
+    /// The blob's builtins there; `None` when not found.
+    blob: Option<Arc<EmbeddedBlobSymbols>>,
+}
+
 /// At most this many raw addresses are remembered; then the cache starts over.
 const ADDRESS_CACHE_LIMIT: usize = 1 << 20;
 
@@ -431,7 +440,7 @@ pub struct V8Expander {
     indexed_processes: usize,
     /// Per process, the embedded blob of each file it was looked for in
     /// (`None`: not found there), for frames of binaries without symbols.
-    blobs: FxHashMap<usize, Vec<(Box<str>, Option<Arc<EmbeddedBlobSymbols>>)>>,
+    blobs: FxHashMap<usize, Vec<FileBlob>>,
     /// Whether the current sample was counted in [`ExpansionStats::processes`]
     /// or [`ExpansionStats::pids_without_jitdump`] (at its innermost
     /// JavaScript frame).
@@ -576,8 +585,8 @@ impl V8Expander {
         let process = self.process_for_pid(sample.pid.or(sample.tid)?)?;
         let path = frame.module_path();
         let files = self.blobs.entry(process).or_default();
-        let blob = match files.iter().find(|(file, _)| **file == *path) {
-            Some((_, blob)) => blob.clone(),
+        let blob = match files.iter().find(|file| *file.path == *path) {
+            Some(file) => file.blob.clone(),
             None => {
                 let map = &self.code_logs.maps()[process];
                 // The first log that names builtins: every isolate of a
@@ -586,7 +595,7 @@ impl V8Expander {
                 let blob = builtins
                     .and_then(|builtins| EmbeddedBlobSymbols::locate(std::path::Path::new(path), builtins))
                     .map(Arc::new);
-                files.push((path.into(), blob.clone()));
+                files.push(FileBlob { path: path.into(), blob: blob.clone() });
                 blob
             }
         };
