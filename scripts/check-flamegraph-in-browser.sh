@@ -8,7 +8,8 @@
 #   the total;
 # - JavaScript frames are labelled `function file:line` (`kernel deep.js:32`,
 #   `parseStatement acorn.js:1015`), the labels sized by the page's script
-#   from that label, the full name (tier, path, column) in the tooltip;
+#   from that label, the full name (path, column) and the tier shares in the tooltip;
+# - a function is one box whatever its tier (`JS:combine ...`, icicle style);
 # - search (the page's `?s=` parameter) finds frames by their label and by
 #   their full name;
 # - the inlined JavaScript functions have frames of their own, colored apart
@@ -76,10 +77,10 @@ flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
   --virtual-time-budget=5000 --user-data-dir="$(mktemp -d)")
 # Search terms per graph: a label as shown, and a piece of a full name.
 declare -A searches=(
-  ["node$version"]="combine deep.js:26|JS:\*combine /tmp/"
-  ["node$version-ticks"]="combine deep.js:26|JS:\*combine /tmp/"
+  ["node$version"]="combine deep.js:26|JS:combine /tmp/"
+  ["node$version-ticks"]="combine deep.js:26|JS:combine /tmp/"
   [realapp]="parseStatement acorn.js:1015|pp\\\$8\.parseStatement /tmp/"
-  [deno]="combine deep.js:26|JS:\*combine file:///"
+  [deno]="combine deep.js:26|JS:combine file:///"
 )
 for name in "${graphs[@]}"; do
   svg=$out/$name.svg
@@ -108,6 +109,9 @@ lib = rf"/tmp/v8inline-testdata/(?:node|prof){version}/lib\.js"
 # read whole). The full names are V8's: `JS:*combine /path/deep.js:26:17`.
 # The default (icicle) style says which frames it leaves out.
 left_out = r"; frames under 0\.1% not drawn"
+# The icicle draws a function once whatever its tier (`JS:combine ...`): its
+# tooltip ends with the tier shares (`; TurboFan 80%, interpreted 20%`).
+tiers = r"(?:; (?:(?:TurboFan|Maglev|Sparkplug|interpreted) [\d.]+%(?:, )?)+)?"
 clock = r"cpu-clock: [\d,]+ samples, [\d.]+ m?s of CPU time" + left_out
 node_functions = [
     ("kernel deep.js:32", rf"JS:[~^+*o']*kernel {deep}:32:16", False, True),
@@ -124,10 +128,10 @@ specs = {
         (label, pattern, inlined, label.startswith(("kernel", "combine"))) for label, pattern, inlined, _ in node_functions
     ]),
     "realapp": ("ms", clock, [
-        ("parseStatement acorn.js:1015", rf"JS:[*^]pp\$8\.parseStatement {acorn}:1015:33", False, True),
-        ("parseExpression acorn.js:2737", rf"JS:\*pp\$5\.parseExpression {acorn}:2737:34", True, False),
+        ("parseStatement acorn.js:1015", rf"JS:[~^+*o']*pp\$8\.parseStatement {acorn}:1015:33", False, True),
+        ("parseExpression acorn.js:2737", rf"JS:[~^+*o']*pp\$5\.parseExpression {acorn}:2737:34", True, False),
         ("parseTopLevel acorn.js:892", rf"JS:[~^+*o']*pp\$8\.parseTopLevel {acorn}:892:\d+", False, True),
-        ("lex marked.esm.js:53", rf"JS:[*^]lex {marked}:53:\d+", False, False),
+        ("lex marked.esm.js:53", rf"JS:[~^+*o']*lex {marked}:53:\d+", False, False),
     ]),
 }
 deno_deep = r"file:///tmp/[^ ]*/deep\.js"
@@ -180,7 +184,7 @@ for graph in graphs:
         subtitle = r"V8 ticks: [\d,]+ samples" + left_out if unit == "samples" else clock
     if not re.fullmatch(subtitle, shown_subtitle):
         problems.append(f"{graph}: subtitle {shown_subtitle!r}")
-    wrong_unit = [frame["title"] for frame in frames if not re.search(rf" \([\d,]+ {unit}, [\d.]+%\)$", frame["title"])]
+    wrong_unit = [frame["title"] for frame in frames if not re.search(rf" \([\d,]+ {unit}, [\d.]+%{tiers}\)$", frame["title"])]
     if wrong_unit:
         problems.append(f"{graph}: {len(wrong_unit)} tooltips not in {unit}, e.g. {wrong_unit[0]!r}")
     # A labelled frame shows its label, its function alone (fg:short), or the
@@ -192,7 +196,7 @@ for graph in graphs:
             break
     print(f"{graph}: {len(frames)} frames; {shown_subtitle}")
     for label, pattern, inlined, wide in functions:
-        own = [frame for frame in frames if re.fullmatch(pattern + rf" \([\d,]+ {unit}, [\d.]+%\)", frame["title"])]
+        own = [frame for frame in frames if re.fullmatch(pattern + rf" \([\d,]+ {unit}, [\d.]+%{tiers}\)", frame["title"])]
         if not own:
             problems.append(f"{graph}: no frame of {label} ({pattern})")
             continue

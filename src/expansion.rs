@@ -76,6 +76,10 @@ pub struct ExpandedFrames {
     /// location before (most have: copying the names of every frame of
     /// every sample was a tenth of the time).
     unnamed: bool,
+    /// Whether the frames name native code the source could not name (a
+    /// builtin of a binary without symbols, named from the code log):
+    /// sinks treat them as the native frames they are, not as JIT code.
+    native: bool,
 }
 
 /// One frame of [`ExpandedFrames`].
@@ -127,6 +131,19 @@ impl ExpandedFrames {
         self.entries.clear();
         self.location = None;
         self.unnamed = false;
+        self.native = false;
+    }
+
+    /// Marks the frames as native code the source left unnamed
+    /// ([`ExpandedFrames::is_native`]).
+    pub fn set_native(&mut self) {
+        self.native = true;
+    }
+
+    /// Whether the frames name native code (a builtin of a binary without
+    /// symbols): sinks name them as native frames, without `_[j]`.
+    pub fn is_native(&self) -> bool {
+        self.native
     }
 
     /// Stands for the frames of the expander's `location`, without their

@@ -505,6 +505,8 @@ impl FrameExpander for HotExpander {
             frames.push("ignored because false is returned", false);
             return false;
         }
+        // An expander's names are V8's: `;` becomes `:`, but nothing is cut
+        // at `(` (inferno's cut is for C++ argument lists).
         frames.push("inner(a;b)", true);
         frames.push("mid;dle", true);
         frames.push_formatted(format_args!("hot {}:{}:{}", "/app/deep.js", 12, 3), false);
@@ -534,8 +536,8 @@ fn expander_replaces_a_frame_by_three() {
     let (output, summary, seen) = hot_output(&CollapseOptions::default());
     assert_eq!(
         output,
-        "node;node::Start;JS:~main /app/deep.js:1:1;hot /app/deep.js:12:3;mid:dle;inner;asm_exc_page_fault 1000\n\
-         node;node::Start;hot /app/deep.js:12:3;mid:dle;inner 500\n"
+        "node;node::Start;JS:~main /app/deep.js:1:1;hot /app/deep.js:12:3;mid:dle;inner(a:b);asm_exc_page_fault 1000\n\
+         node;node::Start;hot /app/deep.js:12:3;mid:dle;inner(a:b) 500\n"
     );
     assert_eq!(summary.stack_lines_expanded, 2);
     assert_eq!(summary.expanded_frames, 6);
@@ -560,20 +562,20 @@ fn expander_frames_are_annotated() {
         (
             false,
             true,
-            "node;node::Start;JS:~main /app/deep.js:1:1_[j];hot /app/deep.js:12:3_[j];mid:dle_[j];inner_[j];asm_exc_page_fault 1000\n\
-             node;node::Start;hot /app/deep.js:12:3_[j];mid:dle_[j];inner_[j] 500\n",
+            "node;node::Start;JS:~main /app/deep.js:1:1_[j];hot /app/deep.js:12:3_[j];mid:dle_[j];inner(a:b)_[j];asm_exc_page_fault 1000\n\
+             node;node::Start;hot /app/deep.js:12:3_[j];mid:dle_[j];inner(a:b)_[j] 500\n",
         ),
         (
             true,
             false,
-            "node;node::Start;JS:~main /app/deep.js:1:1;hot /app/deep.js:12:3;mid:dle_[i];inner_[i];asm_exc_page_fault 1000\n\
-             node;node::Start;hot /app/deep.js:12:3;mid:dle_[i];inner_[i] 500\n",
+            "node;node::Start;JS:~main /app/deep.js:1:1;hot /app/deep.js:12:3;mid:dle_[i];inner(a:b)_[i];asm_exc_page_fault 1000\n\
+             node;node::Start;hot /app/deep.js:12:3;mid:dle_[i];inner(a:b)_[i] 500\n",
         ),
         (
             true,
             true,
-            "node;node::Start;JS:~main /app/deep.js:1:1_[j];hot /app/deep.js:12:3_[j];mid:dle_[i];inner_[i];asm_exc_page_fault 1000\n\
-             node;node::Start;hot /app/deep.js:12:3_[j];mid:dle_[i];inner_[i] 500\n",
+            "node;node::Start;JS:~main /app/deep.js:1:1_[j];hot /app/deep.js:12:3_[j];mid:dle_[i];inner(a:b)_[i];asm_exc_page_fault 1000\n\
+             node;node::Start;hot /app/deep.js:12:3_[j];mid:dle_[i];inner(a:b)_[i] 500\n",
         ),
     ];
     for (annotate_inline, annotate_jit, expected) in cases {
@@ -596,7 +598,7 @@ fn expander_frames_honour_skip_after() {
         collapse_options
     };
     let (output, _, _) = hot_output(&options);
-    assert_eq!(output, "mid:dle;inner 500\nmid:dle;inner;asm_exc_page_fault 1000\n");
+    assert_eq!(output, "mid:dle;inner(a:b) 500\nmid:dle;inner(a:b);asm_exc_page_fault 1000\n");
     let options = {
         let mut collapse_options = CollapseOptions::default();
         collapse_options.skip_after = vec!["JS:*hot /app/deep.js:12:3".to_owned()];
@@ -605,8 +607,8 @@ fn expander_frames_honour_skip_after() {
     let (output, _, _) = hot_output(&options);
     assert_eq!(
         output,
-        "hot /app/deep.js:12:3;mid:dle;inner 500\n\
-         hot /app/deep.js:12:3;mid:dle;inner;asm_exc_page_fault 1000\n"
+        "hot /app/deep.js:12:3;mid:dle;inner(a:b) 500\n\
+         hot /app/deep.js:12:3;mid:dle;inner(a:b);asm_exc_page_fault 1000\n"
     );
 }
 

@@ -253,6 +253,41 @@ fn check_recording(recording: &str) {
     );
     // The test tells the two looks apart: the old one meets the target nowhere.
     assert!(!classic.meets_target(), "{recording}: the classic look meets the target: {classic:?}");
+    assert_tiers_merged(recording, &folded, &svg, &classic_svg);
+}
+
+/// Whether a frame name carries V8's tier marker (`JS:*f`, `JS:o^f`).
+fn has_tier_marker(title: &str) -> bool {
+    let markers = ['~', '^', '+', '*'];
+    title
+        .strip_prefix("JS:")
+        .map(|rest| rest.strip_prefix('o').unwrap_or(rest))
+        .is_some_and(|rest| rest.starts_with(markers))
+}
+
+/// The icicle draws a function once whatever its tier (issue 41): no title
+/// holds a tier marker, the JavaScript boxes give their tier shares (which
+/// add up to 100 %), while the folded stacks and the classic look keep the
+/// tiers.
+fn assert_tiers_merged(recording: &str, folded: &[u8], svg: &[u8], classic_svg: &[u8]) {
+    let folded = String::from_utf8_lossy(folded);
+    assert!(folded.contains(";JS:*") || folded.contains(";JS:o*"), "{recording}: the folded stacks lost their tiers");
+    assert!(frames(classic_svg).iter().any(|frame| has_tier_marker(&frame.title)), "{recording}: classic");
+    let icicle = frames(svg);
+    let tiered: Vec<&Frame> = icicle.iter().filter(|frame| has_tier_marker(&frame.title)).collect();
+    assert!(tiered.is_empty(), "{recording}: a box per tier: {:?}", tiered.first().map(|frame| &frame.title));
+    let mut with_shares = 0;
+    for frame in icicle.iter().filter(|frame| frame.title.starts_with("JS:")) {
+        let counts = &frame.title[frame.title.rfind('(').unwrap()..];
+        let Some((_, shares)) = counts.trim_end_matches(')').split_once("; ") else { continue };
+        with_shares += 1;
+        let total: f64 = shares
+            .split(", ")
+            .map(|share| share.rsplit_once(' ').unwrap().1.trim_end_matches('%').parse::<f64>().unwrap())
+            .sum();
+        assert!((total - 100.0).abs() <= 1.5, "{recording}: {} adds up to {total}", frame.title);
+    }
+    assert!(with_shares > 20, "{recording}: {with_shares} JavaScript boxes give their tiers");
 }
 
 #[test]

@@ -9,8 +9,9 @@ use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use super::naming::{
     fix_partially_demangled_rust_symbol, push_function_or_module, push_marker_once, push_root_frame, tidy_generic,
-    tidy_java,
+    tidy_java, tidy_v8_name,
 };
+use super::process_roots::{ProcessRoots, RootOwner, SampleThread};
 use super::stack_table::{FrameId, StackIndex, StackTable};
 use super::{CollapseOptions, CollapseSummary};
 use crate::expansion::{ExpandedFrames, ExpandedSample, FrameContext, FrameExpander};
@@ -152,6 +153,9 @@ pub struct Folder {
     name: String,
     /// The last root frame named, by the thread texts it was named from.
     last_root: Option<(RootKey, FrameId)>,
+    /// One root per process (per thread with `include_tid`), when asked
+    /// for ([`CollapseOptions::one_root_per_process`]).
+    process_roots: Option<ProcessRoots>,
     /// Counters.
     counters: FolderCounters,
     /// Detailed stacks, when recorded (see [`Folder::record_details`]).
@@ -265,6 +269,7 @@ impl Folder {
             location_frames_named: ExpandedFrames::new(),
             name: String::with_capacity(256),
             last_root: None,
+            process_roots: options.one_root_per_process.then(ProcessRoots::default),
             counters: FolderCounters::default(),
             details: None,
             handed_over: None,
@@ -362,10 +367,14 @@ impl Folder {
                 self.counters.stack_lines_expanded += 1;
                 let cut = self.push_expanded_frames(&context, replacement, expander, is_java);
                 let location = replacement.location();
+                let native = replacement.is_native();
                 self.record_origins(previous_length, |index| match location {
                     Some(location) => {
                         FrameOrigin::Expanded { location, inline_depth: u16::try_from(index).unwrap_or(u16::MAX) }
                     }
+                    // A builtin of a binary without symbols, named from the
+                    // code log: the native frame it is.
+                    None if native => FrameOrigin::PassedThrough(PassedThroughKind::Native),
                     None => FrameOrigin::ExpandedWithoutLocation,
                 });
                 cut
@@ -393,22 +402,35 @@ impl Folder {
         }
         if !cut {
             let key = [sample.comm, sample.pid_text, sample.tid_text];
-            let root = match self.last_root {
-                Some((last, root)) if last == key => root,
-                _ => {
-                    self.name.clear();
-                    push_root_frame(
-                        &mut self.name,
+            let root = match (&mut self.process_roots, sample.pid) {
+                (Some(roots), Some(pid)) => {
+                    let thread = SampleThread {
+                        owner: RootOwner { pid, tid: if self.include_tid { sample.tid } else { None } },
+                        is_main: self.include_tid || sample.tid == Some(pid),
                         comm,
-                        interner.string_or_empty(sample.pid_text),
-                        interner.string_or_empty(sample.tid_text),
-                        self.include_pid,
-                        self.include_tid,
-                    );
-                    let root = intern(&mut self.frame_names, &self.name);
-                    self.last_root = Some((key, root));
-                    root
+                        pid_text: interner.string_or_empty(sample.pid_text),
+                        tid_text: interner.string_or_empty(sample.tid_text),
+                    };
+                    let frame_names = &mut self.frame_names;
+                    roots.root_of(thread, |placeholder| intern(frame_names, placeholder))
                 }
+                _ => match self.last_root {
+                    Some((last, root)) if last == key => root,
+                    _ => {
+                        self.name.clear();
+                        push_root_frame(
+                            &mut self.name,
+                            comm,
+                            interner.string_or_empty(sample.pid_text),
+                            interner.string_or_empty(sample.tid_text),
+                            self.include_pid,
+                            self.include_tid,
+                        );
+                        let root = intern(&mut self.frame_names, &self.name);
+                        self.last_root = Some((key, root));
+                        root
+                    }
+                },
             };
             self.stack.push(root);
             self.record_origins(self.stack.len() - 1, |_| FrameOrigin::PassedThrough(PassedThroughKind::Root));
@@ -591,11 +613,15 @@ impl Folder {
             self.counters.expanded_frames += 1;
             self.name.clear();
             self.name.push_str(frame.name);
-            tidy_generic(&mut self.name);
+            // V8's names: no C++ argument list to cut (a RegExp's source
+            // keeps its groups).
+            tidy_v8_name(&mut self.name);
             if is_java {
                 tidy_java(&mut self.name);
             }
-            if frame.inlined && self.annotate_inline {
+            if replacement.is_native() {
+                // A builtin's symbol, as node's binary names it: no `_[j]`.
+            } else if frame.inlined && self.annotate_inline {
                 push_marker_once(&mut self.name, "_[i]");
             } else if self.annotate_jit {
                 push_marker_once(&mut self.name, "_[j]");
@@ -617,6 +643,59 @@ impl Folder {
     /// Every frame name, in no particular order.
     pub fn frame_names(&self) -> impl Iterator<Item = &str> {
         self.frame_names.iter().map(|name| &**name)
+    }
+
+    /// Names the roots of [`CollapseOptions::one_root_per_process`], once
+    /// every sample is in ([`ProcessRoots`]): each placeholder takes its
+    /// process's name. Roots that come to share a name (processes of one
+    /// name, pids not shown) become one, as inferno's roots by name are.
+    pub fn name_process_roots(&mut self) {
+        let Some(roots) = self.process_roots.take() else { return };
+        let mut same_as: FxHashMap<FrameId, FrameId> = FxHashMap::default();
+        for (placeholder, name) in roots.name(self.include_pid, self.include_tid) {
+            match self.frame_names.get_index_of(name.as_str()) {
+                Some(index) => {
+                    same_as.insert(placeholder, FrameId::from_index(index));
+                }
+                None => {
+                    let _ = self.frame_names.replace_index(placeholder.index(), name.into_boxed_str());
+                }
+            }
+        }
+        if !same_as.is_empty() {
+            self.merge_frames(&same_as);
+        }
+    }
+
+    /// Counts every stack holding a frame of `same_as` as the stack with
+    /// the frame it maps to instead.
+    fn merge_frames(&mut self, same_as: &FxHashMap<FrameId, FrameId>) {
+        let stacks: Vec<(StackIndex, u64)> = self.stacks().collect();
+        let old_table = std::mem::replace(&mut self.stacks, StackTable::new());
+        self.stack_counts.clear();
+        let mut frames = Vec::with_capacity(128);
+        for (stack, count) in stacks {
+            old_table.frames(stack, &mut frames);
+            for frame in &mut frames {
+                *frame = same_as.get(frame).copied().unwrap_or(*frame);
+            }
+            if let Some(stack) = self.stacks.intern(&frames) {
+                let total = self.stack_counts.entry(stack).or_default();
+                *total = total.wrapping_add(count);
+            }
+        }
+        if let Some(details) = &mut self.details {
+            let mut merged: FxHashMap<Box<[DetailedFrame]>, StackWeight> = FxHashMap::default();
+            for (mut stack, weight) in details.weights.drain() {
+                for detailed in stack.iter_mut() {
+                    detailed.frame = same_as.get(&detailed.frame).copied().unwrap_or(detailed.frame);
+                }
+                let entry = merged.entry(stack).or_default();
+                entry.samples += weight.samples;
+                entry.count = entry.count.wrapping_add(weight.count);
+            }
+            details.weights = merged;
+        }
     }
 
     /// The name of an interned frame (empty for an id of another folder).
@@ -883,71 +962,4 @@ impl RenderedPath {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::expansion::NoExpansion;
-    use crate::pipeline::{FoldOptions, fold_perf_script_with};
-
-    /// The bundled real app's stacks, folded without expansion.
-    fn realapp_folder() -> Folder {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/realapp/perf.script.gz");
-        let input = io::BufReader::new(flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()));
-        let options = FoldOptions { threads: Some(1), ..FoldOptions::default() };
-        fold_perf_script_with(input, &options, false, || NoExpansion).unwrap().folder
-    }
-
-    /// Rendered on a second thread, in pieces of any size, the text is the
-    /// same as on one.
-    #[test]
-    fn text_rendered_beside_the_writer_is_the_text_written_alone() {
-        let folder = realapp_folder();
-        let mut alone = Vec::new();
-        let lines = folder.write_folded(&mut alone).unwrap();
-        assert!(lines > 1000, "{lines} stacks");
-        for piece_bytes in [1, 4096, RENDERED_PIECE_BYTES] {
-            let mut beside = Vec::new();
-            assert_eq!(folder.write_folded_in_pieces(&mut beside, 2, piece_bytes).unwrap(), lines);
-            assert!(beside == alone, "pieces of {piece_bytes} bytes: the texts differ");
-        }
-    }
-
-    /// A writer that fails stops the renderer: the error comes back, and
-    /// nothing waits forever to hand over a piece.
-    #[test]
-    fn a_failing_writer_stops_the_renderer() {
-        struct FailsAfter(usize);
-        impl Write for FailsAfter {
-            fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-                if self.0 < bytes.len() {
-                    return Err(io::Error::other("disk full"));
-                }
-                self.0 -= bytes.len();
-                Ok(bytes.len())
-            }
-            fn flush(&mut self) -> io::Result<()> {
-                Ok(())
-            }
-        }
-        let folder = realapp_folder();
-        let error = folder.write_folded_in_pieces(FailsAfter(10_000), 2, 1).unwrap_err();
-        assert_eq!(error.to_string(), "disk full");
-    }
-
-    /// Each stack renders as its frames joined by `;`, whatever the stack
-    /// rendered before it shares with it: more, fewer, none or all frames.
-    #[test]
-    fn a_rendered_path_renders_each_stack_whole() {
-        let names = ["root", "a", "b;c", "", "leaf"];
-        let name = |id: FrameId| names[id.index()];
-        let stacks: [&[usize]; 8] =
-            [&[0, 1, 2], &[0, 1, 2, 4], &[0, 1], &[0, 3, 3], &[0, 3, 3], &[4], &[0, 1, 2, 3, 4], &[1, 0]];
-        let mut path = RenderedPath::default();
-        for root_first in stacks {
-            let innermost_first: Vec<FrameId> =
-                root_first.iter().rev().map(|&index| FrameId::from_index(index)).collect();
-            path.render(&innermost_first, name);
-            let expected = root_first.iter().map(|&index| names[index]).collect::<Vec<_>>().join(";");
-            assert_eq!(String::from_utf8_lossy(&path.text), expected, "stack {root_first:?}");
-        }
-    }
-}
+mod tests;

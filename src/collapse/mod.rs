@@ -11,6 +11,7 @@
 pub mod details;
 mod folded;
 pub mod naming;
+pub mod process_roots;
 pub mod skip_after;
 mod stack_table;
 pub mod timeline;
@@ -58,6 +59,13 @@ pub struct CollapseOptions {
     /// dropped (inferno's `skip_after`). An expanded frame whose name equals
     /// one cuts the stack after that frame. Default empty.
     pub skip_after: Vec<String>,
+    /// One root frame per process (per thread with `include_tid`), named
+    /// once, from its main thread's last name (`comm-PID`), even when it
+    /// retitles itself (npm: `node`, `npm`, `npm run bench`) or renames its
+    /// threads; a sample whose pid is unknown keeps a root per name.
+    /// Default `false`: a root per name (comm), as inferno's. The main job
+    /// turns it on with `--pid`/`--tid`, `record` always.
+    pub one_root_per_process: bool,
 }
 
 impl CollapseOptions {

@@ -160,6 +160,18 @@ pub fn tidy_generic(name: &mut String) {
     name.truncate(cut_at);
 }
 
+/// The tidying of a name V8 gave (a JIT frame the expander named): `;`, the
+/// folded format's separator, becomes `:` as inferno's `tidy_generic` makes
+/// it, but the name is not cut at its first `(`. That cut drops C++
+/// argument lists; a V8 name has none, and a `RegExp:` name is the
+/// expression's source, `(?!...)` and all (node 20's
+/// `RegExp:...|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|...`).
+pub fn tidy_v8_name(name: &mut String) {
+    if memchr::memchr(b';', name.as_bytes()).is_some() {
+        *name = name.replace(';', ":");
+    }
+}
+
 /// inferno's `tidy_java` (applied when the comm starts with `java`): drops
 /// the leading `L` of JVM class names like `Ljava/lang/Object;`.
 pub fn tidy_java(name: &mut String) {
@@ -228,6 +240,13 @@ mod tests {
         for (input, expected) in expectations {
             assert_eq!(tidied(input), expected, "{input}");
         }
+    }
+
+    #[test]
+    fn v8_names_keep_their_parentheses() {
+        let mut name = r"RegExp:[\x00-\x7F]|[\uD800-\uDBFF](?![\uDC00-\uDFFF]);(?:x)".to_owned();
+        tidy_v8_name(&mut name);
+        assert_eq!(name, r"RegExp:[\x00-\x7F]|[\uD800-\uDBFF](?![\uDC00-\uDFFF]):(?:x)");
     }
 
     #[test]

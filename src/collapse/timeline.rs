@@ -248,8 +248,9 @@ impl StackSink for TimelineRecorder {
                             }
                             None => frames,
                         };
+                        let kind = if frames.is_native() { FrameKind::Native } else { FrameKind::Jit };
                         for frame in frames.iter() {
-                            let location = self.timeline.frames.named_location(frame.name, FrameKind::Jit);
+                            let location = self.timeline.frames.named_location(frame.name, kind);
                             self.stack.push(location);
                         }
                     }

@@ -281,6 +281,12 @@ pub struct Frame {
     /// `{address:x}`: a text source's own digits, or for a frame in a mapped
     /// file the file's address of it (names with addresses show it).
     pub address_text: Option<StringId>,
+    /// For a frame in a mapped file, its address in that file as perf
+    /// gives it (`map__map_ip`: the runtime address minus the mapping's
+    /// start plus its file offset): what perf script prints for such a
+    /// frame, and what a perf.data's mappings tell. `None` when the source
+    /// does not know it.
+    pub file_address: Option<u64>,
     /// The source's number for this frame, when it numbers them.
     pub number: Option<FrameNumber>,
 }

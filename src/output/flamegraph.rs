@@ -23,9 +23,11 @@
 //!   attribute instead.
 //! - The graph is drawn to be read at first sight on a real app
 //!   ([`FlameGraphStyle::Icicle`], the default): roots at the top, frames
-//!   under [`MIN_WIDTH_PERCENT`] left out, direct recursion drawn once, and
-//!   a frame too narrow for its label shows its function alone (`fg:short`,
-//!   which the patched script reads too). [`FlameGraphStyle::Classic`] keeps
+//!   under [`MIN_WIDTH_PERCENT`] left out, direct recursion drawn once, a
+//!   function drawn once whatever its V8 tier (`tiers`: its tooltip gives
+//!   the tier shares, its colour is its hottest tier's), and a frame too
+//!   narrow for its label shows its function alone (`fg:short`, which the
+//!   patched script reads too). [`FlameGraphStyle::Classic`] keeps
 //!   inferno's look.
 
 use std::borrow::Cow;
@@ -37,6 +39,9 @@ use quick_xml::events::{BytesCData, BytesStart, BytesText, Event};
 use quick_xml::{Reader, Writer};
 
 use crate::formats::v8log::{CodeName, ScriptLine};
+
+mod tiers;
+use tiers::{TieredBoxes, merge_tiers};
 
 /// What a flame graph shows besides its stacks: the title and what the
 /// counts are.
@@ -63,7 +68,9 @@ pub enum FlameGraphStyle {
     /// first screen shows the program's structure; frames narrower than
     /// [`MIN_WIDTH_PERCENT`] of the graph left out (the subtitle says so);
     /// each run of identical frames in a row drawn as one frame (direct
-    /// recursion; `[deno]`, `[unknown]`: native code without symbols); and a
+    /// recursion; `[deno]`, `[unknown]`: native code without symbols); a
+    /// function's V8 tiers (`JS:~f`, `JS:^f`, `JS:+f`, `JS:*f`) drawn as one
+    /// box `JS:f`, the tier shares in its tooltip; and a
     /// JavaScript frame too narrow for its label (`parseStatement
     /// acorn.js:1015`) showing its function alone (`parseStatement`) when
     /// that fits. The folded stacks are not changed.
@@ -212,6 +219,7 @@ pub fn write_svg<'lines, W: Write>(
     options.text_truncate_direction = TextTruncateDirection::Right;
     let subtitle = svg_options.subtitle();
     let mut rendered = Vec::new();
+    let mut tiered = None;
     match svg_options.style {
         FlameGraphStyle::Classic => {
             options.subtitle = Some(subtitle);
@@ -222,7 +230,10 @@ pub fn write_svg<'lines, W: Write>(
             options.direction = Direction::Inverted;
             options.min_width = MIN_WIDTH_PERCENT;
             let lines: Vec<Cow<'_, str>> = folded_lines.into_iter().map(collapse_direct_recursion).collect();
-            flamegraph::from_lines(&mut options, lines.iter().map(|line| line.as_ref()), &mut rendered)?;
+            // One box per function, whatever its tier.
+            let (lines, boxes) = merge_tiers(lines.iter().map(|line| line.as_ref()));
+            flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut rendered)?;
+            tiered = Some(boxes);
         }
     }
     let layout = LabelLayout {
@@ -230,7 +241,8 @@ pub fn write_svg<'lines, W: Write>(
         font_width: options.font_width,
         image_width: options.image_width.unwrap_or(INFERNO_IMAGE_WIDTH) as f64,
     };
-    relabel(&rendered, &layout, svg_options.style == FlameGraphStyle::Icicle, &mut output)?;
+    let tiers = tiered.as_ref().map(|boxes| TierLayout { boxes, frame_height: options.frame_height as f64 });
+    relabel(&rendered, &layout, svg_options.style == FlameGraphStyle::Icicle, tiers, &mut output)?;
     output.flush()
 }
 
@@ -396,6 +408,14 @@ fn patch_script(script: &str) -> Option<String> {
     Some(patched)
 }
 
+/// The boxes that merged a function's tiers, and how high inferno draws a
+/// level (to tell a box's depth from its `y`).
+#[derive(Debug, Clone, Copy)]
+struct TierLayout<'boxes> {
+    boxes: &'boxes TieredBoxes,
+    frame_height: f64,
+}
+
 /// Copies the SVG that inferno wrote, with each JavaScript frame's label
 /// made [`frame_label`]'s and inferno's script patched to use it; with
 /// `short_labels`, each also carries its function name in `fg:short`, shown
@@ -406,8 +426,16 @@ fn patch_script(script: &str) -> Option<String> {
 /// id="frames">`. The name is read back from the title (its last `(` opens
 /// the counts: inferno's count names hold none); the label is written into
 /// `<text>`, cut to the frame's width as inferno cuts it, and into its
-/// `fg:label` attribute. Everything else is copied as it is.
-fn relabel<W: Write>(svg: &[u8], layout: &LabelLayout, short_labels: bool, output: W) -> io::Result<()> {
+/// `fg:label` attribute. With `tiers`, a box that merged a function's tiers
+/// gets the tier shares in its title and its hottest tier's fill. Everything
+/// else is copied as it is.
+fn relabel<W: Write>(
+    svg: &[u8],
+    layout: &LabelLayout,
+    short_labels: bool,
+    tiers: Option<TierLayout<'_>>,
+    output: W,
+) -> io::Result<()> {
     let invalid = |error: quick_xml::Error| io::Error::new(io::ErrorKind::InvalidData, error);
     let mut reader = Reader::from_reader(svg);
     let mut writer = Writer::new(output);
@@ -418,6 +446,11 @@ fn relabel<W: Write>(svg: &[u8], layout: &LabelLayout, short_labels: bool, outpu
     let mut title: Option<String> = None;
     let mut name: Option<String> = None;
     let mut width_percent = 0.0;
+    // With `tiers`, a frame's title events wait for its rectangle, which
+    // tells where the box is drawn; and the `y` of depth 0, once known.
+    let mut pending_title: Vec<Event<'static>> = Vec::new();
+    let mut title_text = String::new();
+    let mut depth_zero_y: Option<f64> = None;
     loop {
         let event = reader.read_event().map_err(invalid)?;
         match &event {
@@ -438,10 +471,21 @@ fn relabel<W: Write>(svg: &[u8], layout: &LabelLayout, short_labels: bool, outpu
             Event::Start(start) if in_frames && start.name().as_ref() == b"g" => {
                 (title, name, width_percent) = (None, None, 0.0);
             }
-            Event::Start(start) if in_frames && start.name().as_ref() == b"title" => title = Some(String::new()),
+            Event::Start(start) if in_frames && start.name().as_ref() == b"title" => {
+                title = Some(String::new());
+                if tiers.is_some() {
+                    pending_title.clear();
+                    pending_title.push(event.clone().into_owned());
+                    continue;
+                }
+            }
             Event::Text(text) if title.is_some() => {
                 if let Some(title) = &mut title {
                     title.push_str(&text.decode().unwrap_or_default());
+                }
+                if tiers.is_some() {
+                    pending_title.push(event.clone().into_owned());
+                    continue;
                 }
             }
             // quick-xml reports `&amp;` and the like apart from the text.
@@ -451,17 +495,64 @@ fn relabel<W: Write>(svg: &[u8], layout: &LabelLayout, short_labels: bool, outpu
                     title.push_str(&reference.decode().unwrap_or_default());
                     title.push(';');
                 }
+                if tiers.is_some() {
+                    pending_title.push(event.clone().into_owned());
+                    continue;
+                }
             }
             Event::End(end) if end.name().as_ref() == b"title" => {
-                name = title.take().and_then(|title| {
-                    let title = quick_xml::escape::unescape(&title).ok()?.into_owned();
+                let unescaped =
+                    title.take().and_then(|title| Some(quick_xml::escape::unescape(&title).ok()?.into_owned()));
+                title_text = unescaped.clone().unwrap_or_default();
+                name = unescaped.and_then(|title| {
                     let counts = title.rfind('(')?;
                     Some(title[..counts].trim_end().to_string())
                 });
+                if tiers.is_some() {
+                    pending_title.push(event.clone().into_owned());
+                    continue;
+                }
             }
             Event::Empty(rect) if in_frames && rect.name().as_ref() == b"rect" => {
                 width_percent =
                     attribute(rect, b"width").and_then(|width| width.trim_end_matches('%').parse().ok()).unwrap_or(0.0);
+                if let Some(tiers) = tiers {
+                    let number = |key: &[u8]| attribute(rect, key).and_then(|value| value.parse::<f64>().ok());
+                    let place = name.as_deref().zip(number(b"fg:x")).zip(number(b"fg:w")).zip(number(b"y"));
+                    let frame_height = tiers.frame_height;
+                    let known_zero = depth_zero_y;
+                    let depth_of =
+                        |y: f64| known_zero.map(|zero| ((y - zero) / frame_height).round().max(0.0) as usize);
+                    let shares = place.and_then(|(((name, start), width), y)| {
+                        let shares = tiers.boxes.shares(name, start as u64, width as u64, depth_of(y))?;
+                        depth_zero_y.get_or_insert(y - shares.depth() as f64 * tiers.frame_height);
+                        Some(shares)
+                    });
+                    match (shares, title_text.strip_suffix(')')) {
+                        (Some(shares), Some(counts)) => {
+                            let described = format!("{counts}; {})", shares.describe());
+                            writer.write_event(Event::Start(BytesStart::new("title")))?;
+                            writer.write_event(Event::Text(BytesText::new(&described)))?;
+                            writer.write_event(Event::End(BytesStart::new("title").to_end()))?;
+                            let mut filled = BytesStart::new("rect");
+                            for attribute in rect.attributes().flatten() {
+                                if attribute.key.as_ref() == b"fill" {
+                                    filled.push_attribute(("fill", shares.fill()));
+                                } else {
+                                    filled.push_attribute(attribute);
+                                }
+                            }
+                            writer.write_event(Event::Empty(filled))?;
+                            pending_title.clear();
+                            continue;
+                        }
+                        _ => {
+                            for pending in pending_title.drain(..) {
+                                writer.write_event(pending)?;
+                            }
+                        }
+                    }
+                }
             }
             Event::Start(text) if in_frames && text.name().as_ref() == b"text" => {
                 if let Some((label, function_length)) = name.take().as_deref().and_then(frame_label_and_function) {
@@ -676,7 +767,7 @@ mod tests {
         .unwrap();
         let layout = LabelLayout { font_size: 12.0, font_width: 0.59, image_width: 1200.0 };
         let mut relabelled = Vec::new();
-        relabel(&original, &layout, true, &mut relabelled).unwrap();
+        relabel(&original, &layout, true, None, &mut relabelled).unwrap();
         let original = String::from_utf8(original).unwrap();
         let script_start = original.find("\"use strict\";").unwrap();
         let script_end = original[script_start..].find("]]>").unwrap() + script_start;
@@ -766,28 +857,63 @@ mod tests {
             frames.iter().filter(|(title, ..)| title.starts_with(title_start)).cloned().collect::<Vec<_>>()
         };
         // The root on top in the icicle, at the bottom in the classic graph.
-        let (all, main) = (&find(&icicle_frames, "all ")[0], &find(&icicle_frames, "JS:*main ")[0]);
+        let (all, main) = (&find(&icicle_frames, "all ")[0], &find(&icicle_frames, "JS:main ")[0]);
         assert!(all.1 < main.1, "icicle: all at {}, main at {}", all.1, main.1);
         let (all, main) = (&find(&classic_frames, "all ")[0], &find(&classic_frames, "JS:*main ")[0]);
         assert!(all.1 > main.1, "classic: all at {}, main at {}", all.1, main.1);
         // The 0.05 % frame is left out of the icicle only; 0.11 % is kept.
-        assert!(find(&icicle_frames, "JS:*thin ").is_empty());
+        assert!(find(&icicle_frames, "JS:thin ").is_empty());
         assert_eq!(find(&classic_frames, "JS:*thin ").len(), 1);
-        assert_eq!(find(&icicle_frames, "JS:*tail ").len(), 1);
+        assert_eq!(find(&icicle_frames, "JS:tail ").len(), 1);
         // Direct recursion is one frame in the icicle, two in the classic graph.
-        assert_eq!(find(&icicle_frames, "JS:*pp$8.parseStatement ").len(), 1);
+        assert_eq!(find(&icicle_frames, "JS:pp$8.parseStatement ").len(), 1);
         assert_eq!(find(&classic_frames, "JS:*pp$8.parseStatement ").len(), 2);
         // 9.84 % of 1200 px holds 16 characters: the function alone (23) does
         // not fit; 90 % holds the label. The short label rides along in fg:short.
-        let print = &find(&icicle_frames, "JS:*callPluginPrintFunction ")[0];
+        let print = &find(&icicle_frames, "JS:callPluginPrintFunction ")[0];
         assert_eq!(print.3, "callPluginPrin..");
         assert!(
             icicle.contains(r#"fg:label="callPluginPrintFunction index.mjs:19042" fg:short="callPluginPrintFunction""#)
         );
-        let parse = &find(&icicle_frames, "JS:*pp$8.parseStatement ")[0];
+        let parse = &find(&icicle_frames, "JS:pp$8.parseStatement ")[0];
         assert_eq!(parse.3, "parseStatement acorn.js:1015");
+        // One box per function whatever its tier; the tooltip gives the tiers.
+        assert_eq!(parse.0, "JS:pp$8.parseStatement /app/acorn.js:1015:33 (900 ms, 90.00%; TurboFan 100%)");
         // all, node, main, parseStatement (twice in the classic graph), thin
         // (classic only), tail, callPluginPrintFunction.
         assert_eq!((icicle_frames.len(), classic_frames.len()), (6, 8));
+    }
+
+    #[test]
+    fn icicle_draws_a_function_once_whatever_its_tier() {
+        // f ran as bytecode (100 ms), Sparkplug (300 ms) and TurboFan (600 ms).
+        let folded = [
+            "node;JS:*f /app/a.js:3:11_[j] 600000000",
+            "node;JS:^f /app/a.js:3:11_[j] 300000000",
+            "node;JS:~f /app/a.js:3:11_[j] 100000000",
+        ];
+        let render = |style| {
+            let options = SvgOptions {
+                title: "t".into(),
+                event: Some("cpu-clock".into()),
+                samples: 1000,
+                total_count: 1_000_000_000,
+                style,
+            };
+            let mut svg = Vec::new();
+            write_svg(folded, &options, &mut svg).unwrap();
+            frame_boxes(&String::from_utf8(svg).unwrap())
+        };
+        let icicle: Vec<_> =
+            render(FlameGraphStyle::Icicle).into_iter().filter(|frame| frame.0.contains("a.js")).collect();
+        assert_eq!(icicle.len(), 1, "{icicle:?}");
+        assert_eq!(
+            icicle[0].0,
+            "JS:f /app/a.js:3:11 (1,000 ms, 100.00%; TurboFan 60%, Sparkplug 30%, interpreted 10%)"
+        );
+        assert_eq!(icicle[0].3, "f a.js:3");
+        let classic: Vec<_> =
+            render(FlameGraphStyle::Classic).into_iter().filter(|frame| frame.0.contains("a.js")).collect();
+        assert_eq!(classic.len(), 3, "classic keeps a box per tier");
     }
 }

@@ -87,6 +87,12 @@ pub fn stats_report(summary: &CollapseSummary, stats: &ExpansionStats) -> String
             stats.clock_mismatches
         ));
     }
+    if stats.builtins_named > 0 {
+        line(format!(
+            "native frames named from the code log (builtins of a binary without symbols): {}",
+            stats.builtins_named
+        ));
+    }
     line(format!("other frames passed through: {}", stats.not_jit));
     line(format!("frames written by expansion: {}", summary.expanded_frames));
     report

@@ -72,7 +72,8 @@ impl<Expander: FrameExpander> ExpandingSinks<Expander> {
 
     /// What was folded, `summary` (the source's counters) completed with
     /// the folder's.
-    pub fn finish(self, mut summary: CollapseSummary) -> Folded<Expander> {
+    pub fn finish(mut self, mut summary: CollapseSummary) -> Folded<Expander> {
+        self.folder.name_process_roots();
         summary.take_folder_counts(&self.folder.summary());
         let timeline = self.timeline.map(|recorder| recorder.finish(summary.event.clone()));
         let details =

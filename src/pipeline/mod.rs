@@ -385,7 +385,10 @@ pub fn fold_perf_script_with<R: BufRead, Expander: FrameExpander + Send>(
     mut new_expander: impl FnMut() -> Expander,
 ) -> io::Result<Folded<Expander>> {
     let threads = options.thread_count();
-    if parallel && threads > 1 && !options.record_details && !options.timeline {
+    // One root per process is named from the whole input's samples, in
+    // one folder.
+    let one_folder = options.record_details || options.timeline || options.collapse.one_root_per_process;
+    if parallel && threads > 1 && !one_folder {
         let expanders = (0..threads).map(|_| new_expander()).collect();
         return parallel::fold_in_chunks(stream, &options.collapse, expanders, parallel::CHUNK_BYTES);
     }

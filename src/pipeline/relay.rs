@@ -210,6 +210,7 @@ mod tests {
                     symbol: Some(interner.intern(&format!("function_{}", (index + level) % 5000))),
                     symbol_offset: None,
                     address_text: None,
+                    file_address: None,
                     number: None,
                 });
             }

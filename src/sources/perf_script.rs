@@ -189,6 +189,8 @@ fn intern_line(frames: &mut Vec<Option<Frame>>, line: &StackLine<'_>, interner: 
         symbol,
         symbol_offset,
         address_text,
+        // perf script prints a frame in a file by its address in the file.
+        file_address: (interner.module_kind(module) == ModuleKind::File).then_some(line.address),
         // The reader numbers lines densely and never reuses a number.
         number: line.id.map(|id| FrameNumber::new(id.index() as u32)),
     };

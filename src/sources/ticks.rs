@@ -315,6 +315,7 @@ fn tick_frame(address: u64, kind: TickAddressKind, context: &mut TickContext<'_>
         symbol: Some(unknown),
         symbol_offset: None,
         address_text: None,
+        file_address: None,
         number: None,
     };
     // The newest library record covering the address wins.

@@ -22,9 +22,11 @@ use indexmap::IndexSet;
 use rustc_hash::FxHashMap;
 
 use crate::expansion::{ExpandedFrames, FrameContext, FrameExpander};
+use crate::formats::v8log::builtins::embedded_builtins;
 use crate::formats::v8log::{CodeName, Tier};
 use crate::model::sample::{AddressKind, FrameNumberCache, MappedJitDump, ModuleKind, SampleTime};
 use crate::v8::code_logs::{CodeLogs, pid_in_file_name};
+use crate::v8::embedded_blob::EmbeddedBlobSymbols;
 use crate::v8::inline_map::{CodeId, InlineMap, TimeRange};
 use crate::v8::inline_stack::{FrameFunction, InlineFrame, PositionRule};
 
@@ -58,6 +60,10 @@ pub struct ExpansionStats {
     pub clock_mismatches: u64,
     /// Frames passed through because they are not JIT code.
     pub not_jit: u64,
+    /// Native frames the source left unnamed (`[deno]`: a binary without
+    /// symbols) named from the code log as the builtins they are
+    /// (`Builtins_LoadIC_Megamorphic`, [`crate::v8::embedded_blob`]).
+    pub builtins_named: u64,
     /// The samples of each loaded process (indexed as [`CodeLogs::maps`]),
     /// by what became of their innermost JavaScript frame.
     pub processes: Vec<ProcessSamples>,
@@ -255,6 +261,7 @@ impl ExpansionStats {
         self.unresolved_unknown_code_index += other.unresolved_unknown_code_index;
         self.clock_mismatches += other.clock_mismatches;
         self.not_jit += other.not_jit;
+        self.builtins_named += other.builtins_named;
         if self.processes.len() < other.processes.len() {
             self.processes.resize(other.processes.len(), ProcessSamples::default());
         }
@@ -393,6 +400,15 @@ struct ProcessLookup {
     process: Option<usize>,
 }
 
+/// The embedded blob looked for in one file of a process.
+#[derive(Debug, Clone)]
+struct FileBlob {
+    /// The file, as the source names it.
+    path: Box<str>,
+    /// The blob's builtins there; `None` when not found.
+    blob: Option<Arc<EmbeddedBlobSymbols>>,
+}
+
 /// At most this many raw addresses are remembered; then the cache starts over.
 const ADDRESS_CACHE_LIMIT: usize = 1 << 20;
 
@@ -422,6 +438,9 @@ pub struct V8Expander {
     code_by_index: FxHashMap<(usize, u64), CodeId>,
     /// How many processes `code_by_index` covers.
     indexed_processes: usize,
+    /// Per process, the embedded blob of each file it was looked for in
+    /// (`None`: not found there), for frames of binaries without symbols.
+    blobs: FxHashMap<usize, Vec<FileBlob>>,
     /// Whether the current sample was counted in [`ExpansionStats::processes`]
     /// or [`ExpansionStats::pids_without_jitdump`] (at its innermost
     /// JavaScript frame).
@@ -445,6 +464,7 @@ impl V8Expander {
             last_process: None,
             code_by_index: FxHashMap::default(),
             indexed_processes: 0,
+            blobs: FxHashMap::default(),
             sample_counted: false,
         }
     }
@@ -552,6 +572,36 @@ impl V8Expander {
         location
     }
 
+    /// The builtin a frame the source could not name lies in (`[unknown]`
+    /// in a file: a binary without symbols), named from its process's code
+    /// log: the embedded blob is found in the file once per process and
+    /// file ([`EmbeddedBlobSymbols::locate`]).
+    fn embedded_builtin(&mut self, frame: &FrameContext<'_>) -> Option<String> {
+        let file_address = frame.frame.file_address?;
+        if frame.module_kind() != ModuleKind::File || frame.symbol() != "[unknown]" {
+            return None;
+        }
+        let sample = frame.sample;
+        let process = self.process_for_pid(sample.pid.or(sample.tid)?)?;
+        let path = frame.module_path();
+        let files = self.blobs.entry(process).or_default();
+        let blob = match files.iter().find(|file| *file.path == *path) {
+            Some(file) => file.blob.clone(),
+            None => {
+                let map = &self.code_logs.maps()[process];
+                // The first log that names builtins: every isolate of a
+                // process runs the one blob.
+                let builtins = map.logs().iter().map(embedded_builtins).find(|builtins| !builtins.is_empty());
+                let blob = builtins
+                    .and_then(|builtins| EmbeddedBlobSymbols::locate(std::path::Path::new(path), builtins))
+                    .map(Arc::new);
+                files.push(FileBlob { path: path.into(), blob: blob.clone() });
+                blob
+            }
+        };
+        blob?.symbol_at(file_address).map(str::to_string)
+    }
+
     /// Describes a location id that tagged expanded frames.
     pub fn location_details(&self, location: u32) -> Option<LocationDetails<'_>> {
         let cached = self.locations.get(location as usize)?;
@@ -588,6 +638,12 @@ impl FrameExpander for V8Expander {
             self.sample_counted = false;
         }
         let Some(jit_frame) = classify(frame) else {
+            if let Some(symbol) = self.embedded_builtin(frame) {
+                frames.push(&symbol, false);
+                frames.set_native();
+                self.stats.builtins_named += 1;
+                return true;
+            }
             self.stats.not_jit += 1;
             return false;
         };

@@ -13,6 +13,7 @@
 //! - [`unexpanded`]: after the fold, why a process's JavaScript did not expand.
 
 pub mod code_logs;
+pub mod embedded_blob;
 pub mod expand;
 pub mod inline_map;
 pub mod inline_stack;

@@ -59,6 +59,8 @@ fn fold_options(args: &FoldArgs) -> FoldOptions {
     let mut collapse = CollapseOptions::default();
     collapse.include_pid = args.pid;
     collapse.include_tid = args.folding.tid;
+    // Where pids are shown, a process is one root (issue 41).
+    collapse.one_root_per_process = args.pid || args.folding.tid;
     collapse.include_addrs = args.addrs;
     collapse.annotate_kernel = args.annotate_kernel || args.all;
     collapse.annotate_jit = args.annotate_jit || args.all;

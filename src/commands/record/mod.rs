@@ -617,6 +617,9 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         annotate_kernel: true,
         include_tid: options.include_tid,
         skip_after: options.skip_after.clone(),
+        // npm retitles itself, vitest renames its workers: a process is
+        // one root, named once.
+        one_root_per_process: true,
         ..CollapseOptions::default()
     };
     let job = Job {

@@ -15,6 +15,7 @@
 //! questions about a read log (decoding tables on first use), and
 //! `retained` keeps a log's text where it was read.
 
+pub mod builtins;
 pub mod escape;
 pub mod lexer;
 pub mod name;

@@ -41,6 +41,7 @@ pub(super) fn named_frame(
         symbol: Some(interner.intern(symbol)),
         symbol_offset,
         address_text: None,
+        file_address: None,
         number: None,
     }
 }

@@ -68,7 +68,8 @@ impl PerfDataReader {
             let mapping = mapping.clone();
             self.symbolized_frame(&mapping, address)
         };
-        Frame { address_text, ..frame }
+        let file_address = (!is_anonymous).then_some(address_in_file);
+        Frame { address_text, file_address, ..frame }
     }
 
     /// A frame in a file with symbols: its function, unless the file on
