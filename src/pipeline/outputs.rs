@@ -247,6 +247,18 @@ pub struct RunSummary {
     pub expansion: ExpansionStats,
     /// Every reader's warnings.
     pub diagnostics: Diagnostics,
+    /// Each benchmark's folded stacks, when [`FoldOptions::benchmarks`]
+    /// gave benchmarks, in their order.
+    pub benchmarks: Vec<BenchmarkStacks>,
+}
+
+/// One benchmark's folded stacks.
+#[derive(Debug, Clone)]
+pub struct BenchmarkStacks {
+    /// The folded text, as `inferno-collapse-perf` writes it.
+    pub folded: Vec<u8>,
+    /// Its samples kept, total count and distinct stacks.
+    pub summary: CollapseSummary,
 }
 
 /// Why a job failed.
@@ -398,7 +410,19 @@ pub fn run(job: &Job, events: &mut dyn FnMut(RunEvent<'_>)) -> Result<RunSummary
         text.push_str(&code_log_report(profile.code_logs.maps()));
         events(RunEvent::Stats(text));
     }
-    Ok(RunSummary { summary, expansion: profile.expansion.clone(), diagnostics: profile.diagnostics.clone() })
+    let mut benchmarks = Vec::with_capacity(profile.benchmarks.len());
+    for folder in &profile.benchmarks {
+        let mut folded = Vec::new();
+        let distinct_stacks =
+            folder.write_folded(&mut folded).map_err(|source| output_error(Path::new("benchmark"), source))?;
+        benchmarks.push(BenchmarkStacks { folded, summary: CollapseSummary { distinct_stacks, ..folder.summary() } });
+    }
+    Ok(RunSummary {
+        summary,
+        expansion: profile.expansion.clone(),
+        diagnostics: profile.diagnostics.clone(),
+        benchmarks,
+    })
 }
 
 /// The thread a `.cpuprofile` holds.
