@@ -203,6 +203,8 @@ function runAgainWithTheFlags() {
 // - benchmark.js 2: Benchmark.prototype.emit, from the module when it is
 //   loaded (Module._load); `start` to `complete` of the benchmark (its
 //   clones, which run the cycles, are inside).
+// - mitata 1: its benchmark class's run(), through a module load hook
+//   (node 22.15 / 23.5 and later).
 // - performance.measure(name, ...): each measure is a window.
 // Each hook costs a comparison on the events it sees and never throws.
 
@@ -391,8 +393,73 @@ function observeMeasures() {
   };
 }
 
+// mitata's statistics: ns per iteration, one sample per batch.
+function mitataTimes(stats) {
+  if (!stats || typeof stats.avg !== 'number') return null;
+  const samples = Array.isArray(stats.samples) ? stats.samples : [];
+  let stddev = null;
+  if (samples.length > 1) {
+    let squares = 0;
+    for (const sample of samples) squares += (sample - stats.avg) ** 2;
+    stddev = Math.sqrt(squares / (samples.length - 1));
+  }
+  const ms = (ns) => (typeof ns === 'number' ? ns / 1e6 : undefined);
+  return timesInNanoseconds({
+    mean: ms(stats.avg),
+    sd: ms(stddev === null ? undefined : stddev),
+    median: ms(stats.p50),
+    min: ms(stats.min),
+    max: ms(stats.max),
+    count: samples.length || null,
+  });
+}
+
+// mitata 1's benchmark class B (src/main.mjs): each run() is one window
+// (its warm-up is inside measure(), not told apart), named by the
+// benchmark; with args, each run's name differs and no timing is kept.
+function observeMitataBench(B) {
+  const proto = B && B.prototype;
+  if (!proto || typeof proto.run !== 'function' || proto.run.v8inline) return;
+  const run = proto.run;
+  proto.run = async function runObserved() {
+    const start = monotonicNow();
+    const trial = await run.apply(this, arguments);
+    try {
+      const runs = trial && Array.isArray(trial.runs) ? trial.runs : [];
+      const times = runs.length === 1 ? mitataTimes(runs[0].stats) : null;
+      writeWindow('mitata', this._name, start, monotonicNow(), times);
+    } catch (_) {}
+    return trial;
+  };
+  proto.run.v8inline = true;
+}
+
+// mitata is ES modules only, its class not reachable from outside: a
+// synchronous load hook (module.registerHooks, node 22.15 and 23.5 on)
+// hands the class to observeMitataBench from the end of its own module.
+// Each module load costs one string comparison more. Older nodes: not
+// observed.
+function observeMitata() {
+  const Module = require('module');
+  if (typeof Module.registerHooks !== 'function') return;
+  const key = Symbol.for('v8inline.mitata');
+  Object.defineProperty(globalThis, key, { value: observeMitataBench });
+  Module.registerHooks({
+    load(url, context, nextLoad) {
+      const result = nextLoad(url, context);
+      try {
+        if (typeof url === 'string' && url.endsWith('/mitata/src/main.mjs') && result && result.source != null) {
+          const source = typeof result.source === 'string' ? result.source : Buffer.from(result.source).toString();
+          result.source = `${source}\n;globalThis[Symbol.for('v8inline.mitata')](B);\n`;
+        }
+      } catch (_) {}
+      return result;
+    },
+  });
+}
+
 function observeBenchmarks() {
-  for (const observe of [observeTinybench, observeModuleLoads, observeMeasures]) {
+  for (const observe of [observeTinybench, observeModuleLoads, observeMeasures, observeMitata]) {
     try {
       observe();
     } catch (_) {}
