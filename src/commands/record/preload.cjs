@@ -459,6 +459,8 @@ function observeMitata() {
 }
 
 function observeBenchmarks() {
+  // The user's way out (and bench/benchmark-split.sh's baseline).
+  if (process.env.V8INLINE_BENCHMARKS === '0') return;
   for (const observe of [observeTinybench, observeModuleLoads, observeMeasures, observeMitata]) {
     try {
       observe();
