@@ -324,3 +324,25 @@ fn each_benchmark_of_the_real_suite_lies_under_its_own_task() {
         assert_eq!(recording_file["project_root"], root);
     }
 }
+
+#[test]
+fn a_recording_replaced_with_force_keeps_no_benchmark_of_the_old_one() {
+    let Some(directory) = harnesses() else { return };
+    let first = record(directory, "out-replaced", &["node", "tinybench.mjs"]);
+    assert_eq!(first.benchmarks().len(), 2);
+    let output_dir = directory.join("out-replaced");
+    assert!(output_dir.join("benchmarks/sum-of-squares/profile.folded").is_file());
+    // A program that runs no benchmark, recorded over it.
+    let replaced = Command::new(env!("CARGO_BIN_EXE_v8inline"))
+        .current_dir(directory)
+        .args(["record", "--output-dir", "out-replaced", "--force", "--", "node", "-e"])
+        .arg("require('./work.cjs').sumOfSquares()")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&replaced.stderr);
+    assert!(replaced.status.success(), "{stderr}");
+    assert!(!stderr.contains("v8inline: benchmark "), "{stderr}");
+    assert!(!output_dir.join("benchmarks.json").exists());
+    assert!(!output_dir.join("benchmarks").exists());
+    assert!(output_dir.join("recording.json").is_file());
+}
