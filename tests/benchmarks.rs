@@ -346,3 +346,23 @@ fn a_recording_replaced_with_force_keeps_no_benchmark_of_the_old_one() {
     assert!(!output_dir.join("benchmarks").exists());
     assert!(output_dir.join("recording.json").is_file());
 }
+
+#[test]
+fn benchmarks_on_two_threads_at_once_each_get_their_own_threads_samples() {
+    let Some(directory) = harnesses() else { return };
+    let recorded = record(directory, "out-worker", &["node", "worker.mjs"]);
+    let benchmarks = recorded.benchmarks();
+    let names: Vec<&str> = benchmarks.iter().map(|benchmark| benchmark["name"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), 2, "{}", recorded.stderr);
+    let by_name = |name: &str| benchmarks.iter().find(|benchmark| benchmark["name"] == name).unwrap();
+    let (main, worker) = (by_name("join words"), by_name("sum of squares"));
+    assert_eq!(main["pid"], worker["pid"]);
+    assert_eq!(main["tid"], main["pid"]);
+    assert_ne!(worker["tid"], worker["pid"], "the worker's OS thread");
+    for (benchmark, function, other) in [(main, "joinWords", "sumOfSquares"), (worker, "sumOfSquares", "joinWords")] {
+        let folded = recorded.folded(benchmark);
+        assert!(folded.contains(&format!("{function} ")), "{}: no {function}", benchmark["name"]);
+        assert!(!folded.contains(&format!("{other} ")), "{}: {other} in\n{folded}", benchmark["name"]);
+        assert!(benchmark["samples"].as_u64().unwrap() > 0);
+    }
+}
