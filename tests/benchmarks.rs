@@ -145,6 +145,21 @@ fn check_benchmarks(recorded: &Recorded, harness: &str, timed: bool) {
         assert_eq!(benchmark["pid"], benchmark["tid"], "the main thread");
         let directory = recorded.output_dir.join(benchmark["directory"].as_str().unwrap());
         assert!(std::fs::read_to_string(directory.join("flamegraph.svg")).unwrap().starts_with("<?xml"));
+        // The other outputs of record, each of the benchmark's samples only.
+        let cpuprofile: Value =
+            serde_json::from_str(&std::fs::read_to_string(directory.join("profile.cpuprofile")).unwrap()).unwrap();
+        let functions: Vec<&str> = cpuprofile["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|node| node["callFrame"]["functionName"].as_str().unwrap())
+            .collect();
+        assert!(functions.contains(&function) && !functions.contains(&other), "{name}: {functions:?}");
+        // Its samples, and `(idle)` where its thread was off the CPU.
+        assert!(cpuprofile["samples"].as_array().unwrap().len() as u64 >= benchmark["samples"].as_u64().unwrap());
+        let firefox: Value =
+            serde_json::from_slice(&common::gunzip(&directory.join("profile.firefox.json.gz"))).unwrap();
+        assert_eq!(firefox["threads"].as_array().unwrap().len(), 1, "{name}: the benchmark's thread");
         let times = &benchmark["time_per_iteration"];
         if timed {
             let (mean, min, max) = (times["mean"].as_f64().unwrap(), times["min"].as_f64(), times["max"].as_f64());

@@ -5,6 +5,8 @@
 
 use std::collections::HashMap;
 
+use super::timeline::{ThreadId, Timeline};
+
 /// A span of time on CLOCK_MONOTONIC (perf's `-k mono` sample clock), in
 /// nanoseconds, ends included.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -115,6 +117,38 @@ impl BenchmarkWindows {
             .take_while(|thread_window| thread_window.window.start_ns >= earliest)
             .find(|thread_window| thread_window.window.end_ns >= time_ns)
             .map(|thread_window| thread_window.benchmark)
+    }
+}
+
+impl BenchmarkWindows {
+    /// The samples of `timeline` inside the windows of benchmark `index`,
+    /// with the threads that have some (the frames and stacks shared as
+    /// they are).
+    pub fn timeline_of(&self, timeline: &Timeline, index: usize) -> Timeline {
+        let mut kept_threads = Vec::new();
+        let mut new_id: Vec<Option<ThreadId>> = vec![None; timeline.threads.len()];
+        let mut samples = Vec::new();
+        for sample in &timeline.samples {
+            let thread = timeline.thread(sample.thread);
+            let (Some(pid), Some(tid)) = (thread.pid, thread.tid) else { continue };
+            if self.benchmark_at(pid, tid, sample.time_nanoseconds) != Some(index) {
+                continue;
+            }
+            let id = *new_id[sample.thread.index()].get_or_insert_with(|| {
+                kept_threads.push(super::timeline::TimelineThread { samples: 0, ..thread.clone() });
+                ThreadId(kept_threads.len() as u32 - 1)
+            });
+            kept_threads[id.index()].samples += 1;
+            samples.push(super::timeline::TimelineSample { thread: id, ..*sample });
+        }
+        Timeline {
+            frames: timeline.frames.clone(),
+            stacks: timeline.stacks.clone(),
+            threads: kept_threads,
+            samples,
+            samples_without_time: 0,
+            event: timeline.event.clone(),
+        }
     }
 }
 

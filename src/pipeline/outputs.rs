@@ -259,6 +259,8 @@ pub struct BenchmarkStacks {
     pub folded: Vec<u8>,
     /// Its samples kept, total count and distinct stacks.
     pub summary: CollapseSummary,
+    /// Its samples in time order, when the job recorded a timeline.
+    pub timeline: Option<Timeline>,
 }
 
 /// Why a job failed.
@@ -411,11 +413,23 @@ pub fn run(job: &Job, events: &mut dyn FnMut(RunEvent<'_>)) -> Result<RunSummary
         events(RunEvent::Stats(text));
     }
     let mut benchmarks = Vec::with_capacity(profile.benchmarks.len());
-    for folder in &profile.benchmarks {
+    for (index, folder) in profile.benchmarks.iter().enumerate() {
         let mut folded = Vec::new();
         let distinct_stacks =
             folder.write_folded(&mut folded).map_err(|source| output_error(Path::new("benchmark"), source))?;
-        benchmarks.push(BenchmarkStacks { folded, summary: CollapseSummary { distinct_stacks, ..folder.summary() } });
+        // Each benchmark's own timeline, for its `.cpuprofile` and Firefox
+        // profile, when the outputs asked for one.
+        let timeline = match (&options.benchmarks, &profile.timeline) {
+            (Some(windows), Some(timeline)) if job.outputs.iter().any(OutputRequest::needs_timeline) => {
+                Some(windows.timeline_of(timeline, index))
+            }
+            _ => None,
+        };
+        benchmarks.push(BenchmarkStacks {
+            folded,
+            summary: CollapseSummary { distinct_stacks, ..folder.summary() },
+            timeline,
+        });
     }
     Ok(RunSummary {
         summary,

@@ -11,8 +11,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::files::replace_file;
 use crate::model::benchmarks::{Benchmark, TimePerIteration, Window};
+use crate::model::timeline::Timeline;
+use crate::output::cpuprofile::{CpuProfile, CpuProfileOptions, ThreadSelection};
+use crate::output::firefox::{firefox_profile, write_firefox_profile};
 use crate::output::flamegraph::{FlameGraphStyle, SvgOptions, write_svg};
-use crate::pipeline::outputs::BenchmarkStacks;
+use crate::pipeline::outputs::{BenchmarkStacks, OutputRequest};
 
 /// The file the preload writes the windows to, in the recording's private
 /// directory; preload.cjs spells the same name.
@@ -203,10 +206,45 @@ pub(crate) struct BenchmarkGraphs<'a> {
     pub(crate) event: Option<String>,
     /// The style asked for the recording's graph.
     pub(crate) style: FlameGraphStyle,
+    /// The recording's outputs: a benchmark gets its own `.cpuprofile` and
+    /// Firefox profile when they ask for the recording's.
+    pub(crate) outputs: &'a [OutputRequest],
 }
 
-/// Writes each benchmark's profile.folded and flamegraph.svg into
-/// `output_dir/benchmarks/<slug>/`, and `output_dir/benchmarks.json`;
+/// A benchmark's `.cpuprofile` (its thread, JavaScript only when the
+/// recording's is) and Firefox profile, when the recording's outputs have
+/// them, into its `directory`.
+fn write_timeline_outputs(
+    directory: &Path,
+    benchmark: &Benchmark,
+    timeline: &Timeline,
+    graphs: &BenchmarkGraphs,
+) -> Result<(), (PathBuf, std::io::Error)> {
+    for output in graphs.outputs {
+        match output {
+            OutputRequest::CpuProfile { javascript_only, .. } => {
+                let thread = ThreadSelection { pid: Some(benchmark.pid), tid: Some(benchmark.tid) };
+                let options = CpuProfileOptions { thread, javascript_only: *javascript_only };
+                // A benchmark without samples has no thread to profile.
+                let Ok((cpuprofile, _)) = CpuProfile::from_timeline(timeline, &options) else { continue };
+                let path = directory.join(super::CPUPROFILE_FILE);
+                replace_file(&path, |output| cpuprofile.write(output)).map_err(|error| (path, error))?;
+            }
+            OutputRequest::FirefoxProfile(_) => {
+                let profile = firefox_profile(timeline, &format!("{}: benchmark {}", graphs.title, benchmark.name));
+                let path = directory.join(super::FIREFOX_PROFILE_FILE);
+                replace_file(&path, |output| write_firefox_profile(&profile, output, true))
+                    .map_err(|error| (path, error))?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Writes each benchmark's profile.folded and flamegraph.svg (and its
+/// profile.cpuprofile and profile.firefox.json.gz when the recording has
+/// them) into `output_dir/benchmarks/<slug>/`, and `output_dir/benchmarks.json`;
 /// returns what to report of each. `stacks` are in the order of
 /// `benchmarks`.
 pub(crate) fn write_benchmarks(
@@ -218,7 +256,7 @@ pub(crate) fn write_benchmarks(
     let mut taken = std::collections::HashSet::new();
     let mut entries = Vec::with_capacity(benchmarks.len());
     let mut summaries = Vec::with_capacity(benchmarks.len());
-    let empty = BenchmarkStacks { folded: Vec::new(), summary: Default::default() };
+    let empty = BenchmarkStacks { folded: Vec::new(), summary: Default::default(), timeline: None };
     for (index, benchmark) in benchmarks.iter().enumerate() {
         let stacks = stacks.get(index).unwrap_or(&empty);
         let directory = format!("{BENCHMARKS_DIRECTORY}/{}", slug(&benchmark.name, &mut taken));
@@ -237,6 +275,9 @@ pub(crate) fn write_benchmarks(
         let text = String::from_utf8_lossy(&stacks.folded);
         replace_file(&svg_path, |output| write_svg(text.lines(), &svg_options, output))
             .map_err(|error| (svg_path, error))?;
+        if let Some(timeline) = &stacks.timeline {
+            write_timeline_outputs(&path, benchmark, timeline, graphs)?;
+        }
         let samples = stacks.summary.samples_kept;
         summaries.push(BenchmarkSummary {
             name: benchmark.name.clone(),

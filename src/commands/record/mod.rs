@@ -623,6 +623,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
             title: &job.title.clone().unwrap_or_default(),
             event: run.summary.event.clone(),
             style: flame_graph_style(&options.outputs),
+            outputs: &options.outputs,
         },
     )?;
     let written = options
