@@ -379,7 +379,9 @@ function observeMeasures() {
     }
     return best.offset;
   };
-  performance.measure = function measureObserved(name) {
+  // Node 18 defines Performance.prototype.measure read-only: an own
+  // property of the instance, defined rather than assigned.
+  const measureObserved = function measureObserved(name) {
     const entry = measure.apply(this, arguments);
     try {
       if (entry && typeof entry.startTime === 'number' && typeof entry.duration === 'number') {
@@ -391,6 +393,7 @@ function observeMeasures() {
     } catch (_) {}
     return entry;
   };
+  Object.defineProperty(performance, 'measure', { value: measureObserved, writable: true, configurable: true });
 }
 
 // mitata's statistics: ns per iteration, one sample per batch.
