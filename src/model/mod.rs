@@ -5,8 +5,11 @@
 //!   consumes, its frames and the interner of their text.
 //! - [`frames`]: typed frames of functions at source lines, interned.
 //! - [`stack_profile`]: distinct stacks of those frames and their weights.
+//! - [`benchmarks`]: the benchmarks a recorded program ran and their
+//!   time windows.
 //! - [`timeline`]: every sample in time order with its thread and stack.
 
+pub mod benchmarks;
 pub mod frames;
 pub mod sample;
 pub mod stack_profile;

@@ -5,9 +5,12 @@
 //! relay for every other source ([`super::relay`]), and the
 //! inferno-compatible [`super::collapse`] with no expansion at all.
 
+use std::sync::Arc;
+
 use crate::collapse::timeline::TimelineRecorder;
 use crate::collapse::{CollapseOptions, CollapseSummary, Folder};
 use crate::expansion::{ExpandedSample, FrameExpander, StackSink};
+use crate::model::benchmarks::BenchmarkWindows;
 use crate::model::sample::{Sample, SampleInterner, SampleSink};
 use crate::model::stack_profile::StackProfile;
 use crate::model::timeline::Timeline;
@@ -15,12 +18,14 @@ use crate::model::timeline::Timeline;
 use super::FoldOptions;
 
 /// Expands each sample and hands it to the sinks asked for: the folder
-/// always, the timeline recorder when a timeline is asked for.
+/// always, the timeline recorder when a timeline is asked for, the folder
+/// of the benchmark whose window holds it when benchmarks are given.
 pub struct ExpandingSinks<Expander> {
     expander: Expander,
     expanded: ExpandedSample,
     folder: Folder,
     timeline: Option<TimelineRecorder>,
+    benchmarks: Option<BenchmarkFolders>,
     /// Describe the folded stacks' code locations at the end.
     record_details: bool,
 }
@@ -32,7 +37,19 @@ impl<Expander: FrameExpander> SampleSink for ExpandingSinks<Expander> {
         if let Some(timeline) = &mut self.timeline {
             timeline.add_sample(sample, interner, &self.expanded, &self.expander);
         }
+        if let Some(benchmarks) = &mut self.benchmarks
+            && let (Some(pid), Some(tid), Some(time)) = (sample.pid, sample.tid, sample.clock_nanoseconds)
+            && let Some(index) = benchmarks.windows.benchmark_at(pid, tid, time)
+        {
+            benchmarks.folders[index].add_sample(sample, interner, &self.expanded, &self.expander);
+        }
     }
+}
+
+/// One folder per benchmark, and the windows that route samples to them.
+struct BenchmarkFolders {
+    windows: Arc<BenchmarkWindows>,
+    folders: Vec<Folder>,
 }
 
 impl<Expander: FrameExpander> ExpandingSinks<Expander> {
@@ -45,6 +62,11 @@ impl<Expander: FrameExpander> ExpandingSinks<Expander> {
             sinks.record_details = true;
         }
         sinks.timeline = options.timeline.then(TimelineRecorder::new);
+        sinks.benchmarks =
+            options.benchmarks.as_ref().filter(|windows| !windows.is_empty()).map(|windows| BenchmarkFolders {
+                windows: Arc::clone(windows),
+                folders: windows.benchmarks().iter().map(|_| Folder::new(&options.collapse)).collect(),
+            });
         sinks
     }
 
@@ -55,6 +77,7 @@ impl<Expander: FrameExpander> ExpandingSinks<Expander> {
             expanded: ExpandedSample::new(),
             folder: Folder::new(options),
             timeline: None,
+            benchmarks: None,
             record_details: false,
         }
     }
@@ -78,7 +101,8 @@ impl<Expander: FrameExpander> ExpandingSinks<Expander> {
         let timeline = self.timeline.map(|recorder| recorder.finish(summary.event.clone()));
         let details =
             self.record_details.then(|| StackProfile::from_folder(&self.folder, &self.expander, summary.event.clone()));
-        Folded { folder: self.folder, details, timeline, expanders: vec![self.expander], summary }
+        let benchmarks = self.benchmarks.map_or_else(Vec::new, |benchmarks| benchmarks.folders);
+        Folded { folder: self.folder, details, timeline, benchmarks, expanders: vec![self.expander], summary }
     }
 
     /// The expander and the folder, for a parallel fold's worker at its end.
@@ -96,6 +120,9 @@ pub struct Folded<Expander> {
     pub details: Option<StackProfile>,
     /// Every sample in time order, when asked for.
     pub timeline: Option<Timeline>,
+    /// The stacks of each benchmark's windows, in the order of
+    /// [`super::FoldOptions::benchmarks`] (none when not asked for).
+    pub benchmarks: Vec<Folder>,
     /// The expanders, one per thread that folded, with their statistics.
     pub expanders: Vec<Expander>,
     /// Samples read, kept, skipped; distinct stacks; the reader's warnings.

@@ -94,6 +94,10 @@ pub struct FoldOptions {
     /// [`FoldedProfile::timeline`] (`.cpuprofile`, Firefox Profiler). Folds
     /// into one folder, samples in input order.
     pub timeline: bool,
+    /// Also fold the samples of each benchmark's windows (by process,
+    /// thread and CLOCK_MONOTONIC time) into a folder of its own
+    /// ([`FoldedProfile::benchmarks`]). Folds into one folder.
+    pub benchmarks: Option<std::sync::Arc<crate::model::benchmarks::BenchmarkWindows>>,
     /// Threads to use; `None`: one per core. A perf script is folded in
     /// chunks on as many; other sources, and a perf script whose outputs
     /// need one folder, are read on one thread and expanded and folded on
@@ -145,6 +149,8 @@ pub struct FoldedProfile {
     pub(crate) timeline: Option<Timeline>,
     /// The threads the folded text may be written with ([`FoldOptions::threads`]).
     pub(crate) threads: usize,
+    /// Each benchmark's stacks, when [`FoldOptions::benchmarks`] gave them.
+    pub(crate) benchmarks: Vec<Folder>,
 }
 
 impl FoldedProfile {
@@ -200,7 +206,7 @@ impl FoldedProfile {
         native: Option<NativeFrameStats>,
         threads: usize,
     ) -> FoldedProfile {
-        let Folded { folder, details, timeline, expanders, summary } = folded;
+        let Folded { folder, details, timeline, benchmarks, expanders, summary } = folded;
         let mut expansion = ExpansionStats::default();
         for expander in &expanders {
             expansion.add(&expander.stats);
@@ -220,6 +226,7 @@ impl FoldedProfile {
             input_name,
             timeline,
             threads,
+            benchmarks,
         }
     }
 }
@@ -386,8 +393,11 @@ pub fn fold_perf_script_with<R: BufRead, Expander: FrameExpander + Send>(
 ) -> io::Result<Folded<Expander>> {
     let threads = options.thread_count();
     // One root per process is named from the whole input's samples, in
-    // one folder.
-    let one_folder = options.record_details || options.timeline || options.collapse.one_root_per_process;
+    // one folder; so are the benchmarks' windows.
+    let one_folder = options.record_details
+        || options.timeline
+        || options.collapse.one_root_per_process
+        || options.benchmarks.is_some();
     if parallel && threads > 1 && !one_folder {
         let expanders = (0..threads).map(|_| new_expander()).collect();
         return parallel::fold_in_chunks(stream, &options.collapse, expanders, parallel::CHUNK_BYTES);

@@ -248,6 +248,20 @@ pub struct RunSummary {
     pub expansion: ExpansionStats,
     /// Every reader's warnings.
     pub diagnostics: Diagnostics,
+    /// Each benchmark's folded stacks, when [`FoldOptions::benchmarks`]
+    /// gave benchmarks, in their order.
+    pub benchmarks: Vec<BenchmarkStacks>,
+}
+
+/// One benchmark's folded stacks.
+#[derive(Debug, Clone)]
+pub struct BenchmarkStacks {
+    /// The folded text, as `inferno-collapse-perf` writes it.
+    pub folded: Vec<u8>,
+    /// Its samples kept, total count and distinct stacks.
+    pub summary: CollapseSummary,
+    /// Its samples in time order, when the job recorded a timeline.
+    pub timeline: Option<Timeline>,
 }
 
 /// Why a job failed.
@@ -401,7 +415,31 @@ pub fn run(job: &Job, events: &mut dyn FnMut(RunEvent<'_>)) -> Result<RunSummary
         text.push_str(&profile.diagnostics.not_the_users_report());
         events(RunEvent::Stats(text));
     }
-    Ok(RunSummary { summary, expansion: profile.expansion.clone(), diagnostics: profile.diagnostics.clone() })
+    let mut benchmarks = Vec::with_capacity(profile.benchmarks.len());
+    for (index, folder) in profile.benchmarks.iter().enumerate() {
+        let mut folded = Vec::new();
+        let distinct_stacks =
+            folder.write_folded(&mut folded).map_err(|source| output_error(Path::new("benchmark"), source))?;
+        // Each benchmark's own timeline, for its `.cpuprofile` and Firefox
+        // profile, when the outputs asked for one.
+        let timeline = match (&options.benchmarks, &profile.timeline) {
+            (Some(windows), Some(timeline)) if job.outputs.iter().any(OutputRequest::needs_timeline) => {
+                Some(windows.timeline_of(timeline, index))
+            }
+            _ => None,
+        };
+        benchmarks.push(BenchmarkStacks {
+            folded,
+            summary: CollapseSummary { distinct_stacks, ..folder.summary() },
+            timeline,
+        });
+    }
+    Ok(RunSummary {
+        summary,
+        expansion: profile.expansion.clone(),
+        diagnostics: profile.diagnostics.clone(),
+        benchmarks,
+    })
 }
 
 /// A warning for each `--skip-after` that named no frame of the profile:

@@ -273,7 +273,7 @@ pub fn fold_in_chunks<Input: Read, Expander: FrameExpander + Send>(
         })
         .collect();
     summary.take_folder_counts(&folder.summary());
-    Ok(Folded { folder, details: None, timeline: None, expanders, summary })
+    Ok(Folded { folder, details: None, timeline: None, benchmarks: Vec::new(), expanders, summary })
 }
 
 /// Hands the remaining chunks to one thread per worker.

@@ -68,6 +68,8 @@ fn is_recording_file(name: &str) -> bool {
         || (name.starts_with("jit-") && name.ends_with(".dump"))
         || name == "perf.data"
         || name == "perf.data.old"
+        || name == super::benchmarks::RECORDING_FILE
+        || name == super::benchmarks::BENCHMARKS_FILE
 }
 
 /// Removes the recording files of an earlier recording.
@@ -77,6 +79,15 @@ fn clear_previous_recording(output_dir: &Path) -> Result<(), RecordError> {
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         let ours = is_recording_file(&name) || name == super::FOLDED_FILE;
+        // The benchmarks' outputs: a benchmarks.json of the new recording
+        // must not sit beside directories of the old one's. A directory,
+        // not a link to one.
+        if name == super::benchmarks::BENCHMARKS_DIRECTORY && entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            let path = entry.path();
+            std::fs::remove_dir_all(&path)
+                .map_err(|source| RecordError::Output { path: path.display().to_string(), source })?;
+            continue;
+        }
         if ours {
             let path = entry.path();
             std::fs::remove_file(&path)

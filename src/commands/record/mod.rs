@@ -19,6 +19,7 @@
 //! sampler: `--prof --log-code`, folded from the `tick` records
 //! ([`crate::sources::ticks`]).
 
+pub mod benchmarks;
 pub mod children;
 pub mod directory;
 mod interrupt;
@@ -176,6 +177,9 @@ pub struct Recording {
     pub unsupported_flags: Vec<FlagsNotKnown>,
     /// Messages for the user that are not about damaged inputs.
     pub notes: Vec<String>,
+    /// The benchmarks the command ran, each profiled on its own
+    /// (`DIR/benchmarks.json`).
+    pub benchmarks: Vec<benchmarks::BenchmarkSummary>,
     /// What was wrong with the inputs (the recording, the code logs and
     /// jitdumps, the native files), as the main job reports it.
     pub diagnostics: Diagnostics,
@@ -222,6 +226,7 @@ impl Recording {
             "{} samples, {} JIT frames expanded into inlined functions",
             self.summary.samples_kept, self.expanded_frames
         ));
+        lines.extend(self.benchmarks.iter().map(benchmarks::BenchmarkSummary::describe));
         lines.push(format!("wrote {}", join_as_list(&self.written)));
         report.extend(lines.iter().map(|line| format!("v8inline: {line}\n")));
         report
@@ -555,6 +560,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
     if let Some(warning) = profiler_flag_warning(&options.command, std::env::var_os("NODE_OPTIONS").as_deref()) {
         announce(&warning);
     }
+    let launch_program = launch.program.clone();
     let sources = options.sources.clone();
     let mut interrupted = None;
     let (exit_status, inputs, code_logs, activity) = match &sampler {
@@ -596,6 +602,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
             (exit_status, logs.into_iter().map(SampleInput::Ticks).collect(), code_logs, Vec::new())
         }
     };
+    let (found_benchmarks, unreadable_windows) = benchmarks::read_benchmarks(private.path());
     let started = StartedNodes {
         started: children::started_nodes(private.path()),
         rerun: children::rerun_nodes(private.path()),
@@ -622,9 +629,10 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         one_root_per_process: true,
         ..CollapseOptions::default()
     };
+    let split = split_by_benchmarks(&sampler, &found_benchmarks, unreadable_windows, &mut notes);
     let job = Job {
         inputs,
-        fold: FoldOptions { collapse, code_logs, timeline: true, ..FoldOptions::default() },
+        fold: FoldOptions { collapse, code_logs, timeline: true, benchmarks: split, ..FoldOptions::default() },
         outputs: options.outputs.clone(),
         title: Some(format!("v8inline record: {}", display_command(&options.command))),
         strict: options.strict,
@@ -643,6 +651,20 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         RunEvent::Warnings(_) => {}
     });
     let run = run?;
+    let runtime_binary = Runtime::of(&options.command[0]).map(|runtime| (runtime, PathBuf::from(&launch_program)));
+    let benchmark_summaries = write_benchmark_files(
+        &output_dir,
+        &options.command,
+        runtime_binary,
+        &found_benchmarks,
+        &run,
+        &benchmarks::BenchmarkGraphs {
+            title: &job.title.clone().unwrap_or_default(),
+            event: run.summary.event.clone(),
+            style: flame_graph_style(&options.outputs),
+            outputs: &options.outputs,
+        },
+    )?;
     let written = options
         .outputs
         .iter()
@@ -667,6 +689,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         expanded_frames: run.expansion.expanded,
         unsupported_flags: launch.unsupported_flags,
         notes,
+        benchmarks: benchmark_summaries,
         diagnostics: run.diagnostics,
         stats,
     })
@@ -723,6 +746,77 @@ fn node_flags(command: &[OsString]) -> impl Iterator<Item = String> + '_ {
             before_script
         })
         .flat_map(|argument| argument.split_ascii_whitespace().map(str::to_string).collect::<Vec<_>>())
+}
+
+/// The windows to split the samples by: none when there are no benchmarks,
+/// nor with V8's ticks, whose times are not on perf's clock (`notes` says
+/// so).
+fn split_by_benchmarks(
+    sampler: &Sampler,
+    found: &[crate::model::benchmarks::Benchmark],
+    unreadable_windows: usize,
+    notes: &mut Vec<String>,
+) -> Option<std::sync::Arc<crate::model::benchmarks::BenchmarkWindows>> {
+    if unreadable_windows > 0 {
+        notes.push(format!(
+            "{unreadable_windows} benchmark window(s) could not be read (a process ended while writing)"
+        ));
+    }
+    if found.is_empty() {
+        return None;
+    }
+    if let Sampler::V8Ticks { .. } = sampler {
+        notes.push(format!(
+            "{} benchmark(s) found, not profiled one by one: V8's own sampler's ticks are not on perf's clock",
+            found.len()
+        ));
+        return None;
+    }
+    Some(std::sync::Arc::new(crate::model::benchmarks::BenchmarkWindows::new(found.to_vec())))
+}
+
+/// The style of the flame graph asked for, for the benchmarks' own.
+fn flame_graph_style(outputs: &[OutputRequest]) -> crate::output::flamegraph::FlameGraphStyle {
+    outputs
+        .iter()
+        .find_map(|output| match output {
+            OutputRequest::FlameGraph { style, .. } => Some(*style),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// Writes recording.json, and each benchmark's outputs and benchmarks.json
+/// when the run split the samples by benchmark.
+fn write_benchmark_files(
+    output_dir: &Path,
+    command: &[OsString],
+    runtime_binary: Option<(Runtime, PathBuf)>,
+    found: &[crate::model::benchmarks::Benchmark],
+    run: &crate::pipeline::outputs::RunSummary,
+    graphs: &benchmarks::BenchmarkGraphs,
+) -> Result<Vec<benchmarks::BenchmarkSummary>, RecordError> {
+    let output_error =
+        |(path, source): (PathBuf, std::io::Error)| RecordError::Output { path: path.display().to_string(), source };
+    // The runtime of the command, else the node first on PATH that the
+    // command's scripts ran.
+    let runtime_binary = runtime_binary.or_else(|| {
+        let path = std::env::var_os("PATH")?;
+        Some((Runtime::Node, children::find_on_path("node", &path)?))
+    });
+    let runtime = runtime_binary.and_then(|(runtime, binary)| benchmarks::runtime_version(runtime, &binary));
+    let working_directory = std::env::current_dir().unwrap_or_else(|_| output_dir.to_owned());
+    benchmarks::write_recording_file(
+        output_dir,
+        &benchmarks::project_root(&working_directory),
+        command,
+        runtime.as_deref(),
+    )
+    .map_err(output_error)?;
+    if found.is_empty() || run.benchmarks.is_empty() {
+        return Ok(Vec::new());
+    }
+    benchmarks::write_benchmarks(output_dir, found, &run.benchmarks, graphs).map_err(output_error)
 }
 
 /// What the `node` script and the preload wrote down of the nodes they saw.
@@ -861,6 +955,7 @@ mod tests {
             expanded_frames: 3,
             unsupported_flags: Vec::new(),
             notes: vec!["a note".to_string()],
+            benchmarks: Vec::new(),
             diagnostics,
             stats: String::new(),
         };

@@ -33,6 +33,9 @@ let STARTED_FILE;
 let RERUN_FILE;
 let ASKED_FILE;
 let FOUND_FILE;
+// The benchmarks' windows, one JSON line each (`record`'s benchmarks.rs
+// reads them).
+let WINDOWS_FILE;
 
 // The recording's configuration, or false when there is no recording.
 function readConfiguration() {
@@ -49,6 +52,7 @@ function readConfiguration() {
   RERUN_FILE = `${RECORD}/rerun`;
   ASKED_FILE = `${RECORD}/asked`;
   FOUND_FILE = `${RECORD}/found`;
+  WINDOWS_FILE = `${RECORD}/windows`;
   return true;
 }
 
@@ -74,9 +78,13 @@ function main() {
   if (!readConfiguration()) return;
   // A worker thread of a node this ran in already (workers copy the
   // environment): its process's flags are its flags.
-  if (process.env.V8INLINE_PRELOADED === String(process.pid)) return;
+  if (process.env.V8INLINE_PRELOADED === String(process.pid)) {
+    if (process.execArgv.includes('--log-code')) observeBenchmarks();
+    return;
+  }
   process.env.V8INLINE_PRELOADED = String(process.pid);
   if (process.execArgv.includes('--log-code')) {
+    observeBenchmarks();
     endWithTheRunner();
     append(STARTED_FILE, `${process.pid} ${commandLine('node')}\n`);
     giveForksTheFlags(process.execArgv.filter((argument) => WANTED.some(([, wanted]) => wanted === argument)));
@@ -174,6 +182,292 @@ function runAgainWithTheFlags() {
       process.exit(128 + (require('os').constants.signals[run.signal] || 0));
     }
     process.exit(run.status === null ? 1 : run.status);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Benchmarks: the time windows of the measured iterations of each benchmark
+// the program runs, found without a change to its code, so that `record`
+// splits the samples by them (src/commands/record/benchmarks.rs reads what
+// this writes). One JSON line per window, written when the window ends (a
+// process.exit or kill loses at most the window that is open):
+// {"harness", "name", "pid", "tid", "start_ns", "end_ns", "time_per_iteration"}
+// with times on CLOCK_MONOTONIC, the clock of `perf record -k mono`
+// (process.hrtime.bigint() reads it: libuv's uv_hrtime).
+//
+// - tinybench 2 to 6 (vitest bench runs it): its Task is an EventTarget
+//   that dispatches `start` before its measured loop and `cycle` (or
+//   `error`, `abort`) after it; `warmup` before the warm-up, which is left
+//   out. Wrapping EventTarget.prototype.dispatchEvent sees both, in
+//   CommonJS and ES modules alike.
+// - benchmark.js 2: Benchmark.prototype.emit, from the module when it is
+//   loaded (Module._load); `start` to `complete` of the benchmark (its
+//   clones, which run the cycles, are inside).
+// - mitata 1: its benchmark class's run(), through a module load hook
+//   (node 22.15 / 23.5 and later).
+// - performance.measure(name, ...): each measure is a window.
+// Each hook costs a comparison on the events it sees and never throws.
+
+// This thread's id as perf names it: a worker's OS thread, not its
+// threadId.
+let threadId;
+function osThreadId() {
+  if (threadId === undefined) {
+    threadId = process.pid;
+    try {
+      // `PID/task/TID`
+      const tid = Number(fs.readlinkSync('/proc/thread-self').split('/')[2]);
+      if (tid > 0) threadId = tid;
+    } catch (_) {}
+  }
+  return threadId;
+}
+
+function monotonicNow() {
+  return process.hrtime.bigint();
+}
+
+// Times per iteration as the harness measured them, in ms: to ns.
+function timesInNanoseconds(stats) {
+  const ns = (ms) => (typeof ms === 'number' && Number.isFinite(ms) ? ms * 1e6 : null);
+  if (!stats || ns(stats.mean) === null) return null;
+  return {
+    mean: ns(stats.mean),
+    stddev: ns(stats.sd),
+    median: ns(stats.median),
+    min: ns(stats.min),
+    max: ns(stats.max),
+    samples: typeof stats.count === 'number' ? stats.count : null,
+  };
+}
+
+function writeWindow(harness, name, startNs, endNs, timePerIteration) {
+  const window = {
+    harness,
+    name: String(name),
+    pid: process.pid,
+    tid: osThreadId(),
+    start_ns: '@start',
+    end_ns: '@end',
+    time_per_iteration: timePerIteration,
+  };
+  // BigInt is not JSON: its digits go in as they are.
+  const line = JSON.stringify(window).replace('"@start"', String(startNs)).replace('"@end"', String(endNs));
+  append(WINDOWS_FILE, `${line}\n`);
+}
+
+// The median of an array sorted ascending, or of a copy sorted.
+function median(samples) {
+  if (!Array.isArray(samples) || samples.length === 0) return undefined;
+  const sorted = samples.slice().sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+// tinybench's task statistics: `result.latency` (3 to 6), `result` (2),
+// in ms.
+function tinybenchTimes(task) {
+  const result = task.result;
+  if (!result) return null;
+  const latency = result.latency || result;
+  const samples = Array.isArray(latency.samples) ? latency.samples : undefined;
+  const count = typeof latency.samplesCount === 'number' ? latency.samplesCount : samples && samples.length;
+  return timesInNanoseconds({
+    mean: latency.mean,
+    sd: latency.sd,
+    median: typeof latency.p50 === 'number' ? latency.p50 : median(samples),
+    min: latency.min,
+    max: latency.max,
+    count,
+  });
+}
+
+function observeTinybench() {
+  const dispatch = EventTarget.prototype.dispatchEvent;
+  const started = new WeakMap();
+  EventTarget.prototype.dispatchEvent = function dispatchEvent(event) {
+    try {
+      // Only a task's own events: its bench dispatches the same ones.
+      if (event && event.task === this && typeof this.name === 'string') {
+        const type = event.type;
+        if (type === 'start') started.set(this, monotonicNow());
+        else if ((type === 'cycle' || type === 'error' || type === 'abort') && started.has(this)) {
+          const start = started.get(this);
+          started.delete(this);
+          writeWindow('tinybench', this.name, start, monotonicNow(), type === 'cycle' ? tinybenchTimes(this) : null);
+        }
+      }
+    } catch (_) {}
+    return dispatch.apply(this, arguments);
+  };
+}
+
+// benchmark.js's statistics: seconds per iteration, one per cycle.
+function benchmarkJsTimes(bench) {
+  const stats = bench.stats;
+  if (!stats || !Array.isArray(stats.sample) || stats.sample.length === 0) return null;
+  const ms = (seconds) => seconds * 1e3;
+  const sample = stats.sample;
+  return timesInNanoseconds({
+    mean: ms(stats.mean),
+    sd: ms(stats.deviation),
+    median: ms(median(sample)),
+    min: ms(Math.min(...sample)),
+    max: ms(Math.max(...sample)),
+    count: sample.length,
+  });
+}
+
+function observeBenchmarkJs(Benchmark) {
+  const proto = Benchmark && Benchmark.prototype;
+  if (!proto || typeof proto.emit !== 'function' || proto.emit.v8inline) return;
+  const emit = proto.emit;
+  const started = new WeakMap();
+  proto.emit = function emitObserved(type) {
+    try {
+      const name = typeof type === 'string' ? type : type && type.type;
+      // The benchmark itself, not the clones compute() runs its cycles in.
+      if (this instanceof Benchmark && !this._original) {
+        if (name === 'start') started.set(this, monotonicNow());
+        else if ((name === 'complete' || name === 'abort' || name === 'error') && started.has(this)) {
+          const start = started.get(this);
+          started.delete(this);
+          const label = this.name === undefined ? this.id : this.name;
+          writeWindow('benchmark.js', label, start, monotonicNow(), name === 'complete' ? benchmarkJsTimes(this) : null);
+        }
+      }
+    } catch (_) {}
+    return emit.apply(this, arguments);
+  };
+  proto.emit.v8inline = true;
+}
+
+function observeModuleLoads() {
+  const Module = require('module');
+  const load = Module._load;
+  let found = false;
+  Module._load = function loadObserved(request) {
+    const exported = load.apply(this, arguments);
+    if (!found && typeof request === 'string' && /(^|\/)benchmark(\.js)?$/.test(request)) {
+      try {
+        if (typeof exported === 'function' && exported.Suite && exported.Deferred) {
+          found = true;
+          observeBenchmarkJs(exported);
+        }
+      } catch (_) {}
+    }
+    return exported;
+  };
+}
+
+function observeMeasures() {
+  const performance = globalThis.performance;
+  if (!performance || typeof performance.measure !== 'function') return;
+  const measure = performance.measure;
+  // performance.now() + offset = CLOCK_MONOTONIC ns, found once: the
+  // smallest gap between two readings bounds its error.
+  let offsetNs;
+  const calibrate = () => {
+    let best;
+    for (let i = 0; i < 5; i++) {
+      const before = process.hrtime.bigint();
+      const now = performance.now();
+      const after = process.hrtime.bigint();
+      if (best === undefined || after - before < best.gap) {
+        best = { gap: after - before, offset: before + (after - before) / 2n - BigInt(Math.round(now * 1e6)) };
+      }
+    }
+    return best.offset;
+  };
+  // Node 18 defines Performance.prototype.measure read-only: an own
+  // property of the instance, defined rather than assigned.
+  const measureObserved = function measureObserved(name) {
+    const entry = measure.apply(this, arguments);
+    try {
+      if (entry && typeof entry.startTime === 'number' && typeof entry.duration === 'number') {
+        if (offsetNs === undefined) offsetNs = calibrate();
+        const start = BigInt(Math.round(entry.startTime * 1e6)) + offsetNs;
+        const end = BigInt(Math.round((entry.startTime + entry.duration) * 1e6)) + offsetNs;
+        writeWindow('performance.measure', entry.name, start, end, null);
+      }
+    } catch (_) {}
+    return entry;
+  };
+  Object.defineProperty(performance, 'measure', { value: measureObserved, writable: true, configurable: true });
+}
+
+// mitata's statistics: ns per iteration, one sample per batch.
+function mitataTimes(stats) {
+  if (!stats || typeof stats.avg !== 'number') return null;
+  const samples = Array.isArray(stats.samples) ? stats.samples : [];
+  let stddev = null;
+  if (samples.length > 1) {
+    let squares = 0;
+    for (const sample of samples) squares += (sample - stats.avg) ** 2;
+    stddev = Math.sqrt(squares / (samples.length - 1));
+  }
+  const ms = (ns) => (typeof ns === 'number' ? ns / 1e6 : undefined);
+  return timesInNanoseconds({
+    mean: ms(stats.avg),
+    sd: ms(stddev === null ? undefined : stddev),
+    median: ms(stats.p50),
+    min: ms(stats.min),
+    max: ms(stats.max),
+    count: samples.length || null,
+  });
+}
+
+// mitata 1's benchmark class B (src/main.mjs): each run() is one window
+// (its warm-up is inside measure(), not told apart), named by the
+// benchmark; with args, each run's name differs and no timing is kept.
+function observeMitataBench(B) {
+  const proto = B && B.prototype;
+  if (!proto || typeof proto.run !== 'function' || proto.run.v8inline) return;
+  const run = proto.run;
+  proto.run = async function runObserved() {
+    const start = monotonicNow();
+    const trial = await run.apply(this, arguments);
+    try {
+      const runs = trial && Array.isArray(trial.runs) ? trial.runs : [];
+      const times = runs.length === 1 ? mitataTimes(runs[0].stats) : null;
+      writeWindow('mitata', this._name, start, monotonicNow(), times);
+    } catch (_) {}
+    return trial;
+  };
+  proto.run.v8inline = true;
+}
+
+// mitata is ES modules only, its class not reachable from outside: a
+// synchronous load hook (module.registerHooks, node 22.15 and 23.5 on)
+// hands the class to observeMitataBench from the end of its own module.
+// Each module load costs one string comparison more. Older nodes: not
+// observed.
+function observeMitata() {
+  const Module = require('module');
+  if (typeof Module.registerHooks !== 'function') return;
+  const key = Symbol.for('v8inline.mitata');
+  Object.defineProperty(globalThis, key, { value: observeMitataBench });
+  Module.registerHooks({
+    load(url, context, nextLoad) {
+      const result = nextLoad(url, context);
+      try {
+        if (typeof url === 'string' && url.endsWith('/mitata/src/main.mjs') && result && result.source != null) {
+          const source = typeof result.source === 'string' ? result.source : Buffer.from(result.source).toString();
+          result.source = `${source}\n;globalThis[Symbol.for('v8inline.mitata')](B);\n`;
+        }
+      } catch (_) {}
+      return result;
+    },
+  });
+}
+
+function observeBenchmarks() {
+  // The user's way out (and bench/benchmark-split.sh's baseline).
+  if (process.env.V8INLINE_BENCHMARKS === '0') return;
+  for (const observe of [observeTinybench, observeModuleLoads, observeMeasures, observeMitata]) {
+    try {
+      observe();
+    } catch (_) {}
   }
 }
 

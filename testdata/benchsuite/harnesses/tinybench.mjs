@@ -1,0 +1,9 @@
+// tinybench times the two kinds of work; `record` finds its tasks.
+import { Bench } from 'tinybench';
+import work from './work.cjs';
+
+const bench = new Bench({ time: 400, warmupTime: 100 });
+bench.add('sum of squares', () => work.sumOfSquares());
+bench.add('join words', () => work.joinWords());
+await bench.run();
+for (const task of bench.tasks) console.log(task.name);

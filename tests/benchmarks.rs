@@ -1,0 +1,394 @@
+//! `v8inline record` finds the benchmarks a program runs, with no change to
+//! its code, and writes one profile per benchmark: tinybench, mitata,
+//! benchmark.js, `performance.measure` and vitest bench, each recorded
+//! through the binary on the programs of testdata/benchsuite/harnesses
+//! (their packages installed from npm here), and the real suite recorded
+//! in testdata/benchsuite. Recording tests need perf and npm; they skip
+//! with a message otherwise.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// The two tasks every harness program times, and the function each runs.
+const TASKS: [(&str, &str); 2] = [("sum of squares", "sumOfSquares"), ("join words", "joinWords")];
+
+/// The harness programs with their packages installed, once per test
+/// process; `None` (said why) where perf or npm cannot be used.
+fn harnesses() -> Option<&'static Path> {
+    static DIRECTORY: OnceLock<Option<PathBuf>> = OnceLock::new();
+    DIRECTORY
+        .get_or_init(|| {
+            if let Some(reason) = v8inline::internals::commands::record::perf_unavailable_reason("perf".as_ref()) {
+                eprintln!("SKIPPED: perf cannot record here ({reason})");
+                return None;
+            }
+            let directory = std::env::temp_dir().join(format!("v8inline-benchmarks-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&directory);
+            std::fs::create_dir_all(&directory).unwrap();
+            let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/benchsuite/harnesses");
+            for entry in std::fs::read_dir(&source).unwrap() {
+                let path = entry.unwrap().path();
+                std::fs::copy(&path, directory.join(path.file_name().unwrap())).unwrap();
+            }
+            npm_install(&directory, &[]).then_some(directory)
+        })
+        .as_deref()
+}
+
+/// `npm install PACKAGES` (the package.json's without) in `directory`;
+/// false, said why, when it fails.
+fn npm_install(directory: &Path, packages: &[&str]) -> bool {
+    let installed = Command::new("npm")
+        .current_dir(directory)
+        .args(["install", "--no-audit", "--no-fund", "--silent"])
+        .args(packages)
+        .output();
+    match installed {
+        Ok(output) if output.status.success() => true,
+        Ok(output) => {
+            eprintln!("SKIPPED: npm install failed: {}", String::from_utf8_lossy(&output.stderr));
+            false
+        }
+        Err(error) => {
+            eprintln!("SKIPPED: npm cannot run: {error}");
+            false
+        }
+    }
+}
+
+/// CLOCK_MONOTONIC now, in nanoseconds: perf's `-k mono` clock.
+fn monotonic_ns() -> u64 {
+    let mut time = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    assert_eq!(unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut time) }, 0);
+    time.tv_sec as u64 * 1_000_000_000 + time.tv_nsec as u64
+}
+
+/// A recording of `command` in `directory` into `output`, and when it ran.
+struct Recorded {
+    output_dir: PathBuf,
+    stderr: String,
+    started_ns: u64,
+    ended_ns: u64,
+}
+
+fn record(directory: &Path, output: &str, command: &[&str]) -> Recorded {
+    let output_dir = directory.join(output);
+    let _ = std::fs::remove_dir_all(&output_dir);
+    let started_ns = monotonic_ns();
+    let run: Output = Command::new(env!("CARGO_BIN_EXE_v8inline"))
+        .current_dir(directory)
+        .args(["record", "--output-dir", output, "--"])
+        .args(command)
+        .output()
+        .unwrap();
+    let ended_ns = monotonic_ns();
+    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert!(run.status.success(), "{stderr}");
+    Recorded { output_dir, stderr, started_ns, ended_ns }
+}
+
+impl Recorded {
+    fn benchmarks(&self) -> Vec<Value> {
+        let text = std::fs::read_to_string(self.output_dir.join("benchmarks.json"))
+            .unwrap_or_else(|error| panic!("no benchmarks.json ({error}):\n{}", self.stderr));
+        let json: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(json["version"], 1);
+        json["benchmarks"].as_array().unwrap().clone()
+    }
+
+    /// The whole run's samples, as record reports them.
+    fn samples(&self) -> u64 {
+        let line = self.stderr.lines().find(|line| line.contains(" JIT frames expanded")).unwrap();
+        line.trim_start_matches("v8inline: ").split(' ').next().unwrap().parse().unwrap()
+    }
+
+    fn folded(&self, benchmark: &Value) -> String {
+        let directory = benchmark["directory"].as_str().unwrap();
+        std::fs::read_to_string(self.output_dir.join(directory).join("profile.folded")).unwrap()
+    }
+}
+
+/// What every harness's recording must show: the benchmarks named as the
+/// harness named them, in the order they ran; each one's samples under its
+/// own task's function and not the other's; its windows inside the run and
+/// in time order; their samples adding up to at most the run's; its flame
+/// graph; the harness's own timing when it gives one; one report line each.
+fn check_benchmarks(recorded: &Recorded, harness: &str, timed: bool) {
+    let benchmarks = recorded.benchmarks();
+    let names: Vec<&str> = benchmarks.iter().map(|benchmark| benchmark["name"].as_str().unwrap()).collect();
+    assert_eq!(names, TASKS.map(|(name, _)| name), "{}", recorded.stderr);
+    let mut samples = 0;
+    let mut previous_end = 0;
+    for (benchmark, (name, function)) in benchmarks.iter().zip(TASKS) {
+        assert_eq!(benchmark["harness"], harness);
+        let folded = recorded.folded(benchmark);
+        let other = TASKS.iter().map(|(_, function)| *function).find(|other| *other != function).unwrap();
+        assert!(folded.contains(&format!("{function} ")), "{name}: no {function} in\n{folded}");
+        assert!(!folded.contains(&format!("{other} ")), "{name}: {other} in\n{folded}");
+        let benchmark_samples = benchmark["samples"].as_u64().unwrap();
+        assert!(benchmark_samples > 0, "{name}: no samples");
+        samples += benchmark_samples;
+        let counted: u64 = folded.lines().map(|line| line.rsplit(' ').next().unwrap().parse::<u64>().unwrap()).sum();
+        assert!(counted > 0);
+        for window in benchmark["windows"].as_array().unwrap() {
+            let (start, end) = (window["start_ns"].as_u64().unwrap(), window["end_ns"].as_u64().unwrap());
+            assert!(recorded.started_ns < start && start < end && end < recorded.ended_ns, "{name}: {window}");
+            assert!(start >= previous_end, "{name}: windows out of order or overlapping");
+            previous_end = end;
+        }
+        assert_eq!(benchmark["pid"], benchmark["tid"], "the main thread");
+        let directory = recorded.output_dir.join(benchmark["directory"].as_str().unwrap());
+        assert!(std::fs::read_to_string(directory.join("flamegraph.svg")).unwrap().starts_with("<?xml"));
+        // The other outputs of record, each of the benchmark's samples only.
+        let cpuprofile: Value =
+            serde_json::from_str(&std::fs::read_to_string(directory.join("profile.cpuprofile")).unwrap()).unwrap();
+        let functions: Vec<&str> = cpuprofile["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|node| node["callFrame"]["functionName"].as_str().unwrap())
+            .collect();
+        assert!(functions.contains(&function) && !functions.contains(&other), "{name}: {functions:?}");
+        // Its samples, and `(idle)` where its thread was off the CPU.
+        assert!(cpuprofile["samples"].as_array().unwrap().len() as u64 >= benchmark["samples"].as_u64().unwrap());
+        let firefox: Value =
+            serde_json::from_slice(&common::gunzip(&directory.join("profile.firefox.json.gz"))).unwrap();
+        assert_eq!(firefox["threads"].as_array().unwrap().len(), 1, "{name}: the benchmark's thread");
+        let times = &benchmark["time_per_iteration"];
+        if timed {
+            let (mean, min, max) = (times["mean"].as_f64().unwrap(), times["min"].as_f64(), times["max"].as_f64());
+            assert!(mean > 0.0 && times["samples"].as_u64().unwrap() > 0, "{name}: {times}");
+            assert!(min.unwrap() <= mean && mean <= max.unwrap(), "{name}: {times}");
+            assert!(times["stddev"].as_f64().unwrap() >= 0.0);
+        } else {
+            assert!(times.is_null(), "{name}: {times}");
+        }
+        let line = format!("v8inline: benchmark {name} ({harness}): {benchmark_samples} samples");
+        assert!(recorded.stderr.contains(&line), "no `{line}` in\n{}", recorded.stderr);
+    }
+    assert!(samples <= recorded.samples(), "{samples} benchmark samples of {} in all", recorded.samples());
+}
+
+/// recording.json: the project root (the directory of the package.json, in
+/// no git repository), the command, the runtime.
+fn check_recording_file(recorded: &Recorded, directory: &Path, command: &[&str], runtime_prefix: &str) {
+    let text = std::fs::read_to_string(recorded.output_dir.join("recording.json")).unwrap();
+    let json: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(json["version"], 1);
+    assert_eq!(json["project_root"], directory.display().to_string());
+    assert_eq!(json["command"], serde_json::json!(command));
+    assert!(json["runtime"].as_str().unwrap().starts_with(runtime_prefix), "{text}");
+}
+
+#[test]
+fn tinybench_tasks_are_profiled_one_by_one() {
+    let Some(directory) = harnesses() else { return };
+    let command = ["node", "tinybench.mjs"];
+    let recorded = record(directory, "out-tinybench", &command);
+    check_benchmarks(&recorded, "tinybench", true);
+    // One window each: the measured loop, not its warm-up.
+    for benchmark in recorded.benchmarks() {
+        assert_eq!(benchmark["windows"].as_array().unwrap().len(), 1);
+    }
+    check_recording_file(&recorded, directory, &command, "node ");
+}
+
+#[test]
+fn performance_measure_windows_are_profiled_by_name_on_node_18_to_26() {
+    let Some(directory) = harnesses() else { return };
+    // Node 18's Performance.prototype.measure is read-only; its
+    // performance.now() is moved to CLOCK_MONOTONIC as the others' are.
+    let mut nodes: Vec<String> =
+        [18, 26].into_iter().filter_map(common::node_binary).map(|node| node.display().to_string()).collect();
+    nodes.push("node".to_string());
+    for node in &nodes {
+        check_measures(directory, node);
+    }
+}
+
+fn check_measures(directory: &Path, node: &str) {
+    let recorded = record(directory, "out-measure", &[node, "measure.cjs"]);
+    // 15 rounds of each, each measure a window: two benchmarks.
+    let windows: Vec<usize> =
+        recorded.benchmarks().iter().map(|benchmark| benchmark["windows"].as_array().unwrap().len()).collect();
+    assert_eq!(windows, [15, 15], "{node}");
+    // Their windows interleave: check_benchmarks's order holds per benchmark.
+    let benchmarks = recorded.benchmarks();
+    for (benchmark, (name, function)) in benchmarks.iter().zip(TASKS) {
+        assert_eq!(benchmark["name"], name);
+        assert_eq!(benchmark["harness"], "performance.measure");
+        assert!(benchmark["time_per_iteration"].is_null());
+        let folded = recorded.folded(benchmark);
+        assert!(folded.contains(&format!("{function} ")), "{name}: no {function}");
+        let other = if function == "sumOfSquares" { "joinWords" } else { "sumOfSquares" };
+        assert!(!folded.contains(&format!("{other} ")), "{name}: {other} in\n{folded}");
+        for window in benchmark["windows"].as_array().unwrap() {
+            let (start, end) = (window["start_ns"].as_u64().unwrap(), window["end_ns"].as_u64().unwrap());
+            assert!(recorded.started_ns < start && start < end && end < recorded.ended_ns);
+        }
+    }
+    let total: u64 = benchmarks.iter().map(|benchmark| benchmark["samples"].as_u64().unwrap()).sum();
+    assert!(0 < total && total <= recorded.samples());
+}
+
+#[test]
+fn benchmark_js_benchmarks_are_profiled_one_by_one() {
+    let Some(directory) = harnesses() else { return };
+    let recorded = record(directory, "out-benchmarkjs", &["node", "benchmarkjs.cjs"]);
+    check_benchmarks(&recorded, "benchmark.js", true);
+}
+
+#[test]
+fn mitata_benchmarks_are_profiled_one_by_one_on_nodes_with_module_hooks() {
+    let Some(directory) = harnesses() else { return };
+    // module.registerHooks: node 22.15 and later.
+    let Some(node) = [26, 24, 22].into_iter().find_map(common::node_binary) else {
+        eprintln!("SKIPPED: no node 22, 24 or 26 (mitata is observed through module.registerHooks)");
+        return;
+    };
+    let node = node.display().to_string();
+    let recorded = record(directory, "out-mitata", &[&node, "mitata.mjs"]);
+    check_benchmarks(&recorded, "mitata", true);
+}
+
+#[test]
+fn vitest_bench_runs_tinybench_in_its_workers_and_each_task_is_profiled() {
+    let Some(harnesses) = harnesses() else { return };
+    let directory = harnesses.join("vitest");
+    std::fs::create_dir_all(&directory).unwrap();
+    std::fs::copy(harnesses.join("work.cjs"), directory.join("work.cjs")).unwrap();
+    std::fs::write(directory.join("package.json"), r#"{ "name": "vitest-bench", "private": true, "type": "module" }"#)
+        .unwrap();
+    std::fs::write(
+        directory.join("work.bench.js"),
+        "import { bench, describe } from 'vitest';\nimport work from './work.cjs';\n\
+         describe('work', () => {\n  bench('sum of squares', () => { work.sumOfSquares(); }, { time: 300 });\n  \
+         bench('join words', () => { work.joinWords(); }, { time: 300 });\n});\n",
+    )
+    .unwrap();
+    if !npm_install(&directory, &["vitest@3"]) {
+        return;
+    }
+    let recorded = record(&directory, "out", &["npx", "vitest", "bench", "--run"]);
+    // In vitest's worker process, not the command's.
+    check_benchmarks(&recorded, "tinybench", true);
+}
+
+/// The committed recordings of testdata/benchsuite.
+fn committed_recordings() -> Vec<PathBuf> {
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/benchsuite");
+    let mut recordings = vec![suite.join("base-1"), suite.join("base-2"), suite.join("head")];
+    let mut noise: Vec<PathBuf> =
+        std::fs::read_dir(suite.join("noise")).unwrap().map(|entry| entry.unwrap().path()).collect();
+    noise.sort();
+    recordings.extend(noise);
+    recordings
+}
+
+/// The share of `folded`'s samples whose innermost frame is `isEmpty`
+/// of yaml's lexer, inlined.
+fn inlined_is_empty_share(folded: &str) -> f64 {
+    let (mut inlined, mut total) = (0u64, 0u64);
+    for line in folded.lines() {
+        let (stack, count) = line.rsplit_once(' ').unwrap();
+        let count: u64 = count.parse().unwrap();
+        total += count;
+        let leaf = stack.rsplit(';').next().unwrap();
+        if leaf.starts_with("JS:*isEmpty ") && leaf.contains("/yaml/dist/parse/lexer.js:") && leaf.ends_with("_[i]") {
+            inlined += count;
+        }
+    }
+    inlined as f64 / total as f64
+}
+
+#[test]
+fn each_benchmark_of_the_real_suite_lies_under_its_own_task() {
+    let recordings = committed_recordings();
+    assert_eq!(recordings.len(), 23, "base-1, base-2, head and ten pairs");
+    let tasks =
+        [("parse resource_map.yaml", "parseResourceMap"), ("parse regen_apis_config.yaml", "parseRegenApisConfig")];
+    for recording in &recordings {
+        let text = std::fs::read_to_string(recording.join("benchmarks.json")).unwrap();
+        let json: Value = serde_json::from_str(&text).unwrap();
+        let benchmarks = json["benchmarks"].as_array().unwrap();
+        assert_eq!(benchmarks.len(), 2, "{}", recording.display());
+        for (benchmark, (name, function)) in benchmarks.iter().zip(tasks) {
+            assert_eq!(benchmark["name"], name);
+            assert_eq!(benchmark["harness"], "tinybench");
+            let directory = recording.join(benchmark["directory"].as_str().unwrap());
+            let folded = String::from_utf8(common::gunzip(&directory.join("profile.folded.gz"))).unwrap();
+            let counted: u64 =
+                folded.lines().map(|line| line.rsplit(' ').next().unwrap().parse::<u64>().unwrap()).sum();
+            // Each sample counts its period: 1,003,009 ns at 997 Hz.
+            assert_eq!(counted, benchmark["samples"].as_u64().unwrap() * 1_003_009, "{}", directory.display());
+            let other = tasks.iter().map(|(_, other)| *other).find(|other| *other != function).unwrap();
+            let under_own = folded.lines().filter(|line| line.contains(&format!("{function} "))).count();
+            assert!(under_own > 0, "{}: nothing under {function}", directory.display());
+            assert!(!folded.contains(&format!("{other} ")), "{}: {other} inside", directory.display());
+            // record marks inlined frames in every folded file it writes.
+            assert!(folded.contains("_[i];") || folded.contains("_[i] "), "{}", directory.display());
+            // The slowed function: about a fifth of the samples at head,
+            // next to nothing at base.
+            let share = inlined_is_empty_share(&folded);
+            if recording.ends_with("head") {
+                assert!(share > 0.10, "{}: isEmpty inlined {share}", directory.display());
+            } else {
+                assert!(share < 0.02, "{}: isEmpty inlined {share}", directory.display());
+            }
+        }
+        let recording_file: Value =
+            serde_json::from_str(&std::fs::read_to_string(recording.join("recording.json")).unwrap()).unwrap();
+        assert_eq!(recording_file["command"], serde_json::json!(["npm", "run", "bench"]));
+        let root =
+            if recording.ends_with("head") { "/tmp/v8inline-benchsuite/head" } else { "/tmp/v8inline-benchsuite/base" };
+        assert_eq!(recording_file["project_root"], root);
+    }
+}
+
+#[test]
+fn a_recording_replaced_with_force_keeps_no_benchmark_of_the_old_one() {
+    let Some(directory) = harnesses() else { return };
+    let first = record(directory, "out-replaced", &["node", "tinybench.mjs"]);
+    assert_eq!(first.benchmarks().len(), 2);
+    let output_dir = directory.join("out-replaced");
+    assert!(output_dir.join("benchmarks/sum-of-squares/profile.folded").is_file());
+    // A program that runs no benchmark, recorded over it.
+    let replaced = Command::new(env!("CARGO_BIN_EXE_v8inline"))
+        .current_dir(directory)
+        .args(["record", "--output-dir", "out-replaced", "--force", "--", "node", "-e"])
+        .arg("require('./work.cjs').sumOfSquares()")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&replaced.stderr);
+    assert!(replaced.status.success(), "{stderr}");
+    assert!(!stderr.contains("v8inline: benchmark "), "{stderr}");
+    assert!(!output_dir.join("benchmarks.json").exists());
+    assert!(!output_dir.join("benchmarks").exists());
+    assert!(output_dir.join("recording.json").is_file());
+}
+
+#[test]
+fn benchmarks_on_two_threads_at_once_each_get_their_own_threads_samples() {
+    let Some(directory) = harnesses() else { return };
+    let recorded = record(directory, "out-worker", &["node", "worker.mjs"]);
+    let benchmarks = recorded.benchmarks();
+    let names: Vec<&str> = benchmarks.iter().map(|benchmark| benchmark["name"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), 2, "{}", recorded.stderr);
+    let by_name = |name: &str| benchmarks.iter().find(|benchmark| benchmark["name"] == name).unwrap();
+    let (main, worker) = (by_name("join words"), by_name("sum of squares"));
+    assert_eq!(main["pid"], worker["pid"]);
+    assert_eq!(main["tid"], main["pid"]);
+    assert_ne!(worker["tid"], worker["pid"], "the worker's OS thread");
+    for (benchmark, function, other) in [(main, "joinWords", "sumOfSquares"), (worker, "sumOfSquares", "joinWords")] {
+        let folded = recorded.folded(benchmark);
+        assert!(folded.contains(&format!("{function} ")), "{}: no {function}", benchmark["name"]);
+        assert!(!folded.contains(&format!("{other} ")), "{}: {other} in\n{folded}", benchmark["name"]);
+        assert!(benchmark["samples"].as_u64().unwrap() > 0);
+    }
+}
