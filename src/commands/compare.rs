@@ -161,6 +161,8 @@ struct TimePerIteration {
     mean: f64,
     stddev: f64,
     samples: f64,
+    #[serde(default)]
+    median: Option<f64>,
 }
 
 /// One side as read: its whole profile and its benchmarks.
@@ -225,6 +227,7 @@ fn read_side(path: &Path, root: Option<&Path>) -> Result<Side, CompareCommandErr
                     mean: time.mean,
                     stddev: time.stddev,
                     samples: time.samples,
+                    median: time.median,
                 }),
             })
             .collect()

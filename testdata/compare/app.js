@@ -1,7 +1,9 @@
 // A small real program for `v8inline compare`: semver (an npm package) sorts
 // and filters version ranges in a loop for MILLIS ms. `clampPart` is ours,
 // small and hot: TurboFan inlines it into `versionKey`. The head variant
-// (record.sh writes it) replaces the SLOWDOWN line with more work per call.
+// (record.sh writes it) replaces the SLOWDOWN line with more work per call;
+// the "interpreted" variant also keeps clampPart from being optimized
+// (`%NeverOptimizeFunction`, run with --allow-natives-syntax).
 'use strict';
 const semver = require('semver');
 
@@ -28,17 +30,36 @@ function matching(versions, range) {
   return versions.filter((version) => semver.satisfies(version, range));
 }
 
+// NEVER_OPTIMIZE
+
 const versions = [];
 for (let index = 0; index < 400; index++) {
   versions.push(`${index % 7}.${(index * 13) % 29}.${(index * 7) % 31}`);
 }
 
+// Each round is timed, as a benchmark harness times its iterations: the
+// mean, spread and count go to $TIMINGS (JSON, nanoseconds) when set.
+const times = [];
 const end = Date.now() + millis;
-let rounds = 0;
 let checksum = 0;
 while (Date.now() < end) {
+  const start = process.hrtime.bigint();
   checksum += sortVersions(versions).length;
   checksum += matching(versions, '>=2.3.0 <5.0.0').length;
-  rounds++;
+  times.push(Number(process.hrtime.bigint() - start));
 }
-console.log(`${rounds} rounds, checksum ${checksum}`);
+console.log(`${times.length} rounds, checksum ${checksum}`);
+if (process.env.TIMINGS) {
+  const mean = times.reduce((sum, time) => sum + time, 0) / times.length;
+  const variance = times.reduce((sum, time) => sum + (time - mean) ** 2, 0) / (times.length - 1);
+  const sorted = [...times].sort((left, right) => left - right);
+  const statistics = {
+    mean,
+    stddev: Math.sqrt(variance),
+    median: sorted[Math.floor(sorted.length / 2)],
+    min: sorted[0],
+    max: sorted[sorted.length - 1],
+    samples: times.length,
+  };
+  require('fs').writeFileSync(process.env.TIMINGS, JSON.stringify(statistics));
+}

@@ -29,9 +29,15 @@ pub fn differential_svg(
 ) -> io::Result<Vec<u8>> {
     let base_stacks = stacks(base.folded);
     let head_stacks = stacks(head.folded);
-    let base_total: u64 = base_stacks.values().sum();
-    let head_total: u64 = head_stacks.values().sum();
-    let scale = if base_total == 0 { 0.0 } else { head_total as f64 / base_total as f64 };
+    // Counts as samples: one sample's weight is a side's smallest count
+    // (1 for sample counts, the period for `record`'s cpu-clock). inferno
+    // states a differential frame's change in percent of the total only
+    // for counts it does not scale.
+    let base_weight = base_stacks.values().copied().min().unwrap_or(1).max(1) as f64;
+    let head_weight = head_stacks.values().copied().min().unwrap_or(1).max(1) as f64;
+    let base_total: f64 = base_stacks.values().map(|count| *count as f64 / base_weight).sum();
+    let head_total: f64 = head_stacks.values().map(|count| *count as f64 / head_weight).sum();
+    let scale = if base_total == 0.0 { 0.0 } else { head_total / base_total };
     // Base's frames named as head's: its project root replaced by head's.
     let renamed = |stack: &str| -> String {
         match (base.project_root, head.project_root) {
@@ -39,26 +45,20 @@ pub fn differential_svg(
             _ => stack.to_string(),
         }
     };
-    let mut merged: FxHashMap<String, (u64, u64)> = FxHashMap::default();
+    let mut merged: FxHashMap<String, (f64, u64)> = FxHashMap::default();
     for (stack, count) in &base_stacks {
-        merged.entry(renamed(stack)).or_default().0 += (*count as f64 * scale).round() as u64;
+        merged.entry(renamed(stack)).or_default().0 += *count as f64 / base_weight * scale;
     }
     for (stack, count) in &head_stacks {
-        merged.entry((*stack).to_string()).or_default().1 += count;
+        merged.entry((*stack).to_string()).or_default().1 += (*count as f64 / head_weight).round() as u64;
     }
-    let mut lines: Vec<String> =
-        merged.into_iter().map(|(stack, (before, after))| format!("{stack} {before} {after}")).collect();
+    let mut lines: Vec<String> = merged
+        .into_iter()
+        .map(|(stack, (before, after))| format!("{stack} {} {after}", before.round() as u64))
+        .collect();
     lines.sort_unstable();
-    // One sample's weight is the smallest count: counts of 1 are samples,
-    // larger ones `record`'s cpu-clock periods (the subtitle states them).
-    let smallest = head_stacks.values().copied().min().unwrap_or(1).max(1);
-    let options = SvgOptions {
-        title: title.to_string(),
-        event: (smallest > 1).then(|| "cpu-clock".to_string()),
-        samples: head_total / smallest,
-        total_count: head_total,
-        style,
-    };
+    let samples = head_total.round() as u64;
+    let options = SvgOptions { title: title.to_string(), event: None, samples, total_count: samples, style };
     let mut svg = Vec::new();
     write_svg(lines.iter().map(String::as_str), &options, &mut svg)?;
     Ok(svg)

@@ -26,6 +26,11 @@ fn relative(change: f64) -> String {
     format!("{:+.1}%", change * 100.0)
 }
 
+/// A p-value for people: `0.18`, `< 0.001`.
+fn p_value(p: f64) -> String {
+    if p < 0.001 { "< 0.001".to_string() } else { format!("{p:.3}") }
+}
+
 /// Nanoseconds per iteration, three significant digits: `12.3 µs`.
 pub fn duration(nanoseconds: f64) -> String {
     let (value, unit) = match nanoseconds.abs() {
@@ -74,17 +79,28 @@ fn self_change_text(change: &FunctionChange) -> String {
     format!("{} ± {:.2} pp", points(change.self_change.change), change.self_change.noise * 100.0)
 }
 
-/// `12.3 µs → 15.4 µs per iteration, +24.7% (noise ± 5.0%): regressed`.
+/// `465 µs → 568 µs median per iteration, +22.2% (noise ± 10.0%); mean
+/// +7.7% (Welch p = 0.18): regressed`.
 fn time_text(benchmark: &BenchmarkComparison) -> String {
     match (benchmark.base_timing, benchmark.head_timing, benchmark.time) {
-        (Some(base), Some(head), Some(time)) => format!(
-            "{} → {} per iteration, {} (noise ± {:.1}%): {}",
-            duration(base.mean),
-            duration(head.mean),
-            relative(time.relative),
-            time.noise * 100.0,
-            time.verdict.name()
-        ),
+        (Some(base), Some(head), Some(time)) => {
+            let statistic =
+                |timing: Timing| if time.by_median { timing.median.unwrap_or(timing.mean) } else { timing.mean };
+            let mean = if time.by_median {
+                format!("; mean {} (Welch p = {})", relative(time.mean_relative), p_value(time.p_value))
+            } else {
+                format!(" (Welch p = {})", p_value(time.p_value))
+            };
+            format!(
+                "{} → {} {} per iteration, {} (noise ± {:.1}%){mean}: {}",
+                duration(statistic(base)),
+                duration(statistic(head)),
+                if time.by_median { "median" } else { "mean" },
+                relative(time.relative),
+                time.noise * 100.0,
+                time.verdict.name()
+            )
+        }
         _ => format!("no time per iteration on both sides; profile: {}", profile_verdict(&benchmark.profile).name()),
     }
 }
@@ -206,6 +222,7 @@ pub fn markdown(comparison: &Comparison, root: &SourceRoot, limit: usize) -> Str
             comparison.benchmarks.len()
         );
         text.push_str("| Benchmark | Base | Head | Change | Verdict |\n|---|---:|---:|---:|---|\n");
+        // Base and head are medians per iteration where both sides give one.
         for benchmark in &comparison.benchmarks {
             let timing =
                 |timing: Option<Timing>| timing.map(|timing| duration(timing.mean)).unwrap_or_else(|| "–".into());
@@ -416,7 +433,12 @@ pub fn annotations(
                         let time = benchmark
                             .time
                             .map(|time| {
-                                format!(", time per iteration {} ± {:.1}%", relative(time.relative), time.noise * 100.0)
+                                format!(
+                                    ", {} time per iteration {} ± {:.1}%",
+                                    if time.by_median { "median" } else { "mean" },
+                                    relative(time.relative),
+                                    time.noise * 100.0
+                                )
                             })
                             .unwrap_or_default();
                         let _ = writeln!(
