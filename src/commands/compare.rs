@@ -186,10 +186,8 @@ struct SideBenchmark {
 /// Reads a JSON file of a recording.
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, CompareCommandError> {
     let bytes = read_file(path)?;
-    serde_json::from_slice(&bytes).map_err(|error| CompareCommandError::Recording {
-        path: path.to_owned(),
-        message: format!("line {}: {error}", error.line()),
-    })
+    serde_json::from_slice(&bytes)
+        .map_err(|error| CompareCommandError::Recording { path: path.to_owned(), message: error.to_string() })
 }
 
 /// The profile file of a recording directory: `profile.folded`, or its

@@ -185,8 +185,10 @@ impl ProfileComparison {
 
 /// Compares two profiles function by function.
 pub fn compare_profiles(base: &SideProfile, head: &SideProfile) -> ProfileComparison {
+    let moved = moved_functions(base, head);
     let mut merged: BTreeMap<&Function, (FunctionSamples, FunctionSamples)> = BTreeMap::new();
     for (function, samples) in &base.functions {
+        let function = moved.get(function).copied().unwrap_or(function);
         merged.entry(function).or_default().0 = samples.clone();
     }
     for (function, samples) in &head.functions {
@@ -232,6 +234,40 @@ pub fn compare_profiles(base: &SideProfile, head: &SideProfile) -> ProfileCompar
         base_sample_weight: base.sample_weight,
         head_sample_weight: head.sample_weight,
     }
+}
+
+/// Base's functions that head has at another line (code above them
+/// changed), each mapped to head's: those of a script and name found on
+/// one side only, paired in line order when both sides have as many.
+fn moved_functions<'side>(
+    base: &'side SideProfile,
+    head: &'side SideProfile,
+) -> BTreeMap<&'side Function, &'side Function> {
+    type Group<'side> = BTreeMap<(&'side str, &'side str), Vec<&'side Function>>;
+    let only_in = |side: &'side SideProfile, other: &SideProfile| -> Group<'side> {
+        let mut groups: Group<'side> = BTreeMap::new();
+        for function in side.functions.keys() {
+            if let Some(file) = &function.file
+                && !other.functions.contains_key(function)
+            {
+                groups.entry((file.as_str(), function.name.as_str())).or_default().push(function);
+            }
+        }
+        for functions in groups.values_mut() {
+            functions.sort();
+        }
+        groups
+    };
+    let head_only = only_in(head, base);
+    let mut moved = BTreeMap::new();
+    for (group, base_functions) in only_in(base, head) {
+        if let Some(head_functions) = head_only.get(&group)
+            && head_functions.len() == base_functions.len()
+        {
+            moved.extend(base_functions.into_iter().zip(head_functions.iter().copied()));
+        }
+    }
+    moved
 }
 
 /// One benchmark on both sides.

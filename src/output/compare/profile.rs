@@ -66,9 +66,12 @@ pub struct RanAs {
 impl RanAs {
     /// `inlined into versionKey (TurboFan)`, `TurboFan`, `interpreted`.
     pub fn describe(&self) -> String {
-        match &self.inlined_into {
-            Some(caller) => format!("inlined into {caller} ({})", self.tier.name()),
-            None => self.tier.name().to_string(),
+        match (&self.inlined_into, self.tier) {
+            // A JSON report's inlined time: its host's tier is not known.
+            (Some(caller), FrameKind::Inlined) => format!("inlined into {caller}"),
+            (Some(caller), tier) => format!("inlined into {caller} ({})", tier.name()),
+            (None, FrameKind::Inlined) => "inlined".to_string(),
+            (None, tier) => tier.name().to_string(),
         }
     }
 }

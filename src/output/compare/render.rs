@@ -26,9 +26,9 @@ fn relative(change: f64) -> String {
     format!("{:+.1}%", change * 100.0)
 }
 
-/// A p-value for people: `0.18`, `< 0.001`.
+/// A p-value for people: `p = 0.178`, `p < 0.001`.
 fn p_value(p: f64) -> String {
-    if p < 0.001 { "< 0.001".to_string() } else { format!("{p:.3}") }
+    if p < 0.001 { "p < 0.001".to_string() } else { format!("p = {p:.3}") }
 }
 
 /// Nanoseconds per iteration, three significant digits: `12.3 µs`.
@@ -87,9 +87,9 @@ fn time_text(benchmark: &BenchmarkComparison) -> String {
             let statistic =
                 |timing: Timing| if time.by_median { timing.median.unwrap_or(timing.mean) } else { timing.mean };
             let mean = if time.by_median {
-                format!("; mean {} (Welch p = {})", relative(time.mean_relative), p_value(time.p_value))
+                format!("; mean {} (Welch {})", relative(time.mean_relative), p_value(time.p_value))
             } else {
-                format!(" (Welch p = {})", p_value(time.p_value))
+                format!(" (Welch {})", p_value(time.p_value))
             };
             format!(
                 "{} → {} {} per iteration, {} (noise ± {:.1}%){mean}: {}",
@@ -119,6 +119,17 @@ fn shown_changes(profile: &ProfileComparison, limit: usize) -> Vec<&FunctionChan
         .filter(|change| change.self_change.change.abs() > ROUNDING || change.inclusive_change().abs() > ROUNDING)
         .take(limit)
         .collect()
+}
+
+/// `text` cut to `limit` characters, `…` ending a cut one: native symbols
+/// run to hundreds.
+fn shortened(text: &str, limit: usize) -> String {
+    if text.chars().count() <= limit {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(limit - 1).collect();
+    cut.push('…');
+    cut
 }
 
 /// The comparison as aligned text: per benchmark (or for the whole
@@ -158,7 +169,7 @@ fn text_table(profile: &ProfileComparison, root: &SourceRoot, limit: usize) -> S
                 format!("{} → {}", share(change.base_self_share), share(change.head_self_share)),
                 points(change.inclusive_change()),
                 change.self_change.verdict.name().to_string(),
-                name_with_inlining(change),
+                shortened(&name_with_inlining(change), 100),
                 location_text(change, root),
                 String::new(),
             ]
@@ -222,10 +233,14 @@ pub fn markdown(comparison: &Comparison, root: &SourceRoot, limit: usize) -> Str
             comparison.benchmarks.len()
         );
         text.push_str("| Benchmark | Base | Head | Change | Verdict |\n|---|---:|---:|---:|---|\n");
-        // Base and head are medians per iteration where both sides give one.
         for benchmark in &comparison.benchmarks {
-            let timing =
-                |timing: Option<Timing>| timing.map(|timing| duration(timing.mean)).unwrap_or_else(|| "–".into());
+            // Medians where both sides give one: the statistic judged.
+            let by_median = benchmark.time.is_some_and(|time| time.by_median);
+            let timing = |timing: Option<Timing>| {
+                timing
+                    .map(|timing| duration(if by_median { timing.median.unwrap_or(timing.mean) } else { timing.mean }))
+                    .unwrap_or_else(|| "–".into())
+            };
             let change = benchmark
                 .time
                 .map(|time: TimeChange| format!("{} ± {:.1}%", relative(time.relative), time.noise * 100.0))
@@ -245,24 +260,25 @@ pub fn markdown(comparison: &Comparison, root: &SourceRoot, limit: usize) -> Str
             let _ = writeln!(text, "| {} | | | | only in {side} |", markdown_cell(&unmatched.name));
         }
         text.push('\n');
+        // Each benchmark beyond noise with the functions that explain it,
+        // while the comment has room (a quarter is kept for the rest).
         for benchmark in &comparison.benchmarks {
-            let heading = format!("**{}**: {}", markdown_cell(&benchmark.name), markdown_cell(&time_text(benchmark)));
-            let shown = benchmark.verdict() != Verdict::Unchanged;
             let explaining: Vec<&FunctionChange> = benchmark.profile.explaining().collect();
-            if shown && !explaining.is_empty() {
-                let _ = writeln!(text, "{heading}\n");
-                text.push_str(&markdown_functions(
-                    &benchmark.profile,
-                    &explaining[..explaining.len().min(limit)],
-                    root,
-                ));
-                text.push('\n');
-                details.extend(markdown_rows(
-                    &benchmark.profile,
-                    &explaining[explaining.len().min(limit)..],
-                    root,
-                    Some(&benchmark.name),
-                ));
+            let shown = limit.min(explaining.len());
+            let mut section = String::new();
+            if benchmark.verdict() != Verdict::Unchanged && shown > 0 {
+                let _ = writeln!(
+                    section,
+                    "**{}**: {}\n",
+                    markdown_cell(&benchmark.name),
+                    markdown_cell(&time_text(benchmark))
+                );
+                section.push_str(&markdown_functions(&benchmark.profile, &explaining[..shown], root));
+                section.push('\n');
+            }
+            if !section.is_empty() && text.len() + section.len() <= MARKDOWN_LIMIT * 3 / 4 {
+                text.push_str(&section);
+                details.extend(markdown_rows(&benchmark.profile, &explaining[shown..], root, Some(&benchmark.name)));
             } else {
                 details.extend(markdown_rows(&benchmark.profile, &explaining, root, Some(&benchmark.name)));
             }
@@ -285,7 +301,7 @@ pub fn markdown(comparison: &Comparison, root: &SourceRoot, limit: usize) -> Str
         details.extend(markdown_rows(whole, &explaining[explaining.len().min(limit)..], root, None));
     }
     if !details.is_empty() {
-        let opening = "\n<details><summary>All other changes beyond noise</summary>\n\n\
+        let opening = "<details><summary>All other changes beyond noise</summary>\n\n\
                        | Benchmark | Self Δ | Self base → head | Function | Location |\n|---|---:|---:|---|---|\n";
         let closing = "\n</details>\n";
         let omitted_note = |count: usize| format!("\n{count} more rows not shown (GitHub's comment size limit).\n");
