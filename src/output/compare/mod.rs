@@ -243,14 +243,15 @@ fn moved_functions<'side>(
     base: &'side SideProfile,
     head: &'side SideProfile,
 ) -> BTreeMap<&'side Function, &'side Function> {
-    type Group<'side> = BTreeMap<(&'side str, &'side str), Vec<&'side Function>>;
+    type Group<'side> = BTreeMap<(&'side str, &'side str, Option<u32>), Vec<&'side Function>>;
     let only_in = |side: &'side SideProfile, other: &SideProfile| -> Group<'side> {
         let mut groups: Group<'side> = BTreeMap::new();
         for function in side.functions.keys() {
             if let Some(file) = &function.file
                 && !other.functions.contains_key(function)
             {
-                groups.entry((file.as_str(), function.name.as_str())).or_default().push(function);
+                let column = function.start.and_then(|start| start.column);
+                groups.entry((file.as_str(), function.name.as_str(), column)).or_default().push(function);
             }
         }
         for functions in groups.values_mut() {

@@ -9,7 +9,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::formats::folded::{FoldedSuffix, strip_annotation};
 use crate::formats::v8log::CodeName;
-use crate::model::frames::{FrameKind, Function, SourceLine};
+use crate::model::frames::{FrameKind, Function};
 use crate::output::annotations::SourceRoot;
 use crate::output::json::{JsonReport, JsonReportError};
 
@@ -127,18 +127,14 @@ pub struct KeyOptions {
 }
 
 /// A function as compared: by name, script (relative to the project root
-/// when under it) and first line. Not by column: node 18's jitdump names,
-/// and so its folded stacks, carry none.
+/// when under it), first line and column (node 18's names carry no column:
+/// its functions are keyed without).
 fn function_key(function: &Function, root: Option<&SourceRoot>) -> Function {
     let file = function.file.as_ref().map(|file| match root.and_then(|root| root.relative(file)) {
         Some(relative) => relative,
         None => file.strip_prefix("file://").unwrap_or(file).to_string(),
     });
-    Function {
-        name: function.name.clone(),
-        file,
-        start: function.start.map(|start| SourceLine { line: start.line, column: None }),
-    }
+    Function { name: function.name.clone(), file, start: function.start }
 }
 
 /// A frame of a folded stack, parsed once per distinct name.
@@ -339,6 +335,7 @@ fn ran_as(frames: &[ParsedFrame], index: usize, keys: &[Function]) -> RanAs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::frames::SourceLine;
 
     fn options() -> KeyOptions {
         KeyOptions { project_root: Some(SourceRoot::new(Path::new("/r"))), separate_native: false }
