@@ -350,12 +350,12 @@ mod tests {
         let sq = Function {
             name: "sq".into(),
             file: Some("a.js".into()),
-            start: Some(SourceLine { line: 5, column: None }),
+            start: Some(SourceLine { line: 5, column: Some(1) }),
         };
         let main = Function {
             name: "main".into(),
             file: Some("a.js".into()),
-            start: Some(SourceLine { line: 1, column: None }),
+            start: Some(SourceLine { line: 1, column: Some(1) }),
         };
         assert_eq!(side.functions[&sq].self_weight, 30);
         assert_eq!(
