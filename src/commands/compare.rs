@@ -362,9 +362,17 @@ pub fn compare_files(options: &CompareOptions) -> Result<Comparison, CompareComm
         };
         let title = format!("v8inline: {} → {}", base.path.display(), head.path.display());
         svg = Some(draw(&base.text, &head.text, title.clone()));
+        let mut slugs = std::collections::BTreeSet::new();
         for (name, base_text, head_text) in &benchmark_texts {
+            // Names that slug alike (`a b`, `a-b`) get `-2`, `-3`...
+            let mut unique = slug(name);
+            let mut suffix = 1;
+            while !slugs.insert(unique.clone()) {
+                suffix += 1;
+                unique = format!("{}-{suffix}", slug(name));
+            }
             benchmark_svgs
-                .push(BenchmarkSvg { slug: slug(name), svg: draw(base_text, head_text, format!("{title}: {name}")) });
+                .push(BenchmarkSvg { slug: unique, svg: draw(base_text, head_text, format!("{title}: {name}")) });
         }
     }
     Ok(Comparison { text, regressed: compared.regressed(), svg, benchmark_svgs })
