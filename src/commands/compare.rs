@@ -16,8 +16,8 @@ use crate::output::compare::differential::{FoldedSide, differential_svg};
 use crate::output::compare::noise::Timing;
 use crate::output::compare::profile::SideProfile;
 use crate::output::compare::{
-    CompareError, Comparison as Compared, KeyOptions, UnmatchedBenchmark, compare_benchmark, compare_profiles,
-    is_json_report, render,
+    CompareError, KeyOptions, SuiteComparison, UnmatchedBenchmark, compare_benchmark, compare_profiles, is_json_report,
+    render,
 };
 use crate::output::flamegraph::FlameGraphStyle;
 
@@ -293,7 +293,7 @@ pub fn compare_files(options: &CompareOptions) -> Result<Comparison, CompareComm
     };
     let (base_keys, head_keys) = (key_options(&base), key_options(&head));
     let with_benchmarks = !base.benchmarks.is_empty() && !head.benchmarks.is_empty();
-    let mut compared = Compared { benchmarks: Vec::new(), unmatched: Vec::new(), whole: None };
+    let mut compared = SuiteComparison { benchmarks: Vec::new(), unmatched: Vec::new(), whole: None };
     let mut benchmark_texts: Vec<(String, String, String)> = Vec::new();
     if with_benchmarks {
         for head_benchmark in &head.benchmarks {

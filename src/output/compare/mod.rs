@@ -312,9 +312,10 @@ pub fn compare_benchmark(
     BenchmarkComparison { name: name.to_string(), base_timing, head_timing, time, profile }
 }
 
-/// What `compare` found.
+/// What `compare` found: the benchmarks of a suite compared, or the whole
+/// profiles.
 #[derive(Debug, Clone)]
-pub struct Comparison {
+pub struct SuiteComparison {
     /// The benchmarks of both sides, in head's order (empty when either
     /// side has none).
     pub benchmarks: Vec<BenchmarkComparison>,
@@ -333,7 +334,7 @@ pub struct UnmatchedBenchmark {
     pub in_head: bool,
 }
 
-impl Comparison {
+impl SuiteComparison {
     /// Whether anything regressed beyond noise: a benchmark, or without
     /// benchmarks, the profile. `--fail-on-regression` exits 1 on it.
     pub fn regressed(&self) -> bool {

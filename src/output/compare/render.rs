@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::noise::{TimeChange, Timing, Verdict};
-use super::{BenchmarkComparison, Comparison, FunctionChange, ProfileComparison};
+use super::{BenchmarkComparison, FunctionChange, ProfileComparison, SuiteComparison};
 use crate::output::annotations::{GithubAnnotation, Severity, SourceRoot, markdown_cell};
 
 /// GitHub's limit on a pull request comment's body, in characters.
@@ -134,7 +134,7 @@ fn shortened(text: &str, limit: usize) -> String {
 
 /// The comparison as aligned text: per benchmark (or for the whole
 /// profile) its verdict and the `limit` first function changes.
-pub fn text(comparison: &Comparison, root: &SourceRoot, limit: usize) -> String {
+pub fn text(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -> String {
     let mut text = String::new();
     for benchmark in &comparison.benchmarks {
         let _ = writeln!(text, "benchmark {:?}: {}", benchmark.name, time_text(benchmark));
@@ -221,7 +221,7 @@ fn verdict_cell(verdict: Verdict) -> &'static str {
 /// head, change, verdict), the functions that explain each benchmark
 /// beyond noise (at most `limit` each), the rest in a collapsed
 /// `<details>`; never longer than [`MARKDOWN_LIMIT`].
-pub fn markdown(comparison: &Comparison, root: &SourceRoot, limit: usize) -> String {
+pub fn markdown(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -> String {
     let mut text = String::new();
     let mut details: Vec<String> = Vec::new();
     if comparison.whole.is_none() {
@@ -278,9 +278,9 @@ pub fn markdown(comparison: &Comparison, root: &SourceRoot, limit: usize) -> Str
             }
             if !section.is_empty() && text.len() + section.len() <= MARKDOWN_LIMIT * 3 / 4 {
                 text.push_str(&section);
-                details.extend(markdown_rows(&benchmark.profile, &explaining[shown..], root, Some(&benchmark.name)));
+                details.extend(markdown_rows(&explaining[shown..], root, Some(&benchmark.name)));
             } else {
-                details.extend(markdown_rows(&benchmark.profile, &explaining, root, Some(&benchmark.name)));
+                details.extend(markdown_rows(&explaining, root, Some(&benchmark.name)));
             }
         }
     }
@@ -298,7 +298,7 @@ pub fn markdown(comparison: &Comparison, root: &SourceRoot, limit: usize) -> Str
         } else {
             text.push_str(&markdown_functions(whole, &explaining[..explaining.len().min(limit)], root));
         }
-        details.extend(markdown_rows(whole, &explaining[explaining.len().min(limit)..], root, None));
+        details.extend(markdown_rows(&explaining[explaining.len().min(limit)..], root, None));
     }
     if !details.is_empty() {
         let opening = "<details><summary>All other changes beyond noise</summary>\n\n\
@@ -372,12 +372,7 @@ fn inlined_note(change: &FunctionChange) -> String {
     }
 }
 
-fn markdown_rows(
-    _profile: &ProfileComparison,
-    changes: &[&FunctionChange],
-    root: &SourceRoot,
-    benchmark: Option<&str>,
-) -> Vec<String> {
+fn markdown_rows(changes: &[&FunctionChange], root: &SourceRoot, benchmark: Option<&str>) -> Vec<String> {
     changes
         .iter()
         .map(|change| {
@@ -402,7 +397,7 @@ fn markdown_rows(
 /// `limit`. Callers whose inclusive share grew through a callee are not
 /// annotated: only self time counts.
 pub fn annotations(
-    comparison: &Comparison,
+    comparison: &SuiteComparison,
     root: &SourceRoot,
     least_growth: f64,
     limit: usize,
