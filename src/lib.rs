@@ -87,7 +87,9 @@ pub use v8::inline_map::SourceOptions;
 pub use v8::source_map::{SourceMapOptions, SourceMapOverride};
 
 // The commands: each a library function the binary calls.
-pub use commands::compare::{CompareCommandError, CompareOptions, Comparison, ComparisonFormat, compare_files};
+pub use commands::compare::{
+    BenchmarkSvg, CompareCommandError, CompareOptions, Comparison, ComparisonFormat, benchmark_svg_path, compare_files,
+};
 pub use commands::debuginfo::{
     DebugInfoCommandError, DebugInfoOptions, DebugInfoSummary, FileProblem, FileProblemCause, debuginfo,
     default_buildid_dir,

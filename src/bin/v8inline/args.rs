@@ -286,42 +286,65 @@ pub(crate) struct RecordArgs {
 
 #[derive(Args, Debug)]
 pub(crate) struct CompareArgs {
-    /// The profile before: folded stacks or a `--report json` file.
+    /// Before: a recording directory (as `record` writes it), folded stacks
+    /// or a `--report json` file.
     #[arg(value_name = "BASE")]
     pub(crate) base: PathBuf,
-    /// The profile after, of the same kind.
+    /// After, of the same kind.
     #[arg(value_name = "HEAD")]
     pub(crate) head: PathBuf,
-    /// Output format.
+    /// Output format: text, markdown (a pull request comment) or github
+    /// (warnings on the functions whose own time grew beyond noise).
     #[arg(long, value_name = "FORMAT", default_value = "text")]
     pub(crate) format: CompareFormat,
-    /// Rows (or annotations) at most.
-    #[arg(long, value_name = "N", default_value_t = 20)]
+    /// Functions per benchmark (text, markdown), annotations in all (github).
+    #[arg(long, value_name = "N", default_value_t = 3)]
     pub(crate) top: usize,
-    /// With --format github: annotate functions whose self or inclusive share
-    /// grew by at least this many percentage points.
-    #[arg(long, value_name = "POINTS", default_value_t = 0.5)]
+    /// Exit 1 when a benchmark (or, without benchmarks, the profile)
+    /// regressed beyond noise.
+    #[arg(long)]
+    pub(crate) fail_on_regression: bool,
+    /// With --format github: annotate only functions whose self share also
+    /// grew by at least this many percentage points (besides beyond noise).
+    #[arg(long, value_name = "POINTS", default_value_t = 0.0)]
     pub(crate) threshold: f64,
-    /// Paths relative to this directory; --format github annotates only files under it.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub(crate) source_root: PathBuf,
+    /// Annotations and locations relative to this directory (default: the
+    /// git toplevel of the working directory).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) source_root: Option<PathBuf>,
+    /// BASE's project root: its scripts are matched by their path relative
+    /// to it (default: recording.json's project_root).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) base_root: Option<PathBuf>,
+    /// HEAD's project root.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) head_root: Option<PathBuf>,
+    /// Keep native, builtin and kernel frames as functions of their own
+    /// instead of charging their time to the JavaScript function that
+    /// called them (as V8's CPU profiler does).
+    #[arg(long)]
+    pub(crate) separate_native: bool,
     /// Write the comparison here instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
     /// Also render a differential flame graph (needs folded stacks): HEAD's
-    /// stacks, red where they grew, blue where they shrank.
+    /// stacks, red where they grew, blue where they shrank; with
+    /// benchmarks, one FILE-<benchmark>.svg each beside it.
     #[arg(long, value_name = "FILE.svg")]
     pub(crate) flamegraph: Option<PathBuf>,
+    /// How --flamegraph is drawn.
+    #[arg(long, value_name = "STYLE", default_value = "icicle")]
+    pub(crate) flamegraph_style: FlameGraphStyleArg,
 }
 
 /// Formats of `compare`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum CompareFormat {
-    /// An aligned text table.
+    /// Aligned text.
     Text,
-    /// A markdown table.
+    /// A pull request comment.
     Markdown,
-    /// GitHub Actions warnings on regressed functions.
+    /// GitHub Actions warnings on the functions whose own time grew.
     Github,
 }
 

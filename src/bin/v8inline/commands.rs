@@ -45,16 +45,23 @@ pub(crate) fn lookup(args: LookupArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-pub(crate) fn compare(args: CompareArgs) -> Result<(), Failure> {
+/// `compare`: returns the status to exit with: 1 when asked to fail on a
+/// regression and one was found.
+pub(crate) fn compare(args: CompareArgs) -> Result<u8, Failure> {
     let mut options = CompareOptions::new(args.base, args.head);
     options.format = match args.format {
         CompareFormat::Text => ComparisonFormat::Text,
         CompareFormat::Markdown => ComparisonFormat::Markdown,
-        CompareFormat::Github => ComparisonFormat::Github { threshold: args.threshold / 100.0 },
+        CompareFormat::Github => ComparisonFormat::Github,
     };
     options.top = args.top;
+    options.least_growth = args.threshold / 100.0;
     options.source_root = args.source_root;
+    options.base_root = args.base_root;
+    options.head_root = args.head_root;
+    options.separate_native = args.separate_native;
     options.flame_graph = args.flamegraph.is_some();
+    options.flame_graph_style = args.flamegraph_style.into();
     let comparison = match compare_files(&options) {
         Ok(comparison) => comparison,
         Err(CompareCommandError::FlameGraphOfReports) => {
@@ -65,8 +72,11 @@ pub(crate) fn compare(args: CompareArgs) -> Result<(), Failure> {
     write_output(args.output.as_deref(), comparison.text.as_bytes(), false)?;
     if let (Some(svg_path), Some(svg)) = (&args.flamegraph, &comparison.svg) {
         write_file(svg_path, svg)?;
+        for benchmark in &comparison.benchmark_svgs {
+            write_file(&v8inline::benchmark_svg_path(svg_path, &benchmark.slug), &benchmark.svg)?;
+        }
     }
-    Ok(())
+    Ok(u8::from(args.fail_on_regression && comparison.regressed))
 }
 
 /// `record`: returns the status to exit with, the command's.

@@ -52,7 +52,8 @@ fn main() -> ExitCode {
     let succeeded = |result: Result<(), Failure>| result.map(|()| 0);
     let result = match cli.command {
         Some(Command::Lookup(args)) => succeeded(commands::lookup(args)),
-        Some(Command::Compare(args)) => succeeded(commands::compare(args)),
+        // 1 on a regression with --fail-on-regression.
+        Some(Command::Compare(args)) => commands::compare(args),
         // The command's own status (CI sees its failure).
         Some(Command::Record(args)) => commands::record(args),
         Some(Command::RepairJitdump(args)) => succeeded(commands::repair_jitdump(args)),

@@ -1,0 +1,501 @@
+//! A comparison written out: an aligned text report, a markdown PR
+//! comment under GitHub's size limit, and GitHub Actions annotations on
+//! the functions whose own time grew.
+
+use std::fmt::Write as _;
+
+use super::noise::{TimeChange, Timing, Verdict};
+use super::{BenchmarkComparison, FunctionChange, ProfileComparison, SuiteComparison};
+use crate::output::annotations::{GithubAnnotation, Severity, SourceRoot, markdown_cell};
+
+/// GitHub's limit on a pull request comment's body, in characters.
+pub const MARKDOWN_LIMIT: usize = 65_536;
+
+/// A share change in percentage points: `+1.25 pp`.
+fn points(change: f64) -> String {
+    format!("{:+.2} pp", change * 100.0)
+}
+
+/// A share in percent with two decimals.
+fn share(value: f64) -> String {
+    format!("{:.2}%", value * 100.0)
+}
+
+/// A relative change: `+24.7%`.
+fn relative(change: f64) -> String {
+    format!("{:+.1}%", change * 100.0)
+}
+
+/// A p-value for people: `p = 0.178`, `p < 0.001`.
+fn p_value(p: f64) -> String {
+    if p < 0.001 { "p < 0.001".to_string() } else { format!("p = {p:.3}") }
+}
+
+/// Nanoseconds per iteration, three significant digits: `12.3 µs`.
+pub fn duration(nanoseconds: f64) -> String {
+    let (value, unit) = match nanoseconds.abs() {
+        value if value >= 1e9 => (nanoseconds / 1e9, "s"),
+        value if value >= 1e6 => (nanoseconds / 1e6, "ms"),
+        value if value >= 1e3 => (nanoseconds / 1e3, "µs"),
+        _ => (nanoseconds, "ns"),
+    };
+    let decimals = match value.abs() {
+        value if value >= 100.0 => 0,
+        value if value >= 10.0 => 1,
+        _ => 2,
+    };
+    format!("{value:.decimals$} {unit}")
+}
+
+/// Where a function is for people and annotations: its script relative
+/// to the source root when its recorded path is under it, else as keyed
+/// (relative to its project root), and its first line.
+fn location(change: &FunctionChange, root: &SourceRoot) -> Option<(String, Option<u32>)> {
+    let keyed = change.function.file.as_deref()?;
+    let file = change.script().and_then(|script| root.relative(script)).unwrap_or_else(|| keyed.to_string());
+    Some((file, change.function.start.map(|start| start.line)))
+}
+
+fn location_text(change: &FunctionChange, root: &SourceRoot) -> String {
+    match location(change, root) {
+        Some((file, Some(line))) => format!("{file}:{line}"),
+        Some((file, None)) => file,
+        None => String::new(),
+    }
+}
+
+/// `clampPart (inlined into versionKey)`.
+fn name_with_inlining(change: &FunctionChange) -> String {
+    let callers = change.inlined_into();
+    match callers.as_slice() {
+        [] => change.function.name.clone(),
+        [caller] => format!("{} (inlined into {caller})", change.function.name),
+        [caller, rest @ ..] => format!("{} (inlined into {caller} and {} more)", change.function.name, rest.len()),
+    }
+}
+
+/// `+16.20 pp ± 1.00 pp`.
+fn self_change_text(change: &FunctionChange) -> String {
+    format!("{} ± {:.2} pp", points(change.self_change.change), change.self_change.noise * 100.0)
+}
+
+/// `465 µs → 568 µs median per iteration, +22.2% (noise ± 10.0%); mean
+/// +7.7% (Welch p = 0.18): regressed`.
+fn time_text(benchmark: &BenchmarkComparison) -> String {
+    match (benchmark.base_timing, benchmark.head_timing, benchmark.time) {
+        (Some(base), Some(head), Some(time)) => {
+            let statistic =
+                |timing: Timing| if time.by_median { timing.median.unwrap_or(timing.mean) } else { timing.mean };
+            let mean = if time.by_median {
+                format!("; mean {} (Welch {})", relative(time.mean_relative), p_value(time.p_value))
+            } else {
+                format!(" (Welch {})", p_value(time.p_value))
+            };
+            format!(
+                "{} → {} {} per iteration, {} (noise ± {:.1}%){mean}: {}",
+                duration(statistic(base)),
+                duration(statistic(head)),
+                if time.by_median { "median" } else { "mean" },
+                relative(time.relative),
+                time.noise * 100.0,
+                time.verdict.name()
+            )
+        }
+        _ => format!("no time per iteration on both sides; profile: {}", profile_verdict(&benchmark.profile).name()),
+    }
+}
+
+fn profile_verdict(profile: &ProfileComparison) -> Verdict {
+    if profile.regressed() { Verdict::Regressed } else { Verdict::Unchanged }
+}
+
+/// The rows shown for a profile: the functions beyond noise, then others
+/// whose shares moved, `limit` in all.
+fn shown_changes(profile: &ProfileComparison, limit: usize) -> Vec<&FunctionChange> {
+    const ROUNDING: f64 = 1e-6;
+    profile
+        .changes
+        .iter()
+        .filter(|change| change.self_change.change.abs() > ROUNDING || change.inclusive_change().abs() > ROUNDING)
+        .take(limit)
+        .collect()
+}
+
+/// `text` cut to `limit` characters, `…` ending a cut one: native symbols
+/// run to hundreds.
+fn shortened(text: &str, limit: usize) -> String {
+    if text.chars().count() <= limit {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(limit - 1).collect();
+    cut.push('…');
+    cut
+}
+
+/// The comparison as aligned text: per benchmark (or for the whole
+/// profile) its verdict and the `limit` first function changes.
+pub fn text(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -> String {
+    let mut text = String::new();
+    for benchmark in &comparison.benchmarks {
+        let _ = writeln!(text, "benchmark {:?}: {}", benchmark.name, time_text(benchmark));
+        text.push_str(&text_table(&benchmark.profile, root, limit));
+        text.push('\n');
+    }
+    for unmatched in &comparison.unmatched {
+        let side = if unmatched.in_head { "head" } else { "base" };
+        let _ = writeln!(text, "benchmark {:?}: only in {side}", unmatched.name);
+    }
+    if let Some(whole) = &comparison.whole {
+        let _ = writeln!(
+            text,
+            "profile: {:.0} → {:.0} samples; {}",
+            whole.base_samples,
+            whole.head_samples,
+            profile_verdict(whole).name()
+        );
+        text.push_str(&text_table(whole, root, limit));
+    }
+    text
+}
+
+fn text_table(profile: &ProfileComparison, root: &SourceRoot, limit: usize) -> String {
+    let changes = shown_changes(profile, limit);
+    let rows: Vec<[String; 8]> = changes
+        .iter()
+        .map(|change| {
+            [
+                points(change.self_change.change),
+                format!("±{:.2}", change.self_change.noise * 100.0),
+                format!("{} → {}", share(change.base_self_share), share(change.head_self_share)),
+                points(change.inclusive_change()),
+                change.self_change.verdict.name().to_string(),
+                shortened(&name_with_inlining(change), 100),
+                location_text(change, root),
+                String::new(),
+            ]
+        })
+        .collect();
+    let header =
+        ["self Δ", "noise", "self base → head", "incl Δ", "verdict", "function", "location", ""].map(str::to_string);
+    let mut widths = header.clone().map(|cell| cell.chars().count());
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let mut text = String::new();
+    if rows.is_empty() {
+        text.push_str("  no function's share changed\n");
+        return text;
+    }
+    for (row, change) in std::iter::once((&header, None)).chain(rows.iter().zip(changes.iter().map(Some))) {
+        let mut line = String::from("  ");
+        for (column, (cell, width)) in row.iter().zip(widths).enumerate() {
+            if column >= 4 {
+                let _ = write!(line, "{cell:<width$}  ");
+            } else {
+                let _ = write!(line, "{cell:>width$}  ");
+            }
+        }
+        text.push_str(line.trim_end());
+        text.push('\n');
+        if let Some(mix) =
+            change.filter(|change| change.beyond_noise()).and_then(|change| profile.ran_as_change(change))
+        {
+            let _ = writeln!(text, "    {mix}");
+        }
+    }
+    text
+}
+
+/// The verdict as a PR reader scans it.
+fn verdict_cell(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Regressed => "🔴 regressed",
+        Verdict::Improved => "🟢 improved",
+        Verdict::Unchanged => "⚪ within noise",
+    }
+}
+
+/// The comparison as a pull request comment: a table of benchmarks (base,
+/// head, change, verdict), the functions that explain each benchmark
+/// beyond noise (at most `limit` each), the rest in a collapsed
+/// `<details>`; never longer than [`MARKDOWN_LIMIT`].
+pub fn markdown(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -> String {
+    let mut text = String::new();
+    let mut details: Vec<String> = Vec::new();
+    if comparison.whole.is_none() {
+        let regressed =
+            comparison.benchmarks.iter().filter(|benchmark| benchmark.verdict() == Verdict::Regressed).count();
+        let _ = writeln!(
+            text,
+            "### v8inline: {regressed} of {} benchmarks regressed beyond noise\n",
+            comparison.benchmarks.len()
+        );
+        text.push_str("| Benchmark | Base | Head | Change | Verdict |\n|---|---:|---:|---:|---|\n");
+        for benchmark in &comparison.benchmarks {
+            // Medians where both sides give one: the statistic judged.
+            let by_median = benchmark.time.is_some_and(|time| time.by_median);
+            let timing = |timing: Option<Timing>| {
+                timing
+                    .map(|timing| duration(if by_median { timing.median.unwrap_or(timing.mean) } else { timing.mean }))
+                    .unwrap_or_else(|| "–".into())
+            };
+            let change = benchmark
+                .time
+                .map(|time: TimeChange| format!("{} ± {:.1}%", relative(time.relative), time.noise * 100.0))
+                .unwrap_or_else(|| "–".into());
+            let _ = writeln!(
+                text,
+                "| {} | {} | {} | {} | {} |",
+                markdown_cell(&benchmark.name),
+                timing(benchmark.base_timing),
+                timing(benchmark.head_timing),
+                change,
+                verdict_cell(benchmark.verdict())
+            );
+        }
+        for unmatched in &comparison.unmatched {
+            let side = if unmatched.in_head { "head" } else { "base" };
+            let _ = writeln!(text, "| {} | | | | only in {side} |", markdown_cell(&unmatched.name));
+        }
+        text.push('\n');
+        // Each benchmark beyond noise with the functions that explain it,
+        // while the comment has room (a quarter is kept for the rest).
+        for benchmark in &comparison.benchmarks {
+            let explaining: Vec<&FunctionChange> = benchmark.profile.explaining().collect();
+            let shown = limit.min(explaining.len());
+            let mut section = String::new();
+            if benchmark.verdict() != Verdict::Unchanged && shown > 0 {
+                let _ = writeln!(
+                    section,
+                    "**{}**: {}\n",
+                    markdown_cell(&benchmark.name),
+                    markdown_cell(&time_text(benchmark))
+                );
+                section.push_str(&markdown_functions(&benchmark.profile, &explaining[..shown], root));
+                section.push('\n');
+            }
+            if !section.is_empty() && text.len() + section.len() <= MARKDOWN_LIMIT * 3 / 4 {
+                text.push_str(&section);
+                details.extend(markdown_rows(&explaining[shown..], root, Some(&benchmark.name)));
+            } else {
+                details.extend(markdown_rows(&explaining, root, Some(&benchmark.name)));
+            }
+        }
+    }
+    if let Some(whole) = &comparison.whole {
+        let _ = writeln!(
+            text,
+            "### v8inline: profile {}\n\n{:.0} → {:.0} samples; functions whose own (self) share moved beyond noise:\n",
+            profile_verdict(whole).name(),
+            whole.base_samples,
+            whole.head_samples
+        );
+        let explaining: Vec<&FunctionChange> = whole.explaining().collect();
+        if explaining.is_empty() {
+            text.push_str("none.\n");
+        } else {
+            text.push_str(&markdown_functions(whole, &explaining[..explaining.len().min(limit)], root));
+        }
+        details.extend(markdown_rows(&explaining[explaining.len().min(limit)..], root, None));
+    }
+    if !details.is_empty() {
+        let opening = "<details><summary>All other changes beyond noise</summary>\n\n\
+                       | Benchmark | Self Δ | Self base → head | Function | Location |\n|---|---:|---:|---|---|\n";
+        let closing = "\n</details>\n";
+        let omitted_note = |count: usize| format!("\n{count} more rows not shown (GitHub's comment size limit).\n");
+        let reserve = opening.len() + closing.len() + omitted_note(details.len()).len();
+        if text.len() + reserve < MARKDOWN_LIMIT {
+            text.push_str(opening);
+            let mut shown = 0;
+            for row in &details {
+                if text.len() + row.len() + reserve > MARKDOWN_LIMIT {
+                    break;
+                }
+                text.push_str(row);
+                shown += 1;
+            }
+            if shown < details.len() {
+                text.push_str(&omitted_note(details.len() - shown));
+            }
+            text.push_str(closing);
+        }
+    }
+    if text.len() > MARKDOWN_LIMIT {
+        // The main part alone past the limit (thousands of benchmarks): cut
+        // at a line.
+        let mut end = MARKDOWN_LIMIT - 80;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let end = text[..end].rfind('\n').map_or(end, |newline| newline + 1);
+        text.truncate(end);
+        text.push_str("\n… cut at GitHub's comment size limit.\n");
+    }
+    text
+}
+
+/// A table of functions that explain a change, each with how V8 ran it
+/// when that changed.
+fn markdown_functions(profile: &ProfileComparison, changes: &[&FunctionChange], root: &SourceRoot) -> String {
+    let mut text = String::from("| Self Δ | Self base → head | Function | Location |\n|---:|---:|---|---|\n");
+    let mut notes = String::new();
+    for change in changes {
+        let _ = writeln!(
+            text,
+            "| {} | {} → {} | `{}`{} | {} |",
+            self_change_text(change),
+            share(change.base_self_share),
+            share(change.head_self_share),
+            markdown_cell(&change.function.name),
+            inlined_note(change),
+            markdown_cell(&location_text(change, root)),
+        );
+        if let Some(mix) = profile.ran_as_change(change) {
+            let _ = writeln!(notes, "> `{}`: {}", markdown_cell(&change.function.name), markdown_cell(&mix));
+        }
+    }
+    if !notes.is_empty() {
+        text.push('\n');
+        text.push_str(&notes);
+    }
+    text
+}
+
+fn inlined_note(change: &FunctionChange) -> String {
+    let callers = change.inlined_into();
+    match callers.as_slice() {
+        [] => String::new(),
+        [caller] => format!(" inlined into `{}`", markdown_cell(caller)),
+        [caller, rest @ ..] => format!(" inlined into `{}` and {} more", markdown_cell(caller), rest.len()),
+    }
+}
+
+fn markdown_rows(changes: &[&FunctionChange], root: &SourceRoot, benchmark: Option<&str>) -> Vec<String> {
+    changes
+        .iter()
+        .map(|change| {
+            format!(
+                "| {} | {} | {} → {} | `{}`{} | {} |\n",
+                markdown_cell(benchmark.unwrap_or("")),
+                self_change_text(change),
+                share(change.base_self_share),
+                share(change.head_self_share),
+                markdown_cell(&change.function.name),
+                inlined_note(change),
+                markdown_cell(&location_text(change, root)),
+            )
+        })
+        .collect()
+}
+
+/// One annotation per JavaScript function whose self share grew beyond
+/// noise in a regressed benchmark (or, without benchmarks, a regressed
+/// profile), naming each such benchmark; at `file=` its script relative
+/// to `root` and `line=` its first line; the largest growth first, at most
+/// `limit`. Callers whose inclusive share grew through a callee are not
+/// annotated: only self time counts.
+pub fn annotations(
+    comparison: &SuiteComparison,
+    root: &SourceRoot,
+    least_growth: f64,
+    limit: usize,
+) -> Vec<GithubAnnotation> {
+    struct Slowed<'comparison> {
+        change: &'comparison FunctionChange,
+        profile: &'comparison ProfileComparison,
+        benchmark: Option<&'comparison BenchmarkComparison>,
+    }
+    let mut by_function: Vec<(crate::model::frames::Function, Vec<Slowed>)> = Vec::new();
+    let mut sources: Vec<(&ProfileComparison, Option<&BenchmarkComparison>)> = Vec::new();
+    if let Some(whole) = comparison.whole.as_ref().filter(|whole| whole.regressed()) {
+        sources.push((whole, None));
+    }
+    for benchmark in &comparison.benchmarks {
+        if benchmark.verdict() == Verdict::Regressed {
+            sources.push((&benchmark.profile, Some(benchmark)));
+        }
+    }
+    for (profile, benchmark) in sources {
+        for change in profile.regressions().filter(|change| change.self_change.change >= least_growth) {
+            let slowed = Slowed { change, profile, benchmark };
+            match by_function.iter_mut().find(|(function, _)| *function == change.function) {
+                Some((_, list)) => list.push(slowed),
+                None => by_function.push((change.function.clone(), vec![slowed])),
+            }
+        }
+    }
+    let largest = |list: &[Slowed]| list.iter().map(|slowed| slowed.change.self_change.change).fold(0.0, f64::max);
+    by_function.sort_by(|left, right| largest(&right.1).total_cmp(&largest(&left.1)).then(left.0.cmp(&right.0)));
+    by_function
+        .iter()
+        .filter_map(|(_, list)| {
+            let first = list
+                .iter()
+                .max_by(|left, right| left.change.self_change.change.total_cmp(&right.change.self_change.change))?;
+            let (file, line) = location(first.change, root)?;
+            let line = line?;
+            let name = name_with_inlining(first.change);
+            let mut message = String::new();
+            for slowed in list {
+                match slowed.benchmark {
+                    Some(benchmark) => {
+                        let time = benchmark
+                            .time
+                            .map(|time| {
+                                format!(
+                                    ", {} time per iteration {} ± {:.1}%",
+                                    if time.by_median { "median" } else { "mean" },
+                                    relative(time.relative),
+                                    time.noise * 100.0
+                                )
+                            })
+                            .unwrap_or_default();
+                        let _ = writeln!(
+                            message,
+                            "{name}: self time {} ({} → {}) in benchmark \"{}\"{time}",
+                            self_change_text(slowed.change),
+                            share(slowed.change.base_self_share),
+                            share(slowed.change.head_self_share),
+                            benchmark.name,
+                        );
+                    }
+                    None => {
+                        let _ = writeln!(
+                            message,
+                            "{name}: self time {} ({} → {} of the profile)",
+                            self_change_text(slowed.change),
+                            share(slowed.change.base_self_share),
+                            share(slowed.change.head_self_share),
+                        );
+                    }
+                }
+                if let Some(mix) = slowed.profile.ran_as_change(slowed.change) {
+                    let _ = writeln!(message, "{mix}");
+                }
+            }
+            let benchmarks: Vec<&str> =
+                list.iter().filter_map(|slowed| slowed.benchmark.map(|benchmark| benchmark.name.as_str())).collect();
+            let title = match benchmarks.as_slice() {
+                [] => {
+                    format!("v8inline: {} self {}", first.change.function.name, points(first.change.self_change.change))
+                }
+                names => format!(
+                    "v8inline: {} self {} in {}",
+                    first.change.function.name,
+                    points(first.change.self_change.change),
+                    names.join(", ")
+                ),
+            };
+            Some(GithubAnnotation {
+                severity: Severity::Warning,
+                file,
+                line,
+                title,
+                message: message.trim_end().to_string(),
+            })
+        })
+        .take(limit)
+        .collect()
+}

@@ -1,0 +1,319 @@
+//! `v8inline compare` through the binary, on real recordings
+//! (testdata/compare/record.sh: a program sorting and filtering versions
+//! with semver, recorded with `v8inline record` as base, as a head whose
+//! small `clampPart`, inlined by TurboFan into `versionKey`, does more work,
+//! as that head with clampPart kept unoptimized, and as 10 unchanged pairs;
+//! base and head checked out in two directories).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::tempdir;
+
+fn recordings() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/compare/recordings")
+}
+
+fn recording(name: &str) -> String {
+    recordings().join(name).display().to_string()
+}
+
+/// What a run of `v8inline compare ARGS` gave.
+struct Run {
+    status: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn compare(args: &[&str]) -> Run {
+    let output = Command::new(env!("CARGO_BIN_EXE_v8inline")).arg("compare").args(args).output().unwrap();
+    Run {
+        status: output.status.code().unwrap(),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+/// A workflow command's properties and message: `::warning
+/// file=F,line=L,title=T::message`, unescaped as GitHub's runner does.
+struct Annotation {
+    severity: String,
+    file: String,
+    line: String,
+    title: String,
+    message: String,
+}
+
+fn unescape(text: &str) -> String {
+    text.replace("%0A", "\n").replace("%0D", "\r").replace("%3A", ":").replace("%2C", ",").replace("%25", "%")
+}
+
+fn annotations(stdout: &str) -> Vec<Annotation> {
+    stdout
+        .lines()
+        .map(|line| {
+            let rest = line.strip_prefix("::").unwrap_or_else(|| panic!("not a workflow command: {line}"));
+            let (command, message) = rest.split_once("::").unwrap();
+            let (severity, properties) = command.split_once(' ').unwrap();
+            let property = |name: &str| {
+                properties
+                    .split(',')
+                    .find_map(|pair| pair.strip_prefix(&format!("{name}=")))
+                    .map(unescape)
+                    .unwrap_or_else(|| panic!("no {name} in {line}"))
+            };
+            Annotation {
+                severity: severity.to_string(),
+                file: property("file"),
+                line: property("line"),
+                title: property("title"),
+                message: unescape(message),
+            }
+        })
+        .collect()
+}
+
+/// Two recordings of unchanged code, 10 pairs: no regression (exit 0 with
+/// --fail-on-regression), judged by the benchmark's time and by the
+/// functions' self shares alone, and not one annotation.
+#[test]
+fn unchanged_code_raises_nothing() {
+    for pair in 1..=10 {
+        let (a, b) = (recording(&format!("unchanged-{pair}-a")), recording(&format!("unchanged-{pair}-b")));
+        let run = compare(&[&a, &b, "--format", "github", "--fail-on-regression"]);
+        assert_eq!((run.status, run.stdout.as_str()), (0, ""), "pair {pair}: {}", run.stderr);
+        let run =
+            compare(&[&format!("{a}/profile.folded.gz"), &format!("{b}/profile.folded.gz"), "--fail-on-regression"]);
+        assert_eq!(run.status, 0, "pair {pair}, profiles alone: {}", run.stdout);
+        assert!(run.stdout.starts_with("profile: ") && run.stdout.lines().next().unwrap().ends_with("; within noise"));
+    }
+}
+
+/// Base against the head whose inlined clampPart does more work: the
+/// benchmark regressed (median +22 %, beyond its 10 % floor), exit 1, and
+/// the first annotation is clampPart's, at its line of app.js (relative to
+/// the project root recording.json names), inlined into versionKey, naming
+/// the benchmark and the change with its noise. Callers whose inclusive
+/// share grew through it (versionKey, sortVersions, the main script) are
+/// not annotated.
+#[test]
+fn the_slowed_inlined_function_is_annotated_first() {
+    let run = compare(&[&recording("base"), &recording("head"), "--format", "github", "--fail-on-regression"]);
+    assert_eq!(run.status, 1, "{}{}", run.stdout, run.stderr);
+    let found = annotations(&run.stdout);
+    assert_eq!(found.len(), 1, "{}", run.stdout);
+    let first = &found[0];
+    assert_eq!(
+        (first.severity.as_str(), first.file.as_str(), first.line.as_str()),
+        ("warning", "app.js", "12"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(first.title, "v8inline: clampPart self +13.01 pp in sort and filter versions");
+    assert_eq!(
+        first.message,
+        "clampPart (inlined into versionKey): self time +13.01 pp ± 3.01 pp (0.00% → 13.01%) in benchmark \
+         \"sort and filter versions\", median time per iteration +22.2% ± 10.0%"
+    );
+    for caller in ["versionKey", "sortVersions", "matching"] {
+        assert!(!found.iter().any(|annotation| annotation.title.contains(&format!(" {caller} "))), "{caller}");
+    }
+    // Without --fail-on-regression the status is 0 whatever was found.
+    assert_eq!(compare(&[&recording("base"), &recording("head"), "--format", "github"]).status, 0);
+}
+
+/// --top bounds the annotations in all; --threshold asks for a larger
+/// growth besides beyond noise; --source-root makes `file=` relative to
+/// another directory (the recorded scripts' own, here).
+#[test]
+fn annotation_count_and_fields() {
+    let (base, head) = (recording("base"), recording("head"));
+    let profiles = [format!("{base}/profile.folded.gz"), format!("{head}/profile.folded.gz")];
+    // The profiles alone: every JavaScript function whose self share grew
+    // beyond noise, largest first.
+    let roots = ["--base-root", "/tmp/v8inline-compare/base", "--head-root", "/tmp/v8inline-compare/head"];
+    let mut args: Vec<&str> = vec![&profiles[0], &profiles[1], "--format", "github", "--top", "10"];
+    args.extend(roots);
+    let all = annotations(&compare(&args).stdout);
+    let titles: Vec<&str> = all.iter().map(|annotation| annotation.title.as_str()).collect();
+    assert_eq!(titles, ["v8inline: clampPart self +13.01 pp"]);
+    let run = compare(&[&base, &head, "--format", "github", "--top", "0"]);
+    assert_eq!(run.stdout, "");
+    let run = compare(&[&base, &head, "--format", "github", "--threshold", "20"]);
+    assert_eq!(run.stdout, "");
+    let run = compare(&[&base, &head, "--format", "github", "--source-root", "/tmp"]);
+    let found = annotations(&run.stdout);
+    assert_eq!((found[0].file.as_str(), found[0].line.as_str()), ("v8inline-compare/head/app.js", "12"));
+}
+
+/// Base and head were checked out in /tmp/v8inline-compare/base and
+/// /tmp/v8inline-compare/head: recording.json's project_root (or
+/// --base-root/--head-root for bare folded stacks) makes their functions
+/// match: semver's Range is one function at both sides, not a function
+/// that vanished and one that appeared.
+#[test]
+fn base_and_head_in_two_directories_match() {
+    let (base, head) = (recording("base"), recording("head"));
+    let range_rows = |stdout: &str| -> Vec<String> {
+        stdout
+            .lines()
+            .filter(|line| line.contains(" Range "))
+            .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect()
+    };
+    let run = compare(&[&base, &head, "--top", "1000"]);
+    let rows = range_rows(&run.stdout);
+    assert_eq!(rows.len(), 1, "{}", run.stdout);
+    assert!(rows[0].ends_with(" Range node_modules/semver/classes/range.js:5"), "{}", rows[0]);
+    assert!(!rows[0].contains("0.00% →"), "{}", rows[0]);
+
+    let profiles = [format!("{base}/profile.folded.gz"), format!("{head}/profile.folded.gz")];
+    let unmatched = compare(&[&profiles[0], &profiles[1], "--top", "1000"]);
+    assert_eq!(range_rows(&unmatched.stdout).len(), 2, "{}", unmatched.stdout);
+    let matched = compare(&[
+        &profiles[0],
+        &profiles[1],
+        "--top",
+        "1000",
+        "--base-root",
+        "/tmp/v8inline-compare/base",
+        "--head-root",
+        "/tmp/v8inline-compare/head",
+    ]);
+    assert_eq!(range_rows(&matched.stdout).len(), 1, "{}", matched.stdout);
+}
+
+/// When V8 ran a function differently at head (clampPart no longer
+/// inlined into versionKey, left in Sparkplug code), one line says so
+/// under it: in the text, in the markdown comment, and in its annotation.
+#[test]
+fn the_tier_mix_line() {
+    let line = "V8 no longer inlined it: base 100% inlined into versionKey (TurboFan); head 100% Sparkplug";
+    let (head, interpreted) = (recording("head"), recording("head-interpreted"));
+    let text = compare(&[&head, &interpreted]).stdout;
+    let clamp = text.lines().position(|row| row.contains(" clampPart ")).unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(text.lines().nth(clamp + 1).map(str::trim), Some(line), "{text}");
+    let markdown = compare(&[&head, &interpreted, "--format", "markdown"]).stdout;
+    assert!(markdown.contains(&format!("> `clampPart`: {line}\n")), "{markdown}");
+    // The benchmark regressed (+34 % median): versionKey's self time grew
+    // as clampPart left it; clampPart's own share shrank: not annotated.
+    let run = compare(&[&head, &interpreted, "--format", "github", "--fail-on-regression"]);
+    assert_eq!(run.status, 1);
+    let found = annotations(&run.stdout);
+    assert_eq!(found[0].title, "v8inline: versionKey self +22.86 pp in sort and filter versions");
+    assert!(!found.iter().any(|annotation| annotation.title.contains("clampPart")), "{}", run.stdout);
+}
+
+/// The markdown comment: the benchmark table, the functions that explain
+/// the regression, and on a large input (3,000 functions whose shares
+/// all moved) the rest in a collapsed <details>, cut to GitHub's
+/// 65,536-character limit.
+#[test]
+fn markdown_is_a_pull_request_comment_under_the_limit() {
+    let markdown = compare(&[&recording("base"), &recording("head"), "--format", "markdown"]).stdout;
+    let expected_start = "### v8inline: 1 of 1 benchmarks regressed beyond noise\n\n\
+        | Benchmark | Base | Head | Change | Verdict |\n|---|---:|---:|---:|---|\n\
+        | sort and filter versions | 465 µs | 568 µs | +22.2% ± 10.0% | 🔴 regressed |\n";
+    assert!(markdown.starts_with(expected_start), "{markdown}");
+    assert!(
+        markdown
+            .contains("| +13.01 pp ± 3.01 pp | 0.00% → 13.01% | `clampPart` inlined into `versionKey` | app.js:12 |"),
+        "{markdown}"
+    );
+
+    // A large suite: 400 benchmarks, each 20 % slower at head, in each of
+    // which 20 functions' shares moved far beyond noise.
+    let directory = tempdir().join("markdown-limit");
+    for (side, head) in [("base", false), ("head", true)] {
+        let mut benchmarks = Vec::new();
+        for benchmark in 0..400 {
+            let benchmark_directory = directory.join(side).join(format!("b{benchmark}"));
+            std::fs::create_dir_all(&benchmark_directory).unwrap();
+            // Counts of 1 are samples: a line of 1 makes them so.
+            let folded: String = std::iter::once("node;idle 1\n".to_string())
+                .chain((1..=40u64).map(|index| {
+                    let weight = if head == (index <= 20) { 50_000 } else { 10_000 };
+                    format!(
+                        "node;JS:*main /p/app.js:1:1;JS:*function_{index} /p/src/module_{index}.js:{index}:1 {weight}\n"
+                    )
+                }))
+                .collect();
+            std::fs::write(benchmark_directory.join("profile.folded"), &folded).unwrap();
+            let median = if head { 1200.0 } else { 1000.0 };
+            benchmarks.push(format!(
+                "{{\"name\": \"benchmark number {benchmark}\", \"directory\": \"b{benchmark}\", \"time_per_iteration\": \
+                 {{\"mean\": {median}, \"stddev\": 10, \"median\": {median}, \"samples\": 1000}}}}"
+            ));
+            if benchmark == 0 {
+                std::fs::write(directory.join(side).join("profile.folded"), &folded).unwrap();
+            }
+        }
+        let json = format!("{{\"version\": 1, \"benchmarks\": [{}]}}", benchmarks.join(",\n"));
+        std::fs::write(directory.join(side).join("benchmarks.json"), json).unwrap();
+    }
+    let run = compare(&[
+        &directory.join("base").display().to_string(),
+        &directory.join("head").display().to_string(),
+        "--format",
+        "markdown",
+    ]);
+    let markdown = run.stdout;
+    assert!(markdown.starts_with("### v8inline: 400 of 400 benchmarks regressed beyond noise\n"), "{markdown}");
+    assert!(markdown.chars().count() <= 65_536, "{} characters", markdown.chars().count());
+    assert!(markdown.len() > 60_000, "{} bytes", markdown.len());
+    assert!(markdown.contains("\n<details><summary>All other changes beyond noise</summary>\n"), "{markdown}");
+    assert!(markdown.ends_with(" more rows not shown (GitHub's comment size limit).\n\n</details>\n"), "{markdown}");
+}
+
+/// --flamegraph draws head's stacks in record's icicle style, red where
+/// they grew: clampPart's frames; with benchmarks, one OUT-<slug>.svg
+/// each beside OUT.svg; --flamegraph-style classic draws inferno's look.
+#[test]
+fn differential_flame_graphs() {
+    let directory = tempdir().join("differential");
+    std::fs::create_dir_all(&directory).unwrap();
+    let svg_path = directory.join("diff.svg");
+    let run = compare(&[&recording("base"), &recording("head"), "--flamegraph", &svg_path.display().to_string()]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
+    let benchmark_svg = std::fs::read_to_string(directory.join("diff-sort-and-filter-versions.svg")).unwrap();
+    assert!(svg.contains("frames under 0.1% not drawn"), "icicle style");
+    // clampPart grew from nothing: its frames are the reddest.
+    let clamp = svg
+        .find("<title>JS:*clampPart /tmp/v8inline-compare/head/app.js:12:19 (168 samples, 10.51%; +10.51%)")
+        .unwrap();
+    let fill = &svg[clamp..][svg[clamp..].find("fill=\"rgb(").unwrap() + 10..];
+    let rgb: Vec<u32> = fill[..fill.find(')').unwrap()].split(',').map(|part| part.trim().parse().unwrap()).collect();
+    assert!(rgb[0] == 255 && rgb[1] < 120 && rgb[2] < 120, "{rgb:?}");
+    assert!(benchmark_svg.contains("clampPart"));
+    let run = compare(&[
+        &recording("base"),
+        &recording("head"),
+        "--flamegraph",
+        &svg_path.display().to_string(),
+        "--flamegraph-style",
+        "classic",
+    ]);
+    assert_eq!(run.status, 0);
+    assert!(!std::fs::read_to_string(&svg_path).unwrap().contains("not drawn"));
+}
+
+/// A recording's JSON that is not record's names its file and line.
+#[test]
+fn a_broken_benchmarks_json_is_named() {
+    let directory = tempdir().join("broken");
+    std::fs::create_dir_all(&directory).unwrap();
+    std::fs::copy(recordings().join("base/profile.folded.gz"), directory.join("profile.folded.gz")).unwrap();
+    std::fs::write(directory.join("benchmarks.json"), "{\"benchmarks\": [\n{\"name\": 3}]}").unwrap();
+    let run = compare(&[&directory.display().to_string(), &recording("head")]);
+    assert_eq!(run.status, 1);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "v8inline: {}: invalid type: integer `3`, expected a string at line 2 column 10\n",
+            directory.join("benchmarks.json").display()
+        )
+    );
+}
