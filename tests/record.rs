@@ -631,10 +631,15 @@ fn a_node_started_after_record_returns_runs_unrecorded() {
             "--",
             "sh",
             "-c",
-            "(sleep 1; node late.js) > late.txt 2>&1 & node -e 'let x = 0; for (let i = 0; i < 3e7; i++) x += i % 7'",
+            // The late node waits (30 s at most) for the file the test
+            // makes once record has returned: "after" by construction, not
+            // by a sleep that a loaded machine outruns.
+            "(for i in $(seq 300); do [ -e go ] && break; sleep 0.1; done; node late.js) > late.txt 2>&1 & \
+             node -e 'let x = 0; for (let i = 0; i < 3e7; i++) x += i % 7'",
         ],
     );
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    std::fs::write(directory.join("go"), "").unwrap();
     let late = (0..100)
         .find_map(|_| {
             std::thread::sleep(std::time::Duration::from_millis(100));
