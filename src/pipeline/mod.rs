@@ -264,9 +264,9 @@ fn warn_source_maps(code_logs: &CodeLogs, diagnostics: &mut Diagnostics) {
         }
     }
     for unusable in problems.into_values() {
-        // A map inside npm's own install is npm's business.
-        match crate::v8::tool_code::package_manager_of(&unusable.map) {
-            Some(manager) => diagnostics.not_the_users(format!("a source map in {manager}'s install: {unusable}")),
+        // A map inside npm's (or vitest's) own install is its business.
+        match crate::v8::tool_code::tool_install_of(&unusable.map) {
+            Some(tool) => diagnostics.not_the_users(format!("a source map in {tool}'s install: {unusable}")),
             None => diagnostics.warn(WarningKind::SourceMapUnusable, || unusable.to_string()),
         }
     }

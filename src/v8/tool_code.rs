@@ -9,6 +9,14 @@
 //! preload, or inside a package manager's install (`node_modules/npm/`, ...):
 //! npm's node names 102 `node:` scripts and 60 of npm's, the user's program
 //! run by it `node:` ones and its own.
+//!
+//! A test runner's own process is a tool's too: `vitest bench` runs the
+//! user's benchmarks in a worker, while its main process and its idle
+//! workers run only what is installed under `node_modules` (vitest, vite,
+//! tinypool, ...). Such a process is the runner's when every script is
+//! under `node_modules` and one is a known runner's; a CLI the user
+//! profiles from its install (`npx prettier`) names no runner and stays
+//! the user's.
 
 use std::path::Path;
 
@@ -19,11 +27,19 @@ use crate::v8::source_map::script_file_name;
 /// `node_modules` (npm's own dependencies are under `node_modules/npm/`).
 const PACKAGE_MANAGERS: [&str; 6] = ["npm", "npx", "pnpm", "yarn", "@yarnpkg", "corepack"];
 
+/// Test runners and their worker pools, as their installs' directories are
+/// named under `node_modules`.
+const TEST_RUNNERS: [&str; 9] =
+    ["vitest", "@vitest", "jest", "jest-worker", "@jest", "mocha", "tinypool", "ava", "tap"];
+
 /// Whose a process's code is, when it is not the user's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolProcess {
     /// A package manager's (`npm`, `pnpm`, ...).
     PackageManager(String),
+    /// A test runner's (`vitest`, `jest`, ...): only installed packages
+    /// ran, a runner among them.
+    TestRunner(String),
     /// Only the runtime's own code ran (a node that started and did
     /// nothing of the user's: an idle worker, a launcher).
     Runtime,
@@ -33,7 +49,7 @@ impl ToolProcess {
     /// `npm's own process`, `the runtime's own process`.
     pub fn describe(&self) -> String {
         match self {
-            ToolProcess::PackageManager(name) => format!("{name}'s own process"),
+            ToolProcess::PackageManager(name) | ToolProcess::TestRunner(name) => format!("{name}'s own process"),
             ToolProcess::Runtime => "a process that ran only the runtime's own JavaScript".to_string(),
         }
     }
@@ -73,24 +89,82 @@ fn is_records_preload(script_name: &str) -> bool {
         && named(path.parent().and_then(Path::file_name), "v8inline-")
 }
 
+/// The test runner whose install `path` lies in: `node_modules/<runner>/`
+/// (the innermost `node_modules`, so a runner's own dependencies are not
+/// it).
+fn test_runner_of(path: &str) -> Option<&'static str> {
+    let path = script_file_name(path);
+    let components: Vec<&str> = Path::new(path.as_ref()).iter().filter_map(|part| part.to_str()).collect();
+    let installed = components.iter().rposition(|&component| component == "node_modules")?;
+    let name = components.get(installed + 1)?;
+    TEST_RUNNERS.iter().copied().find(|runner| runner == name)
+}
+
+/// The package manager or test runner whose install `path` lies in: a
+/// missing source map there is that tool's business, not the user's.
+pub fn tool_install_of(path: &str) -> Option<&'static str> {
+    package_manager_of(path).or_else(|| test_runner_of(path))
+}
+
+/// Whether a script name is a file's path or URL (not `<unknown>`).
+fn is_a_file(script_name: &str) -> bool {
+    script_name.starts_with('/') || script_name.starts_with("file://")
+}
+
+/// Whether `path` lies in some package's install (`node_modules/`).
+fn is_installed(path: &str) -> bool {
+    let path = script_file_name(path);
+    Path::new(path.as_ref()).iter().any(|component| component == "node_modules")
+}
+
 /// Whose the process of `map` is, when its code logs name scripts and none
 /// is the user's; `None` when one is (or none is named: a log without
 /// JavaScript code says nothing of whose the process is).
 pub fn tool_process(map: &InlineMap) -> Option<ToolProcess> {
     let names = map.logs().iter().flat_map(|log| log.scripts.values()).map(|script| &*script.name);
+    tool_of_scripts(names)
+}
+
+/// [`tool_process`] of the scripts a process's code logs name.
+fn tool_of_scripts<'a>(names: impl Iterator<Item = &'a str>) -> Option<ToolProcess> {
     let mut manager = None;
+    let mut runner = None;
+    let mut installed_of_no_tool = false;
+    let mut unnamed = false;
     let mut any = false;
     for name in names.filter(|name| !name.is_empty()) {
         any = true;
         if is_runtimes_own(name) || is_records_preload(name) {
             continue;
         }
-        manager = Some(package_manager_of(name)?);
+        if let Some(found) = package_manager_of(name) {
+            manager = Some(found);
+            continue;
+        }
+        // `<unknown>`, `evalmachine.<anonymous>`: code with no file, which
+        // says nothing of whose the process is beside a tool's.
+        if !is_a_file(name) {
+            unnamed = true;
+            continue;
+        }
+        if !is_installed(name) {
+            return None;
+        }
+        match test_runner_of(name) {
+            Some(found) => runner = runner.or(Some(found)),
+            None => installed_of_no_tool = true,
+        }
     }
-    any.then(|| match manager {
-        Some(name) => ToolProcess::PackageManager(name.to_string()),
-        None => ToolProcess::Runtime,
-    })
+    match (any, runner, manager) {
+        (false, _, _) => None,
+        (true, Some(runner), _) => Some(ToolProcess::TestRunner(runner.to_string())),
+        // Installed code of no runner: a CLI the user runs (`npx
+        // prettier`), the user's.
+        (true, None, _) if installed_of_no_tool => None,
+        (true, None, Some(manager)) => Some(ToolProcess::PackageManager(manager.to_string())),
+        (true, None, None) if !unnamed => Some(ToolProcess::Runtime),
+        (true, None, None) => None,
+    }
 }
 
 #[cfg(test)]
@@ -111,6 +185,50 @@ mod tests {
         assert_eq!(package_manager_of("/p/node_modules/.pnpm/chalk@5/node_modules/chalk/index.js"), None);
         assert_eq!(package_manager_of("/p/src/npm/index.js"), None);
         assert_eq!(package_manager_of("node:internal/main/run_main_module"), None);
+    }
+
+    #[test]
+    fn a_test_runners_own_process() {
+        let tool = |names: &[&str]| tool_of_scripts(names.iter().copied());
+        // vitest's main process: vitest, vite, tinypool, node's own.
+        assert_eq!(
+            tool(&[
+                "node:internal/main/run_main_module",
+                "file:///p/node_modules/vitest/dist/cli.js",
+                "file:///p/node_modules/vite/dist/node/index.js",
+                "file:///p/node_modules/tinypool/dist/index.js",
+            ]),
+            Some(ToolProcess::TestRunner("vitest".to_string()))
+        );
+        // With code of no file beside it (vitest 3's main process names
+        // one `<unknown>` script).
+        assert_eq!(
+            tool(&["<unknown>", "file:///p/node_modules/@vitest/runner/dist/index.js"]),
+            Some(ToolProcess::TestRunner("@vitest".to_string()))
+        );
+        assert_eq!(tool(&["<unknown>", "node:internal/main/run_main_module"]), None);
+        // Its idle worker, in a pnpm store.
+        assert_eq!(
+            tool(&["file:///p/node_modules/.pnpm/tinypool@1.0.2/node_modules/tinypool/dist/entry/process.js"]),
+            Some(ToolProcess::TestRunner("tinypool".to_string()))
+        );
+        // The worker that ran the user's benchmark file is the user's.
+        assert_eq!(
+            tool(&["file:///p/node_modules/vitest/dist/worker.js", "file:///p/bench/parse.bench.ts"]),
+            None
+        );
+        // A CLI run from its install, through npx: the user's.
+        assert_eq!(
+            tool(&["/usr/lib/node_modules/npm/bin/npx-cli.js", "/p/node_modules/prettier/index.cjs"]),
+            None
+        );
+        // A runner's own dependency is not a runner.
+        assert_eq!(test_runner_of("/p/node_modules/vitest/node_modules/chai/index.js"), None);
+        assert_eq!(tool(&["node:internal/main/run_main_module"]), Some(ToolProcess::Runtime));
+        assert_eq!(
+            tool(&["node:internal/main/run_main_module", "/usr/lib/node_modules/npm/lib/cli.js"]),
+            Some(ToolProcess::PackageManager("npm".to_string()))
+        );
     }
 
     #[test]
