@@ -262,10 +262,7 @@ fn the_action_records_base_and_head_and_reports_the_slower_function() {
     // about the unchanged benchmark.
     let annotations = run.annotations();
     assert!(!annotations.is_empty() && annotations.len() <= 3, "{log}");
-    assert!(
-        annotations[0].starts_with(&format!("::warning file=benchmarks/bench.mjs,line={CHECKSUM_LINE},")),
-        "{log}"
-    );
+    assert!(annotations[0].starts_with(&format!("::warning file=benchmarks/bench.mjs,line={CHECKSUM_LINE},")), "{log}");
     assert!(annotations[0].contains("::checksum "), "{log}");
     assert!(!annotations.iter().any(|line| line.contains("countVowels") || line.contains("count vowels")), "{log}");
     // The base's worktree is gone.
@@ -340,4 +337,18 @@ fn the_action_says_what_is_missing() {
     let output = run(&[("V8INLINE_RUN", "node bench.mjs"), ("V8INLINE_WORKING_DIRECTORY", "packages/none")]);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stdout).contains("working-directory packages/none: no such directory"));
+    // A failing install step stops its tree before the benchmark, and says so.
+    let output = run(&[
+        ("V8INLINE_RUN", "touch benchmark-ran"),
+        ("V8INLINE_INSTALL", "exit 7"),
+        ("V8INLINE_BASE_REF", "HEAD"),
+        ("V8INLINE_BINARY", "/bin/false"),
+    ]);
+    let log = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(7), "{log}");
+    assert!(
+        log.ends_with("::error title=v8inline benchmark::the install failed at head (exit 7): `exit 7`\n"),
+        "{log}"
+    );
+    assert!(!repository.join("benchmark-ran").exists());
 }
