@@ -101,33 +101,40 @@ git -C "$repository" worktree add --quiet --detach "$base_tree" "$base_commit"
 trap 'git -C "$repository" worktree remove --force "$base_tree" >/dev/null 2>&1 || true' EXIT
 echo "recordings=$recordings" >>"$outputs"
 
-# Installs and records in one tree; its status is the benchmark's.
+# Installs and records in one tree; its status is the failing step's, named
+# in failed_step and failed_command. (Each step is a subshell with `&&`:
+# errexit does not apply inside `( ... ) || status=$?`.)
+failed_step= failed_command=
 record() {
-  local side=$1 tree=$2
+  local side=$1 tree=$2 status=0
   echo "::group::$side: $run ($(git -C "$tree" rev-parse --short HEAD))"
-  local status=0
-  (
-    cd "$tree/$working_directory"
-    if [ -n "$install" ]; then bash -c "$install"; fi
-    v8inline record --output-dir "$recordings/$side" -- bash -c "$run"
-  ) || status=$?
+  if [ -n "$install" ]; then
+    (cd "$tree/$working_directory" && bash -c "$install") || status=$?
+    failed_step=install failed_command=$install
+  fi
+  if [ "$status" -eq 0 ]; then
+    (cd "$tree/$working_directory" && v8inline record --output-dir "$recordings/$side" -- bash -c "$run") ||
+      status=$?
+    failed_step=benchmark failed_command=$run
+  fi
   echo "::endgroup::"
   return "$status"
 }
 
 base_status=0
 record base "$base_tree" || base_status=$?
+base_failed_step=$failed_step base_failed_command=$failed_command
 head_status=0
 record head "$repository" || head_status=$?
 if [ "$head_status" -ne 0 ]; then
-  error "the benchmark failed at head (exit $head_status): \`$run\`"
+  error "the $failed_step failed at head (exit $head_status): \`$failed_command\`"
   exit "$head_status"
 fi
 if [ "$base_status" -ne 0 ]; then
   # A benchmark the pull request adds: nothing to compare with.
-  warning "the benchmark failed at base $base_ref (exit $base_status): nothing to compare"
-  printf '### v8inline\n\nThe benchmark `%s` failed at base %s (exit %s): nothing to compare.\n' \
-    "$run" "$base_ref" "$base_status" >>"$summary"
+  warning "the $base_failed_step failed at base $base_ref (exit $base_status): nothing to compare"
+  printf '### v8inline\n\nThe %s `%s` failed at base %s (exit %s): nothing to compare.\n' \
+    "$base_failed_step" "$base_failed_command" "$base_ref" "$base_status" >>"$summary"
   exit 0
 fi
 

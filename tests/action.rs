@@ -1,42 +1,68 @@
 //! The GitHub Action's steps (`scripts/benchmark-ci.sh`, which action.yml
-//! runs) on a temporary git repository: a base commit of a small benchmark
-//! and a head commit that makes one of its functions slower, with GitHub's
-//! files (GITHUB_STEP_SUMMARY, GITHUB_OUTPUT, RUNNER_TEMP, GITHUB_WORKSPACE)
-//! pointed at temporary files. The script runs the built binary
-//! (`V8INLINE_BINARY`), not the npm registry's. Needs node and git on PATH;
-//! skipped with a message otherwise. Records with perf where it may, else
-//! with V8's own sampler (as `record` does).
+//! runs) on a temporary git repository: a base commit of a small tinybench
+//! suite and a head commit that makes one of its functions three times as slow,
+//! with GitHub's files (GITHUB_STEP_SUMMARY, GITHUB_OUTPUT, RUNNER_TEMP,
+//! GITHUB_WORKSPACE) pointed at temporary files and the checkout shallow, as
+//! actions/checkout leaves a pull request. The script runs the built binary
+//! (`V8INLINE_BINARY`), or, without it, `npx v8inline@VERSION` (here an
+//! `npx` on PATH that checks its arguments, then runs the built binary).
+//! tinybench comes from npm through the script's install step (`npm ci`),
+//! at base and at head. Needs node, git, npm and perf; skipped with a
+//! message otherwise.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::Mutex;
 
-/// The benchmark at base: `slowPart` and `fastPart` about equal, in a loop
-/// that runs a fixed time, measured with `performance.measure`.
-const BENCHMARK: &str = r#"const WORK = 100;
-function slowPart(x) {
-  let sum = 0;
-  for (let i = 0; i < WORK; i++) sum += (x * i) % 7;
-  return sum;
+/// The suite at base: two tinybench tasks of about 1.2 s each with warm-up.
+/// `checksum and words` runs `checksum` (the function the head makes three
+/// times as slow) and `countWords`. compare annotates a function whose self
+/// share grew beyond noise: were `checksum` alone, its share (near 80 %)
+/// could hardly grow. At base it holds about a third of its benchmark's
+/// samples; twice the work would take it to a half at most (+17 points,
+/// against a noise band of about 8.5 points for the ~740 samples of a
+/// 700 ms window, narrower than that under load: it failed 1 run in 5 when
+/// both recording tests ran at once), three times to about 60 % (+27).
+/// `count vowels` runs code the head leaves.
+const BENCHMARK: &str = r#"import { Bench } from 'tinybench';
+
+const ROUNDS = 1;
+const text = 'the quick brown fox jumps over the lazy dog '.repeat(40);
+
+function checksum(input) {
+  let hash = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < input.length; i++) hash = (hash * 31 + input.charCodeAt(i)) | 0;
+  }
+  return hash;
 }
-function fastPart(x) {
-  let sum = 0;
-  for (let i = 0; i < 100; i++) sum += (x + i) % 5;
-  return sum;
+
+function countWords(input) {
+  let words = 0;
+  for (let i = 0; i < input.length; i++) if (input.charCodeAt(i) === 32) words = (words + i) | 0;
+  return words;
 }
-function kernel(n) {
-  let total = 0;
-  for (let i = 0; i < n; i++) total += slowPart(i) + fastPart(i);
-  return total;
+
+function countVowels(input) {
+  let vowels = 0;
+  for (let i = 0; i < input.length; i++) {
+    const code = input.charCodeAt(i);
+    if (code === 97 || code === 101 || code === 105 || code === 111 || code === 117) vowels++;
+  }
+  return vowels;
 }
-performance.mark("kernel start");
-let result = 0;
-const end = Date.now() + 700;
-while (Date.now() < end) result += kernel(1000);
-performance.measure("kernel loop", "kernel start");
-console.log(result > 0 ? "done" : "never");
+
+const bench = new Bench({ time: 1000, warmupTime: 200 });
+bench.add('checksum and words', () => checksum(text) + countWords(text));
+bench.add('count vowels', () => countVowels(text));
+await bench.run();
+console.table(bench.table());
 "#;
+
+/// `checksum`'s first line in `BENCHMARK` (the head changes no line count).
+const CHECKSUM_LINE: usize = 6;
 
 fn on_path(program: &str) -> bool {
     std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).any(|dir| dir.join(program).is_file())
@@ -53,74 +79,99 @@ fn git(repository: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-/// A repository on branch `feature`, one commit after `main`: `slowPart`
-/// does four times the work. The benchmark is `benchmarks/bench.js`, run in
-/// `benchmarks` (the Action's working-directory).
-fn repository(root: &Path) -> PathBuf {
-    let repository = root.join("repository");
-    std::fs::create_dir_all(repository.join("benchmarks")).unwrap();
-    git(&repository, &["init", "--quiet"]);
-    let benchmark = repository.join("benchmarks/bench.js");
-    std::fs::write(&benchmark, BENCHMARK).unwrap();
-    git(&repository, &["add", "benchmarks/bench.js"]);
-    git(&repository, &["commit", "--quiet", "-m", "base"]);
-    git(&repository, &["checkout", "--quiet", "-b", "feature"]);
-    std::fs::write(&benchmark, BENCHMARK.replace("const WORK = 100;", "const WORK = 400;")).unwrap();
-    git(&repository, &["commit", "--quiet", "-am", "head: slowPart four times the work"]);
-    repository
-}
-
-/// Whether `compare` takes recording directories and `--fail-on-regression`
-/// (#39); until it does, the script runs a stand-in.
-fn compare_takes_recordings() -> bool {
-    let help = Command::new(env!("CARGO_BIN_EXE_v8inline")).args(["compare", "--help"]).output().unwrap();
-    String::from_utf8_lossy(&help.stdout).contains("--fail-on-regression")
-}
-
-/// The binary for the script: the built one, or while `compare` does not
-/// yet take recording directories, a stand-in that gives it each
-/// directory's profile.folded and exits 1 where `--format github` annotated
-/// a function (it matches functions by absolute path, so every function of
-/// the head is new to it).
-fn v8inline_for_the_script(root: &Path) -> PathBuf {
-    let binary = env!("CARGO_BIN_EXE_v8inline");
-    if compare_takes_recordings() {
-        return PathBuf::from(binary);
+/// The origin repository, or `None` (said why) where it cannot record:
+/// `main` holds the suite in `benchmarks/` (the Action's working-directory)
+/// with its package.json and package-lock.json (tinybench 6.2.5, as
+/// `npm install` writes them); branch `slower` makes `checksum` do three
+/// rounds; branch `docs-only` adds a README and changes no code.
+fn origin(root: &Path) -> Option<PathBuf> {
+    if !on_path("node") || !on_path("git") || !on_path("npm") {
+        eprintln!("SKIPPED: node, git and npm are not all on PATH");
+        return None;
     }
-    eprintln!("NOTE: compare takes no recording directories yet: the script runs a stand-in for it");
-    let stand_in = root.join("v8inline-before-39");
-    std::fs::write(
-        &stand_in,
-        format!(
-            r#"#!/usr/bin/env bash
-[ "$1" = compare ] || exec {binary:?} "$@"
-args=(); fail=false
-for argument in "${{@:2}}"; do
-  if [ "$argument" = --fail-on-regression ]; then fail=true
-  elif [ -f "$argument/profile.folded" ]; then args+=("$argument/profile.folded")
-  else args+=("$argument"); fi
-done
-output=$({binary:?} compare "${{args[@]}}") || exit $?
-[ -z "$output" ] || printf '%s\n' "$output"
-if $fail && grep -q '^::warning' <<<"$output"; then exit 1; fi
-"#
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&stand_in, std::fs::Permissions::from_mode(0o755)).unwrap();
-    stand_in
+    if let Some(reason) = v8inline::internals::commands::record::perf_unavailable_reason("perf".as_ref()) {
+        eprintln!("SKIPPED: perf cannot record here ({reason})");
+        return None;
+    }
+    let repository = root.join("origin");
+    let benchmarks = repository.join("benchmarks");
+    std::fs::create_dir_all(&benchmarks).unwrap();
+    git(&repository, &["init", "--quiet"]);
+    std::fs::write(benchmarks.join("package.json"), "{\"name\": \"suite\", \"private\": true, \"type\": \"module\"}\n")
+        .unwrap();
+    let installed = Command::new("npm")
+        .current_dir(&benchmarks)
+        .args(["install", "--no-audit", "--no-fund", "--silent", "tinybench@6.2.5"])
+        .output();
+    match installed {
+        Ok(output) if output.status.success() => {}
+        Ok(output) => {
+            eprintln!("SKIPPED: npm install tinybench failed: {}", String::from_utf8_lossy(&output.stderr));
+            return None;
+        }
+        Err(error) => {
+            eprintln!("SKIPPED: npm cannot run: {error}");
+            return None;
+        }
+    }
+    std::fs::write(repository.join(".gitignore"), "node_modules/\n").unwrap();
+    std::fs::write(benchmarks.join("bench.mjs"), BENCHMARK).unwrap();
+    git(&repository, &["add", "."]);
+    git(&repository, &["commit", "--quiet", "-m", "base: a tinybench suite"]);
+    git(&repository, &["checkout", "--quiet", "-b", "slower"]);
+    std::fs::write(benchmarks.join("bench.mjs"), BENCHMARK.replace("const ROUNDS = 1;", "const ROUNDS = 3;")).unwrap();
+    git(&repository, &["commit", "--quiet", "-am", "head: checksum does three rounds"]);
+    git(&repository, &["checkout", "--quiet", "-b", "docs-only", "main"]);
+    std::fs::write(repository.join("README.md"), "The suite.\n").unwrap();
+    git(&repository, &["add", "README.md"]);
+    git(&repository, &["commit", "--quiet", "-m", "head: a README, no code"]);
+    Some(repository)
+}
+
+/// A checkout of `branch` as actions/checkout leaves a pull request: the
+/// head alone, one commit deep, without the base branch (the script fetches
+/// it) and without node_modules (the script's install step makes it).
+fn shallow_checkout(root: &Path, origin: &Path, branch: &str) -> PathBuf {
+    let url = format!("file://{}", origin.display());
+    git(root, &["clone", "--quiet", "--depth", "1", "--branch", branch, &url, branch]);
+    let checkout = root.join(branch);
+    let base_here =
+        Command::new("git").current_dir(&checkout).args(["rev-parse", "--verify", "--quiet", "main"]).output();
+    assert!(!base_here.unwrap().status.success());
+    checkout
+}
+
+/// How the script finds v8inline.
+enum Binary {
+    /// `V8INLINE_BINARY`: the built binary.
+    Variable,
+    /// No variable: `npx`, here a stand-in on PATH that accepts only
+    /// `npx --yes v8inline@VERSION ARGS` (VERSION Cargo.toml's) and runs
+    /// the built binary with ARGS.
+    Npx,
 }
 
 /// What one run of the script left.
 struct ActionRun {
     output: Output,
+    log: String,
     summary: String,
     github_output: String,
     recordings: PathBuf,
 }
 
-fn run_action(root: &Path, repository: &Path, fail_on_regression: bool) -> ActionRun {
+impl ActionRun {
+    fn annotations(&self) -> Vec<&str> {
+        self.log.lines().filter(|line| line.starts_with("::warning ")).collect()
+    }
+}
+
+/// One recording run at a time: two at once on a small machine halve each
+/// one's samples, and with them what compare can tell from noise.
+static ONE_RUN_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn run_action(root: &Path, checkout: &Path, fail_on_regression: bool, binary: Binary) -> ActionRun {
+    let _one_at_a_time = ONE_RUN_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let summary = root.join("step-summary.md");
     let github_output = root.join("github-output");
     let runner_temp = root.join("runner-temp");
@@ -128,23 +179,51 @@ fn run_action(root: &Path, repository: &Path, fail_on_regression: bool) -> Actio
         std::fs::write(file, "").unwrap();
     }
     std::fs::create_dir_all(&runner_temp).unwrap();
-    let output = Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/benchmark-ci.sh"))
-        .current_dir(repository)
-        .env("V8INLINE_RUN", "node bench.js")
-        .env("V8INLINE_INSTALL", "")
+    let mut command = Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/benchmark-ci.sh"));
+    command
+        .current_dir(checkout)
+        .env("V8INLINE_RUN", "node bench.mjs")
+        .env("V8INLINE_INSTALL", "npm ci --prefer-offline --no-audit --no-fund --silent")
         .env("V8INLINE_FAIL_ON_REGRESSION", fail_on_regression.to_string())
-        .env("V8INLINE_BINARY", v8inline_for_the_script(root))
         .env_remove("V8INLINE_BASE_REF")
         .env("V8INLINE_WORKING_DIRECTORY", "benchmarks")
         .env_remove("V8INLINE_SETUP_PERF")
         .env("GITHUB_BASE_REF", "main")
-        .env("GITHUB_WORKSPACE", repository)
+        .env("GITHUB_WORKSPACE", checkout)
         .env("GITHUB_STEP_SUMMARY", &summary)
         .env("GITHUB_OUTPUT", &github_output)
-        .env("RUNNER_TEMP", &runner_temp)
-        .output()
-        .unwrap();
+        .env("RUNNER_TEMP", &runner_temp);
+    match binary {
+        Binary::Variable => {
+            command.env("V8INLINE_BINARY", env!("CARGO_BIN_EXE_v8inline"));
+        }
+        Binary::Npx => {
+            let bin = root.join("npx-bin");
+            std::fs::create_dir_all(&bin).unwrap();
+            let npx = bin.join("npx");
+            std::fs::write(
+                &npx,
+                format!(
+                    "#!/usr/bin/env bash\n\
+                     [ \"$1 $2\" = \"--yes v8inline@{version}\" ] || {{ echo \"npx: unexpected $*\" >&2; exit 99; }}\n\
+                     exec {binary:?} \"${{@:3}}\"\n",
+                    version = env!("CARGO_PKG_VERSION"),
+                    binary = env!("CARGO_BIN_EXE_v8inline"),
+                ),
+            )
+            .unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&npx, std::fs::Permissions::from_mode(0o755)).unwrap();
+            let path = std::env::join_paths(
+                std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+            )
+            .unwrap();
+            command.env_remove("V8INLINE_BINARY").env("PATH", path);
+        }
+    }
+    let output = command.output().unwrap();
     ActionRun {
+        log: String::from_utf8_lossy(&output.stdout).into_owned(),
         summary: std::fs::read_to_string(&summary).unwrap(),
         github_output: std::fs::read_to_string(&github_output).unwrap(),
         recordings: runner_temp.join("v8inline-recordings"),
@@ -152,65 +231,76 @@ fn run_action(root: &Path, repository: &Path, fail_on_regression: bool) -> Actio
     }
 }
 
+/// The summary table's row of one benchmark (`| count vowels | ... |`).
+fn summary_row<'a>(summary: &'a str, benchmark: &str) -> &'a str {
+    let start = format!("| {benchmark} |");
+    summary.lines().find(|line| line.starts_with(&start)).unwrap_or_else(|| panic!("no row {start} in\n{summary}"))
+}
+
 #[test]
 fn the_action_records_base_and_head_and_reports_the_slower_function() {
-    if !on_path("node") || !on_path("git") {
-        eprintln!("SKIPPED: node and git are not both on PATH");
-        return;
-    }
     let root = common::temp_dir("action", "regression");
-    let origin = repository(&root);
-    // As actions/checkout leaves a pull request: the head alone, one commit
-    // deep; the script fetches the base branch.
-    let url = format!("file://{}", origin.display());
-    git(&root, &["clone", "--quiet", "--depth", "1", "--branch", "feature", &url, "checkout"]);
-    let repository = root.join("checkout");
-    let base_here =
-        Command::new("git").current_dir(&repository).args(["rev-parse", "--verify", "--quiet", "main"]).output();
-    assert!(!base_here.unwrap().status.success());
+    let Some(origin) = origin(&root) else { return };
+    let checkout = shallow_checkout(&root, &origin, "slower");
 
-    let run = run_action(&root, &repository, true);
-    let log = String::from_utf8_lossy(&run.output.stdout);
+    let run = run_action(&root, &checkout, true, Binary::Variable);
+    let (log, summary) = (&run.log, &run.summary);
     let errors = String::from_utf8_lossy(&run.output.stderr);
     assert!(log.starts_with("fetching main from origin\n"), "{log}");
-    // fail-on-regression: the four times slower function is a regression.
+    // fail-on-regression: checksum, three times as slow, is a regression.
     assert_eq!(run.output.status.code(), Some(1), "{log}\n{errors}");
     assert!(
         log.contains("::error title=v8inline benchmark::a regression beyond noise against main (fail-on-regression)"),
         "{log}"
     );
-    // Both recordings, for the artifact, named in the step's output.
+    // Both recordings, for the artifact, where the step's output says;
+    // each with the two benchmarks tinybench ran (installed by `npm ci` in
+    // each tree).
     assert_eq!(run.github_output, format!("recordings={}\n", run.recordings.display()));
     for side in ["base", "head"] {
-        let folded = std::fs::read_to_string(run.recordings.join(side).join("profile.folded")).unwrap();
-        assert!(folded.contains("slowPart"), "{side}: no slowPart in\n{folded}");
+        let benchmarks = std::fs::read_to_string(run.recordings.join(side).join("benchmarks.json")).unwrap();
+        let benchmarks: serde_json::Value = serde_json::from_str(&benchmarks).unwrap();
+        let names: Vec<&str> =
+            benchmarks["benchmarks"].as_array().unwrap().iter().map(|b| b["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["checksum and words", "count vowels"], "{side}");
     }
-    // The job summary: the markdown comparison naming the function.
-    assert!(run.summary.contains("slowPart"), "{}", run.summary);
-    if compare_takes_recordings() {
-        // record finds the performance.measure window, compare names it.
-        assert!(run.summary.contains("kernel loop"), "{}", run.summary);
-    }
-    // The annotations in the log: slowPart's first, at its line of bench.js,
-    // the path relative to the repository (not the working-directory).
-    let annotations: Vec<&str> = log.lines().filter(|line| line.starts_with("::warning ")).collect();
-    assert!(!annotations.is_empty(), "no annotation in\n{log}");
-    assert!(annotations[0].starts_with("::warning file=benchmarks/bench.js,line=2,"), "{log}");
-    assert!(annotations[0].contains("slowPart"), "{log}");
-    if compare_takes_recordings() {
-        // fastPart's share shrank: only a function whose own time grew.
-        assert!(!annotations.iter().any(|line| line.contains("fastPart")), "{log}");
-    }
+    assert_eq!(std::fs::read_to_string(run.recordings.join("comparison.md")).unwrap(), *summary);
+    // The job summary: both benchmarks, checksum regressed, count vowels not.
+    assert!(summary_row(summary, "checksum and words").contains("regressed"), "{summary}");
+    assert!(!summary_row(summary, "count vowels").contains("regressed"), "{summary}");
+    // The annotations: checksum's first, at its line of bench.mjs relative
+    // to the repository root (not the working-directory), at most 3, none
+    // about the unchanged benchmark.
+    let annotations = run.annotations();
+    assert!(!annotations.is_empty() && annotations.len() <= 3, "{log}");
+    assert!(annotations[0].starts_with(&format!("::warning file=benchmarks/bench.mjs,line={CHECKSUM_LINE},")), "{log}");
+    assert!(annotations[0].contains("::checksum "), "{log}");
+    assert!(!annotations.iter().any(|line| line.contains("countVowels") || line.contains("count vowels")), "{log}");
     // The base's worktree is gone.
-    assert_eq!(git(&repository, &["worktree", "list"]).lines().count(), 1);
+    assert_eq!(git(&checkout, &["worktree", "list"]).lines().count(), 1);
 
     // Without fail-on-regression: the same report, and success.
-    let run = run_action(&root, &repository, false);
-    let log = String::from_utf8_lossy(&run.output.stdout);
+    let run = run_action(&root, &checkout, false, Binary::Variable);
+    let log = &run.log;
     assert_eq!(run.output.status.code(), Some(0), "{log}\n{}", String::from_utf8_lossy(&run.output.stderr));
-    assert!(run.summary.contains("slowPart"), "{}", run.summary);
-    assert!(log.lines().any(|line| line.starts_with("::warning ") && line.contains("slowPart")), "{log}");
+    assert!(summary_row(&run.summary, "checksum and words").contains("regressed"), "{}", run.summary);
+    assert!(run.annotations().first().is_some_and(|line| line.contains("checksum")), "{log}");
     assert!(!log.contains("::error"), "{log}");
+}
+
+#[test]
+fn unchanged_code_raises_nothing_and_npx_runs_v8inline() {
+    let root = common::temp_dir("action", "unchanged");
+    let Some(origin) = origin(&root) else { return };
+    let checkout = shallow_checkout(&root, &origin, "docs-only");
+    let run = run_action(&root, &checkout, true, Binary::Npx);
+    let log = &run.log;
+    assert_eq!(run.output.status.code(), Some(0), "{log}\n{}", String::from_utf8_lossy(&run.output.stderr));
+    assert!(run.annotations().is_empty(), "{log}");
+    assert!(!log.contains("::error"), "{log}");
+    for benchmark in ["checksum and words", "count vowels"] {
+        assert!(!summary_row(&run.summary, benchmark).contains("regressed"), "{}", run.summary);
+    }
 }
 
 #[test]
@@ -220,7 +310,12 @@ fn the_action_says_what_is_missing() {
         return;
     }
     let root = common::temp_dir("action", "no-base");
-    let repository = repository(&root);
+    let repository = root.join("repository");
+    std::fs::create_dir_all(&repository).unwrap();
+    git(&repository, &["init", "--quiet"]);
+    std::fs::write(repository.join("bench.mjs"), BENCHMARK).unwrap();
+    git(&repository, &["add", "bench.mjs"]);
+    git(&repository, &["commit", "--quiet", "-m", "base"]);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/benchmark-ci.sh");
     let run = |environment: &[(&str, &str)]| {
         let mut command = Command::new(&script);
@@ -237,20 +332,34 @@ fn the_action_says_what_is_missing() {
         command.output().unwrap()
     };
     // Not a pull request and no base-ref.
-    let output = run(&[("V8INLINE_RUN", "node bench.js")]);
+    let output = run(&[("V8INLINE_RUN", "node bench.mjs")]);
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&output.stdout),
         "::error title=v8inline benchmark::no base to compare with: set the input base-ref \
          (GITHUB_BASE_REF is set only for pull_request events)\n"
     );
-    let output = run(&[("V8INLINE_RUN", "node bench.js"), ("V8INLINE_FAIL_ON_REGRESSION", "yes")]);
+    let output = run(&[("V8INLINE_RUN", "node bench.mjs"), ("V8INLINE_FAIL_ON_REGRESSION", "yes")]);
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&output.stdout),
         "::error title=v8inline benchmark::fail-on-regression must be true or false, not 'yes'\n"
     );
-    let output = run(&[("V8INLINE_RUN", "node bench.js"), ("V8INLINE_WORKING_DIRECTORY", "packages/none")]);
+    let output = run(&[("V8INLINE_RUN", "node bench.mjs"), ("V8INLINE_WORKING_DIRECTORY", "packages/none")]);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stdout).contains("working-directory packages/none: no such directory"));
+    // A failing install step stops its tree before the benchmark, and says so.
+    let output = run(&[
+        ("V8INLINE_RUN", "touch benchmark-ran"),
+        ("V8INLINE_INSTALL", "exit 7"),
+        ("V8INLINE_BASE_REF", "HEAD"),
+        ("V8INLINE_BINARY", "/bin/false"),
+    ]);
+    let log = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(7), "{log}");
+    assert!(
+        log.ends_with("::error title=v8inline benchmark::the install failed at head (exit 7): `exit 7`\n"),
+        "{log}"
+    );
+    assert!(!repository.join("benchmark-ran").exists());
 }
