@@ -78,12 +78,19 @@ struct Recorded {
 }
 
 fn record(directory: &Path, output: &str, command: &[&str]) -> Recorded {
+    record_with(directory, output, &[], command)
+}
+
+/// [`record`] with record's own `flags` too.
+fn record_with(directory: &Path, output: &str, flags: &[&str], command: &[&str]) -> Recorded {
     let output_dir = directory.join(output);
     let _ = std::fs::remove_dir_all(&output_dir);
     let started_ns = monotonic_ns();
     let run: Output = Command::new(env!("CARGO_BIN_EXE_v8inline"))
         .current_dir(directory)
-        .args(["record", "--output-dir", output, "--"])
+        .args(["record", "--output-dir", output])
+        .args(flags)
+        .arg("--")
         .args(command)
         .output()
         .unwrap();
@@ -275,9 +282,22 @@ fn vitest_bench_runs_tinybench_in_its_workers_and_each_task_is_profiled() {
     if !npm_install(&directory, &["vitest@3"]) {
         return;
     }
-    let recorded = record(&directory, "out", &["npx", "vitest", "bench", "--run"]);
+    let recorded = record_with(&directory, "out", &["--stats"], &["npx", "vitest", "bench", "--run"]);
     // In vitest's worker process, not the command's.
     check_benchmarks(&recorded, "tinybench", true);
+    // vitest's main process runs only vitest's code, mostly unoptimized:
+    // not the user's, so a line under --stats, not a warning (issue 41).
+    let runners_own = recorded
+        .stderr
+        .lines()
+        .filter(|line| line.starts_with("v8inline: not the user's, so no warning: "))
+        .filter(|line| {
+            ["vitest's own process", "@vitest's own process", "tinypool's own process"]
+                .iter()
+                .any(|own| line.contains(own))
+        })
+        .count();
+    assert!(runners_own >= 1, "{}", recorded.stderr);
 }
 
 /// The committed recordings of testdata/benchsuite.

@@ -213,15 +213,9 @@ mod tests {
             Some(ToolProcess::TestRunner("tinypool".to_string()))
         );
         // The worker that ran the user's benchmark file is the user's.
-        assert_eq!(
-            tool(&["file:///p/node_modules/vitest/dist/worker.js", "file:///p/bench/parse.bench.ts"]),
-            None
-        );
+        assert_eq!(tool(&["file:///p/node_modules/vitest/dist/worker.js", "file:///p/bench/parse.bench.ts"]), None);
         // A CLI run from its install, through npx: the user's.
-        assert_eq!(
-            tool(&["/usr/lib/node_modules/npm/bin/npx-cli.js", "/p/node_modules/prettier/index.cjs"]),
-            None
-        );
+        assert_eq!(tool(&["/usr/lib/node_modules/npm/bin/npx-cli.js", "/p/node_modules/prettier/index.cjs"]), None);
         // A runner's own dependency is not a runner.
         assert_eq!(test_runner_of("/p/node_modules/vitest/node_modules/chai/index.js"), None);
         assert_eq!(tool(&["node:internal/main/run_main_module"]), Some(ToolProcess::Runtime));
