@@ -6,6 +6,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::process::Output;
 
 use common::{file_starting, gunzip, temp_dir, v8inline};
 
@@ -33,35 +34,44 @@ fn count_of_stacks_with(folded: &str, frame: &str) -> u64 {
         .sum()
 }
 
+/// Runs the main job on `recording` (its code log starts `log_prefix`)
+/// with `input`, every output into `directory`, and `extra` flags.
+fn fold_with_every_output(
+    recording: &Path,
+    log_prefix: &str,
+    input: &[&str],
+    directory: &Path,
+    extra: &[&str],
+) -> Output {
+    let log = file_starting(recording, log_prefix);
+    let jitdump = file_starting(recording, "jit-");
+    let path = |name: &str| directory.join(name).to_str().unwrap().to_string();
+    let mut args: Vec<String> = input.iter().map(|arg| arg.to_string()).collect();
+    args.extend([
+        "--log".to_string(),
+        log.to_str().unwrap().to_string(),
+        "--jitdump".to_string(),
+        jitdump.to_str().unwrap().to_string(),
+        "-o".to_string(),
+        path("profile.folded"),
+        "--flamegraph".to_string(),
+        path("flamegraph.svg"),
+        "--pprof".to_string(),
+        path("profile.pb.gz"),
+        "--cpuprofile".to_string(),
+        path("profile.cpuprofile"),
+        "--firefox-profile".to_string(),
+        path("profile.firefox.json"),
+    ]);
+    args.extend(extra.iter().map(|arg| arg.to_string()));
+    common::run(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
 /// Runs the main job on testdata/regexp (node 20) with `input` and every
 /// output, and checks the regexp's whole name in each.
 fn regexp_named_whole(input: &[&str], directory: &Path) {
-    let recording = testdata("regexp");
-    let log = file_starting(&recording, "codspeed-v8-");
-    let jitdump = file_starting(&recording, "jit-");
-    let path = |name: &str| directory.join(name).to_str().unwrap().to_string();
-    let mut args: Vec<String> = input.iter().map(|arg| arg.to_string()).collect();
-    args.extend(
-        [
-            "--log",
-            log.to_str().unwrap(),
-            "--jitdump",
-            jitdump.to_str().unwrap(),
-            "-o",
-            &path("profile.folded"),
-            "--flamegraph",
-            &path("flamegraph.svg"),
-            "--pprof",
-            &path("profile.pb.gz"),
-            "--cpuprofile",
-            &path("profile.cpuprofile"),
-            "--firefox-profile",
-            &path("profile.firefox.json"),
-        ]
-        .map(String::from),
-    );
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    v8inline(&args);
+    let output = fold_with_every_output(&testdata("regexp"), "codspeed-v8-", input, directory, &[]);
+    assert!(output.status.success(), "{}", common::stderr(&output));
     let whole = format!("RegExp:{LONE_SURROGATE_SOURCE}");
     let folded = std::fs::read_to_string(directory.join("profile.folded")).unwrap();
     // --flamegraph annotates JIT frames in the folded text too.
@@ -136,32 +146,7 @@ const DENO_PERIOD: u64 = 1_003_009;
 /// Runs the main job on testdata/deno-builtins with `input` and every
 /// output; checks the builtins are named in each, as native frames.
 fn deno_builtins_named(input: &[&str], directory: &Path) {
-    let recording = testdata("deno-builtins");
-    let log = file_starting(&recording, "isolate-");
-    let jitdump = file_starting(&recording, "jit-");
-    let path = |name: &str| directory.join(name).to_str().unwrap().to_string();
-    let mut args: Vec<String> = input.iter().map(|arg| arg.to_string()).collect();
-    args.extend(
-        [
-            "--log",
-            log.to_str().unwrap(),
-            "--jitdump",
-            jitdump.to_str().unwrap(),
-            "-o",
-            &path("profile.folded"),
-            "--flamegraph",
-            &path("flamegraph.svg"),
-            "--pprof",
-            &path("profile.pb.gz"),
-            "--cpuprofile",
-            &path("profile.cpuprofile"),
-            "--firefox-profile",
-            &path("profile.firefox.json"),
-            "--stats",
-        ]
-        .map(String::from),
-    );
-    let output = common::run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let output = fold_with_every_output(&testdata("deno-builtins"), "isolate-", input, directory, &["--stats"]);
     let stderr = common::stderr(&output);
     assert!(output.status.success(), "{stderr}");
     // Counted in perf.script.gz: every `[unknown] (.../deno)` frame whose
