@@ -226,6 +226,7 @@ fn read_side(path: &Path, root: Option<&Path>) -> Result<Side, CompareCommandErr
                     stddev: time.stddev,
                     samples: time.samples,
                     median: time.median,
+                    cpu_per_iteration: None,
                 }),
             })
             .collect()
@@ -233,7 +234,22 @@ fn read_side(path: &Path, root: Option<&Path>) -> Result<Side, CompareCommandErr
         Vec::new()
     };
     let text_path = folded_in(path);
-    let text = String::from_utf8_lossy(&read_file(&text_path)?).into_owned();
+    // A recording kept for its benchmarks alone (CI artifacts, testdata)
+    // may leave out the whole run's profile: their profiles together stand
+    // for it (the whole-run flame graph, and the profile comparison when the
+    // other side has no benchmarks).
+    let text = if !text_path.exists() && !benchmarks.is_empty() {
+        let mut text = String::new();
+        for benchmark in &benchmarks {
+            text.push_str(&String::from_utf8_lossy(&read_file(&benchmark.folded_path)?));
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+        }
+        text
+    } else {
+        String::from_utf8_lossy(&read_file(&text_path)?).into_owned()
+    };
     Ok(Side {
         path: path.to_owned(),
         text,
@@ -241,6 +257,19 @@ fn read_side(path: &Path, root: Option<&Path>) -> Result<Side, CompareCommandErr
         project_root: root.map(Path::to_path_buf).or(recorded_root),
         benchmarks,
     })
+}
+
+/// A benchmark's timing with the profile's CPU time per iteration: the
+/// weight of its samples (cpu-clock periods, ns) over the iterations the
+/// harness timed. Only when `benchmarks.json` counts the samples in the
+/// benchmark's windows: then its profile holds those windows alone, not
+/// the whole run.
+fn with_cpu_per_iteration(benchmark: &SideBenchmark, profile: &SideProfile) -> Option<Timing> {
+    let mut timing = benchmark.timing?;
+    if benchmark.samples.is_some_and(|samples| samples > 0) && timing.samples >= 1.0 && profile.total_weight > 0 {
+        timing.cpu_per_iteration = Some(profile.total_weight as f64 / timing.samples);
+    }
+    Some(timing)
 }
 
 /// The git toplevel of the working directory, else the working directory.
@@ -317,8 +346,8 @@ pub fn compare_files(options: &CompareOptions) -> Result<Comparison, CompareComm
             let (head_text, head_profile) = read(head_benchmark, &head_keys)?;
             compared.benchmarks.push(compare_benchmark(
                 &head_benchmark.name,
-                base_benchmark.timing,
-                head_benchmark.timing,
+                with_cpu_per_iteration(base_benchmark, &base_profile),
+                with_cpu_per_iteration(head_benchmark, &head_profile),
                 compare_profiles(&base_profile, &head_profile),
             ));
             benchmark_texts.push((head_benchmark.name.clone(), base_text, head_text));

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::noise::{TimeChange, Timing, Verdict};
+use super::noise::{Statistic, TimeChange, Timing, Verdict};
 use super::{BenchmarkComparison, FunctionChange, ProfileComparison, SuiteComparison};
 use crate::output::annotations::{GithubAnnotation, Severity, SourceRoot, markdown_cell};
 
@@ -84,10 +84,21 @@ fn self_change_text(change: &FunctionChange) -> String {
 fn time_text(benchmark: &BenchmarkComparison) -> String {
     match (benchmark.base_timing, benchmark.head_timing, benchmark.time) {
         (Some(base), Some(head), Some(time)) => {
-            let statistic =
-                |timing: Timing| if time.by_median { timing.median.unwrap_or(timing.mean) } else { timing.mean };
-            let mean = if time.by_median {
-                format!("; mean {} (Welch {})", relative(time.mean_relative), p_value(time.p_value))
+            let statistic = |timing: Timing| time.statistic.of(timing);
+            let wall_median = match (time.statistic, base.median, head.median) {
+                (Statistic::Cpu, Some(base_median), Some(head_median)) if base_median > 0.0 => {
+                    format!("; wall median {},", relative(head_median / base_median - 1.0))
+                }
+                (Statistic::Cpu, ..) => ";".to_string(),
+                _ => String::new(),
+            };
+            let mean = if time.statistic != Statistic::Mean {
+                let separator = if wall_median.is_empty() { ";" } else { "" };
+                format!(
+                    "{wall_median}{separator} mean {} (Welch {})",
+                    relative(time.mean_relative),
+                    p_value(time.p_value)
+                )
             } else {
                 format!(" (Welch {})", p_value(time.p_value))
             };
@@ -95,7 +106,7 @@ fn time_text(benchmark: &BenchmarkComparison) -> String {
                 "{} → {} {} per iteration, {} (noise ± {:.1}%){mean}: {}",
                 duration(statistic(base)),
                 duration(statistic(head)),
-                if time.by_median { "median" } else { "mean" },
+                time.statistic.name(),
                 relative(time.relative),
                 time.noise * 100.0,
                 time.verdict.name()
@@ -234,12 +245,10 @@ pub fn markdown(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -
         );
         text.push_str("| Benchmark | Base | Head | Change | Verdict |\n|---|---:|---:|---:|---|\n");
         for benchmark in &comparison.benchmarks {
-            // Medians where both sides give one: the statistic judged.
-            let by_median = benchmark.time.is_some_and(|time| time.by_median);
+            // The statistic judged: CPU per iteration, else medians.
+            let statistic = benchmark.time.map_or(Statistic::Mean, |time| time.statistic);
             let timing = |timing: Option<Timing>| {
-                timing
-                    .map(|timing| duration(if by_median { timing.median.unwrap_or(timing.mean) } else { timing.mean }))
-                    .unwrap_or_else(|| "–".into())
+                timing.map(|timing| duration(statistic.of(timing))).unwrap_or_else(|| "–".into())
             };
             let change = benchmark
                 .time
@@ -446,7 +455,7 @@ pub fn annotations(
                             .map(|time| {
                                 format!(
                                     ", {} time per iteration {} ± {:.1}%",
-                                    if time.by_median { "median" } else { "mean" },
+                                    time.statistic.name(),
                                     relative(time.relative),
                                     time.noise * 100.0
                                 )
