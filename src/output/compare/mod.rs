@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use crate::model::frames::{FrameKind, Function};
 
-use noise::{ShareChange, TimeChange, Timing, Verdict, judge_share, judge_time};
+use noise::{ShareChange, TimeChange, Timing, Verdict, judge_own_time, judge_share, judge_time};
 use profile::{FunctionSamples, RanAs, SideProfile};
 
 pub use profile::{CompareError, KeyOptions, is_json_report};
@@ -217,16 +217,7 @@ pub fn compare_profiles(base: &SideProfile, head: &SideProfile) -> ProfileCompar
             }
         })
         .collect();
-    changes.sort_by(|left, right| {
-        right
-            .beyond_noise()
-            .cmp(&left.beyond_noise())
-            .then(left.self_change.verdict.cmp(&right.self_change.verdict))
-            .then(right.is_javascript().cmp(&left.is_javascript()))
-            .then(right.self_change.change.total_cmp(&left.self_change.change))
-            .then(right.inclusive_change().total_cmp(&left.inclusive_change()))
-            .then_with(|| left.function.cmp(&right.function))
-    });
+    changes.sort_by(ordered);
     ProfileComparison {
         changes,
         base_samples,
@@ -234,6 +225,19 @@ pub fn compare_profiles(base: &SideProfile, head: &SideProfile) -> ProfileCompar
         base_sample_weight: base.sample_weight,
         head_sample_weight: head.sample_weight,
     }
+}
+
+/// Those beyond noise first (growth before shrinkage, JavaScript before
+/// native), then by self change.
+fn ordered(left: &FunctionChange, right: &FunctionChange) -> std::cmp::Ordering {
+    right
+        .beyond_noise()
+        .cmp(&left.beyond_noise())
+        .then(left.self_change.verdict.cmp(&right.self_change.verdict))
+        .then(right.is_javascript().cmp(&left.is_javascript()))
+        .then(right.self_change.change.total_cmp(&left.self_change.change))
+        .then(right.inclusive_change().total_cmp(&left.inclusive_change()))
+        .then_with(|| left.function.cmp(&right.function))
 }
 
 /// Base's functions that head has at another line (code above them
@@ -309,6 +313,14 @@ pub fn compare_benchmark(
         (Some(base), Some(head)) => Some(judge_time(base, head)),
         _ => None,
     };
+    let mut profile = profile;
+    if let Some(time) = &time {
+        for change in &mut profile.changes {
+            change.self_change =
+                judge_own_time(change.self_change, change.base_self_share, change.head_self_share, time);
+        }
+        profile.changes.sort_by(ordered);
+    }
     BenchmarkComparison { name: name.to_string(), base_timing, head_timing, time, profile }
 }
 

@@ -206,6 +206,44 @@ pub struct ShareChange {
     pub noise: f64,
     /// The verdict.
     pub verdict: Verdict,
+    /// When the function's own CPU time per iteration decided (see
+    /// [`judge_own_time`]): its change, as a share of the benchmark's CPU
+    /// time per iteration at base (1.6 is 160 % of it), and the noise band
+    /// it beat.
+    pub own_time: Option<OwnTimeChange>,
+}
+
+/// A function's own CPU time per iteration, changed by more than its
+/// benchmark's noise allows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OwnTimeChange {
+    /// Head minus base own time per iteration, over the benchmark's CPU
+    /// time per iteration at base.
+    pub relative: f64,
+    /// The benchmark's noise band, relative ([`cpu_floor`]).
+    pub noise: f64,
+}
+
+/// Judges a function's self change inside a benchmark by its own CPU time
+/// per iteration too (its self share times the benchmark's CPU time per
+/// iteration). A share cannot show a function that holds most of a
+/// benchmark getting slower: 80 % of the samples at base, 90 % at head,
+/// though it runs three times longer. Its own time's growth counts when it
+/// alone is beyond the benchmark's noise band, that is, when it alone would
+/// be a regression of the benchmark (unchanged code: each function's own
+/// time moves at most by the benchmark's move plus its share's,
+/// docs/compare.md). Only the profile's CPU time per iteration is
+/// used, never the wall clock's.
+pub fn judge_own_time(share: ShareChange, base_share: f64, head_share: f64, time: &TimeChange) -> ShareChange {
+    if share.verdict != Verdict::Unchanged || time.statistic != Statistic::Cpu {
+        return share;
+    }
+    let relative = head_share * (1.0 + time.relative) - base_share;
+    if relative.abs() < time.noise {
+        return share;
+    }
+    let verdict = if relative > 0.0 { Verdict::Regressed } else { Verdict::Improved };
+    ShareChange { verdict, own_time: Some(OwnTimeChange { relative, noise: time.noise }), ..share }
 }
 
 /// Judges a function's self share: `base_hits` of `base_samples` against
@@ -227,7 +265,7 @@ pub fn judge_share(base_hits: f64, base_samples: f64, head_hits: f64, head_sampl
     } else {
         Verdict::Improved
     };
-    ShareChange { change, noise, verdict }
+    ShareChange { change, noise, verdict, own_time: None }
 }
 
 /// Two-sided p-value of Student's t with `degrees` degrees of freedom:
@@ -365,6 +403,31 @@ mod tests {
         let head =
             Timing { mean: 1240.0, stddev: 2009.0, samples: 2403.0, median: Some(568.0), cpu_per_iteration: None };
         assert_eq!(judge_time(base, head).verdict, Verdict::Regressed);
+    }
+
+    #[test]
+    fn own_time_verdicts() {
+        let time = |relative: f64| TimeChange {
+            relative,
+            statistic: Statistic::Cpu,
+            mean_relative: relative,
+            noise: 0.25,
+            p_value: 0.0,
+            verdict: Verdict::Regressed,
+        };
+        // 80 % of the samples, then 90 % of three times as much: within
+        // the share's noise, 190 % of the benchmark's time more.
+        let share = judge_share(80.0, 100.0, 90.0, 100.0);
+        assert_eq!(share.verdict, Verdict::Unchanged);
+        let judged = judge_own_time(share, 0.8, 0.9, &time(2.0));
+        assert_eq!(judged.verdict, Verdict::Regressed);
+        assert!((judged.own_time.unwrap().relative - 1.9).abs() < 1e-9);
+        // A benchmark 17 % slower, its function's share steady: within the
+        // 25 % band.
+        assert_eq!(judge_own_time(share, 0.8, 0.8, &time(0.17)).verdict, Verdict::Unchanged);
+        // Not by the wall clock.
+        let wall = TimeChange { statistic: Statistic::Median, ..time(2.0) };
+        assert_eq!(judge_own_time(share, 0.8, 0.9, &wall).verdict, Verdict::Unchanged);
     }
 
     #[test]

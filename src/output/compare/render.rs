@@ -76,7 +76,16 @@ fn name_with_inlining(change: &FunctionChange) -> String {
 
 /// `+16.20 pp ± 1.00 pp`.
 fn self_change_text(change: &FunctionChange) -> String {
-    format!("{} ± {:.2} pp", points(change.self_change.change), change.self_change.noise * 100.0)
+    let share = format!("{} ± {:.2} pp", points(change.self_change.change), change.self_change.noise * 100.0);
+    match change.self_change.own_time {
+        // The share alone is within noise: say what was beyond it.
+        Some(own) => format!(
+            "{share}; own CPU time per iteration {} of the benchmark's (noise ± {:.1}%)",
+            relative(own.relative),
+            own.noise * 100.0
+        ),
+        None => share,
+    }
 }
 
 /// `465 µs → 568 µs median per iteration, +22.2% (noise ± 10.0%); mean
