@@ -281,8 +281,11 @@ fn differential_flame_graphs() {
     let benchmark_svg = std::fs::read_to_string(directory.join("diff-sort-and-filter-versions.svg")).unwrap();
     assert!(svg.contains("frames under 0.1% not drawn"), "icicle style");
     // clampPart grew from nothing: its frames are the reddest.
-    let clamp =
-        svg.find("<title>JS:clampPart /tmp/v8inline-compare/head/app.js:12:19 (168 samples, 10.51%; +10.51%)").unwrap();
+    let clamp = svg
+        .find(
+            "<title>JS:clampPart /tmp/v8inline-compare/head/app.js:12:19 (168 samples, 10.51%; +10.51%; TurboFan 100%)",
+        )
+        .unwrap();
     let fill = &svg[clamp..][svg[clamp..].find("fill=\"rgb(").unwrap() + 10..];
     let rgb: Vec<u32> = fill[..fill.find(')').unwrap()].split(',').map(|part| part.trim().parse().unwrap()).collect();
     assert!(rgb[0] == 255 && rgb[1] < 120 && rgb[2] < 120, "{rgb:?}");
@@ -403,5 +406,20 @@ fn the_real_suite_differential_flame_graphs() {
     for name in ["diff.svg", "diff-parse-resource-map-yaml.svg", "diff-parse-regen-apis-config-yaml.svg"] {
         let svg = std::fs::read_to_string(directory.join(name)).unwrap();
         assert!(svg.contains("<title>JS:isEmpty "), "{name}");
+        // Every frame in inferno's differential colors, tiers merged or
+        // not: grey (no change), red (grew: rgb(255,x,x)) or blue (shrank:
+        // rgb(x,x,255)); never a tier's green or aqua. isEmpty grew.
+        let mut is_empty_red = false;
+        for frame in svg.split("<title>").skip(1) {
+            let Some(fill) = frame.split("fill=\"rgb(").nth(1).and_then(|rest| rest.split(')').next()) else {
+                continue;
+            };
+            let [r, g, b]: [u8; 3] =
+                fill.split(',').map(|part| part.parse().unwrap()).collect::<Vec<_>>().try_into().unwrap();
+            let differential = (r == g && g == b) || (r == 255 && g == b) || (b == 255 && r == g);
+            assert!(differential, "{name}: rgb({fill}) in {}", &frame[..frame.len().min(200)]);
+            is_empty_red |= frame.starts_with("JS:isEmpty ") && r == 255 && g < 255;
+        }
+        assert!(is_empty_red, "{name}");
     }
 }

@@ -57,6 +57,9 @@ pub struct SvgOptions {
     pub total_count: u64,
     /// How the graph is drawn.
     pub style: FlameGraphStyle,
+    /// Whether the lines are differential (`stack BEFORE AFTER`): frames
+    /// keep inferno's red and blue of the change, not their tier's color.
+    pub differential: bool,
 }
 
 /// How a flame graph is drawn.
@@ -231,7 +234,7 @@ pub fn write_svg<'lines, W: Write>(
             options.min_width = MIN_WIDTH_PERCENT;
             let lines: Vec<Cow<'_, str>> = folded_lines.into_iter().map(collapse_direct_recursion).collect();
             // One box per function, whatever its tier.
-            let (lines, boxes) = merge_tiers(lines.iter().map(|line| line.as_ref()));
+            let (lines, boxes) = merge_tiers(lines.iter().map(|line| line.as_ref()), svg_options.differential);
             flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut rendered)?;
             tiered = Some(boxes);
         }
@@ -241,7 +244,11 @@ pub fn write_svg<'lines, W: Write>(
         font_width: options.font_width,
         image_width: options.image_width.unwrap_or(INFERNO_IMAGE_WIDTH) as f64,
     };
-    let tiers = tiered.as_ref().map(|boxes| TierLayout { boxes, frame_height: options.frame_height as f64 });
+    let tiers = tiered.as_ref().map(|boxes| TierLayout {
+        boxes,
+        frame_height: options.frame_height as f64,
+        keep_fill: svg_options.differential,
+    });
     relabel(&rendered, &layout, svg_options.style == FlameGraphStyle::Icicle, tiers, &mut output)?;
     output.flush()
 }
@@ -414,6 +421,8 @@ fn patch_script(script: &str) -> Option<String> {
 struct TierLayout<'boxes> {
     boxes: &'boxes TieredBoxes,
     frame_height: f64,
+    /// Keep inferno's fill (a differential graph's red and blue).
+    keep_fill: bool,
 }
 
 /// Copies the SVG that inferno wrote, with each JavaScript frame's label
@@ -536,7 +545,7 @@ fn relabel<W: Write>(
                             writer.write_event(Event::End(BytesStart::new("title").to_end()))?;
                             let mut filled = BytesStart::new("rect");
                             for attribute in rect.attributes().flatten() {
-                                if attribute.key.as_ref() == b"fill" {
+                                if attribute.key.as_ref() == b"fill" && !tiers.keep_fill {
                                     filled.push_attribute(("fill", shares.fill()));
                                 } else {
                                     filled.push_attribute(attribute);
@@ -651,6 +660,7 @@ mod tests {
             samples,
             total_count: total,
             style: FlameGraphStyle::Icicle,
+            differential: false,
         };
         assert_eq!(clock(1526, 1_530_591_234).unit(), CountUnit::Nanoseconds);
         assert_eq!(count_name_and_factor(&clock(1526, 1_530_591_234)), ("ms".to_string(), 1e-6));
@@ -703,6 +713,7 @@ mod tests {
             samples: 5,
             total_count: 5_015_045,
             style: FlameGraphStyle::Classic,
+            differential: false,
         };
         let mut svg = Vec::new();
         write_svg(folded, &options, &mut svg).unwrap();
@@ -843,6 +854,7 @@ mod tests {
             samples: 1000,
             total_count: 1_000_000_000,
             style,
+            differential: false,
         };
         let render = |style| {
             let mut svg = Vec::new();
@@ -899,6 +911,7 @@ mod tests {
                 samples: 1000,
                 total_count: 1_000_000_000,
                 style,
+                differential: false,
             };
             let mut svg = Vec::new();
             write_svg(folded, &options, &mut svg).unwrap();

@@ -588,6 +588,7 @@ impl<'a> Writer<'a> {
             samples: summary.samples_kept,
             total_count: summary.total_count,
             style,
+            differential: false,
         };
         let text = String::from_utf8_lossy(folded);
         let mut svg = Vec::new();

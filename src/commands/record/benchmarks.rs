@@ -270,6 +270,7 @@ pub(crate) fn write_benchmarks(
             samples: stacks.summary.samples_kept,
             total_count: stacks.summary.total_count,
             style: graphs.style,
+            differential: false,
         };
         let svg_path = path.join(super::FLAMEGRAPH_FILE);
         let text = String::from_utf8_lossy(&stacks.folded);

@@ -58,7 +58,8 @@ pub fn differential_svg(
         .collect();
     lines.sort_unstable();
     let samples = head_total.round() as u64;
-    let options = SvgOptions { title: title.to_string(), event: None, samples, total_count: samples, style };
+    let options =
+        SvgOptions { title: title.to_string(), event: None, samples, total_count: samples, style, differential: true };
     let mut svg = Vec::new();
     write_svg(lines.iter().map(String::as_str), &options, &mut svg)?;
     Ok(svg)

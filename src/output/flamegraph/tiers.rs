@@ -132,6 +132,9 @@ fn without_annotation(frame: &str) -> &str {
 #[derive(Debug, Clone, Default)]
 struct MergedStack {
     count: u64,
+    /// A differential line's base count (`stack BEFORE AFTER`): summed,
+    /// not drawn; inferno draws `count` and colors by the change.
+    base_count: u64,
     frame_tiers: Vec<[u64; 4]>,
 }
 
@@ -151,12 +154,24 @@ struct OpenBox<'stack> {
 /// `flamegraph::merge::frames` replayed: boxes open and close where two
 /// sorted lines' frames part, and a box is drawn from the count before its
 /// first line, as wide as the counts of its lines).
-pub(super) fn merge_tiers<'lines>(lines: impl IntoIterator<Item = &'lines str>) -> (Vec<String>, TieredBoxes) {
+pub(super) fn merge_tiers<'lines>(
+    lines: impl IntoIterator<Item = &'lines str>,
+    differential: bool,
+) -> (Vec<String>, TieredBoxes) {
     let mut stacks: FxHashMap<String, MergedStack> = FxHashMap::default();
     let mut frames: Vec<(Cow<'_, str>, Option<Tier>)> = Vec::new();
     for line in lines {
         let Some((stack, count)) = line.trim_end().rsplit_once(' ') else { continue };
         let Ok(count) = count.parse::<u64>() else { continue };
+        // A differential line's counts are two: `stack BEFORE AFTER`.
+        let (stack, base_count) = match differential.then(|| stack.rsplit_once(' ')).flatten() {
+            Some((stack, before)) => match before.parse::<u64>() {
+                Ok(before) => (stack, before),
+                Err(_) => continue,
+            },
+            None if differential => continue,
+            None => (stack, 0),
+        };
         frames.clear();
         for frame in stack.split(';') {
             let (name, tier) = untiered(frame);
@@ -168,6 +183,7 @@ pub(super) fn merge_tiers<'lines>(lines: impl IntoIterator<Item = &'lines str>) 
         let merged = frames.iter().map(|(name, _)| name.as_ref()).collect::<Vec<_>>().join(";");
         let entry = stacks.entry(merged).or_default();
         entry.count = entry.count.saturating_add(count);
+        entry.base_count = entry.base_count.saturating_add(base_count);
         entry.frame_tiers.resize(frames.len(), [0; 4]);
         for (tiers, (_, tier)) in entry.frame_tiers.iter_mut().zip(&frames) {
             if let Some(tier) = tier {
@@ -175,8 +191,16 @@ pub(super) fn merge_tiers<'lines>(lines: impl IntoIterator<Item = &'lines str>) 
             }
         }
     }
-    let mut sorted: Vec<(String, &str, &MergedStack)> =
-        stacks.iter().map(|(stack, merged)| (format!("{stack} {}", merged.count), stack.as_str(), merged)).collect();
+    let mut sorted: Vec<(String, &str, &MergedStack)> = stacks
+        .iter()
+        .map(|(stack, merged)| {
+            let line = match differential {
+                true => format!("{stack} {} {}", merged.base_count, merged.count),
+                false => format!("{stack} {}", merged.count),
+            };
+            (line, stack.as_str(), merged)
+        })
+        .collect();
     sorted.sort_unstable_by(|left, right| left.0.cmp(&right.0));
     let mut boxes = TieredBoxes::default();
     let mut open: Vec<OpenBox<'_>> = Vec::new();
@@ -223,12 +247,15 @@ mod tests {
 
     #[test]
     fn tiers_of_a_function_make_one_box() {
-        let (lines, boxes) = merge_tiers([
-            "node;JS:~f /a.js:1:1_[j];JS:~g /a.js:5:1_[j] 10",
-            "node;JS:*f /a.js:1:1_[j];JS:*g /a.js:5:1_[i] 30",
-            "node;JS:^f /a.js:1:1_[j];JS:^f /a.js:1:1_[j] 20",
-            "node;[node] 40",
-        ]);
+        let (lines, boxes) = merge_tiers(
+            [
+                "node;JS:~f /a.js:1:1_[j];JS:~g /a.js:5:1_[j] 10",
+                "node;JS:*f /a.js:1:1_[j];JS:*g /a.js:5:1_[i] 30",
+                "node;JS:^f /a.js:1:1_[j];JS:^f /a.js:1:1_[j] 20",
+                "node;[node] 40",
+            ],
+            false,
+        );
         assert_eq!(
             lines,
             [
