@@ -1,0 +1,58 @@
+//! `compare` on arbitrary inputs: a `u32` length (little-endian) splits the
+//! bytes into BASE and HEAD. A side whose first byte is odd is a recording
+//! directory (the rest split at `0xFF` bytes into its `benchmarks.json`,
+//! `recording.json`, whole-run `profile.folded` and one benchmark's
+//! `profile.folded`, at the `directory` its JSON names if that is
+//! `b`), else one file (folded stacks or a JSON report). Every format and
+//! the differential flame graphs are rendered: an error is fine, a panic is
+//! not; the markdown stays under GitHub's comment limit.
+#![no_main]
+
+use std::path::{Path, PathBuf};
+
+use libfuzzer_sys::fuzz_target;
+use v8inline::{CompareOptions, ComparisonFormat, compare_files};
+
+fuzz_target!(|bytes: &[u8]| {
+    let Some((length, rest)) = bytes.split_first_chunk::<4>() else { return };
+    let length = (u32::from_le_bytes(*length) as usize).min(rest.len());
+    let (base_bytes, head_bytes) = rest.split_at(length);
+    let work = std::env::temp_dir().join(format!("v8inline-fuzz-compare-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let base = write_side(&work.join("base"), base_bytes);
+    let head = write_side(&work.join("head"), head_bytes);
+    for format in [ComparisonFormat::Text, ComparisonFormat::Markdown, ComparisonFormat::Github] {
+        let mut options = CompareOptions::new(base.clone(), head.clone());
+        options.format = format;
+        options.flame_graph = format == ComparisonFormat::Text;
+        options.source_root = Some(work.clone());
+        if let Ok(comparison) = compare_files(&options) {
+            if format == ComparisonFormat::Markdown {
+                assert!(comparison.text.len() < 65_536);
+            }
+            if format == ComparisonFormat::Github {
+                assert!(comparison.text.lines().filter(|line| line.starts_with("::warning")).count() <= options.top);
+            }
+        }
+    }
+});
+
+/// Writes one side: a recording directory or a file.
+fn write_side(path: &Path, bytes: &[u8]) -> PathBuf {
+    match bytes.split_first() {
+        Some((first, rest)) if first % 2 == 1 => {
+            std::fs::create_dir_all(path.join("b")).unwrap();
+            let mut parts = rest.split(|byte| *byte == 0xFF);
+            for name in ["benchmarks.json", "recording.json", "profile.folded", "b/profile.folded"] {
+                std::fs::write(path.join(name), parts.next().unwrap_or_default()).unwrap();
+            }
+            path.to_owned()
+        }
+        _ => {
+            let file = path.with_extension("folded");
+            std::fs::write(&file, bytes).unwrap();
+            file
+        }
+    }
+}
