@@ -314,7 +314,7 @@ pub fn debuginfo(options: DebugInfoOptions) -> Result<DebugInfoSummary, DebugInf
         let checked = run_jobs(map, &jobs, cache.as_ref(), threads, Mode::Check);
         let mut diagnostics = code_logs.diagnostics.clone();
         code_logs.add_table_problems(&mut diagnostics);
-        code_logs.add_jitdump_cuts(None, &mut diagnostics);
+        crate::v8::unexpanded::add_jitdump_cuts(&code_logs, None, &mut diagnostics);
         let mut problems = Vec::new();
         let mut cache_entries_left = Vec::new();
         for outcome in checked {
@@ -372,7 +372,7 @@ pub fn debuginfo(options: DebugInfoOptions) -> Result<DebugInfoSummary, DebugInf
     summary.not_written.sort_by(|a, b| a.path.cmp(&b.path));
     summary.diagnostics = code_logs.diagnostics.clone();
     code_logs.add_table_problems(&mut summary.diagnostics);
-    code_logs.add_jitdump_cuts(None, &mut summary.diagnostics);
+    crate::v8::unexpanded::add_jitdump_cuts(&code_logs, None, &mut summary.diagnostics);
     Ok(summary)
 }
 

@@ -105,7 +105,7 @@ pub fn lookup(options: CodeLogOptions, queries: &[AddressQuery]) -> Result<Looku
     }
     let mut diagnostics = code_logs.diagnostics.clone();
     code_logs.add_table_problems(&mut diagnostics);
-    code_logs.add_jitdump_cuts(None, &mut diagnostics);
+    crate::v8::unexpanded::add_jitdump_cuts(&code_logs, None, &mut diagnostics);
     Ok(LookupAnswer { text, diagnostics, code_logs })
 }
 

@@ -248,7 +248,7 @@ pub fn fold(input: &SampleInput, options: &FoldOptions) -> Result<FoldedProfile,
 fn with_expansion_warnings(mut profile: FoldedProfile) -> FoldedProfile {
     warn_unexpanded(&profile.expansion, &profile.code_logs, &mut profile.diagnostics);
     warn_source_maps(&profile.code_logs, &mut profile.diagnostics);
-    profile.code_logs.add_jitdump_cuts(Some(&profile.expansion), &mut profile.diagnostics);
+    crate::v8::unexpanded::add_jitdump_cuts(&profile.code_logs, Some(&profile.expansion), &mut profile.diagnostics);
     profile.code_logs.add_table_problems(&mut profile.diagnostics);
     profile
 }

@@ -24,7 +24,6 @@ use crate::error::Error;
 use crate::files::{CutShort, MappedFile, open_file_allowing_cut};
 use crate::formats::jitdump::{self, JitDump, JitDumpWarning, ReadOptions};
 use crate::formats::v8log::{CodeLog, RetainedText};
-use crate::v8::expand::ExpansionStats;
 use crate::v8::inline_map::{InlineMap, JitCodes, SourceOptions};
 
 /// Where to find inputs.
@@ -207,20 +206,6 @@ impl CodeLogs {
             for log in map.logs() {
                 diagnostics.add_table_problems(log);
             }
-        }
-    }
-
-    /// Says each jitdump cut where its killed writer last flushed it: a
-    /// note when every sampled frame of its process resolved (`expansion`
-    /// counts them; without samples, as `lookup` reads, nothing was lost),
-    /// else a warning. After the samples are expanded.
-    pub fn add_jitdump_cuts(&self, expansion: Option<&ExpansionStats>, diagnostics: &mut Diagnostics) {
-        for (index, map) in self.maps.iter().enumerate() {
-            let Some(cut) = &map.jitdump_cut_by_writers_death else { continue };
-            let unresolved = expansion
-                .and_then(|expansion| expansion.processes.get(index))
-                .map_or(0, |samples| samples.unknown_address + samples.unknown_code_index);
-            diagnostics.add_jitdump_cut_by_writers_death(cut.clone(), unresolved);
         }
     }
 

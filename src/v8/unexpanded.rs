@@ -83,6 +83,20 @@ enum Cause {
     UnknownCodeIndexes,
 }
 
+/// Says each jitdump cut where its killed writer last flushed it: a note
+/// when every sampled frame of its process resolved (`expansion` counts
+/// them; without samples, as `lookup` reads, nothing was lost), else a
+/// warning. After the samples are expanded.
+pub fn add_jitdump_cuts(code_logs: &CodeLogs, expansion: Option<&ExpansionStats>, diagnostics: &mut Diagnostics) {
+    for (index, map) in code_logs.maps().iter().enumerate() {
+        let Some(cut) = &map.jitdump_cut_by_writers_death else { continue };
+        let unresolved = expansion
+            .and_then(|expansion| expansion.processes.get(index))
+            .map_or(0, |samples| samples.unknown_address + samples.unknown_code_index);
+        diagnostics.add_jitdump_cut_by_writers_death(cut.clone(), unresolved);
+    }
+}
+
 /// Adds one [`WarningKind::UnexpandedJavaScript`] warning per process whose
 /// samples that ran JavaScript mostly (over half) did not expand, and one
 /// for the samples of pids without a jitdump when they are most of all such

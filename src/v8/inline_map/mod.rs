@@ -82,7 +82,7 @@ pub struct InlineMap {
     /// record size that cannot be right): code loaded later is missing.
     pub jitdump_cut_short: bool,
     /// The jitdump's cut, when it is the one a killed writer leaves: said
-    /// once the samples are expanded ([`crate::v8::code_logs::CodeLogs::add_jitdump_cuts`]).
+    /// once the samples are expanded ([`crate::v8::unexpanded::add_jitdump_cuts`]).
     pub jitdump_cut_by_writers_death: Option<String>,
 }
 
