@@ -60,8 +60,10 @@ fn programs() -> Option<&'static Path> {
                 let path = entry.unwrap().path();
                 std::fs::copy(&path, directory.join(path.file_name().unwrap())).unwrap();
             }
-            let installed =
-                Command::new("npm").current_dir(&directory).args(["install", "--no-audit", "--no-fund", "--silent"]).output();
+            let installed = Command::new("npm")
+                .current_dir(&directory)
+                .args(["install", "--no-audit", "--no-fund", "--silent"])
+                .output();
             match installed {
                 Ok(output) if output.status.success() => Some(directory),
                 Ok(output) => {
@@ -215,7 +217,8 @@ fn check_benchmarks(recorded: &Recorded, harness: &str, on_main_thread: bool, wh
             .map(|node| node["callFrame"]["functionName"].as_str().unwrap())
             .collect();
         assert!(functions.contains(&function) && !functions.contains(&other), "{name}: {functions:?}");
-        let firefox: Value = serde_json::from_slice(&common::gunzip(&directory.join("profile.firefox.json.gz"))).unwrap();
+        let firefox: Value =
+            serde_json::from_slice(&common::gunzip(&directory.join("profile.firefox.json.gz"))).unwrap();
         assert_eq!(firefox["threads"].as_array().unwrap().len(), 1, "{name}: the benchmark's thread");
         let times = &benchmark["time_per_iteration"];
         let line = format!("v8inline: benchmark {name} ({harness}): {samples} samples");
