@@ -13,6 +13,8 @@
 //!   (`process.execArgv`); where its caller gives an `execArgv` of its own,
 //!   the preload puts the flags in front.
 //! - Deno: `DENO_V8_FLAGS`, which every deno reads before its `--v8-flags`.
+//!   Deno runs `NODE_OPTIONS`' preload too (`deno run`, `bench`, `test`):
+//!   its Deno part (`deno_preload.cjs`) writes the benchmarks' windows.
 //!
 //! The script and the preload are in a directory only the user can write
 //! (`super::private`), never in the output directory.
@@ -111,11 +113,42 @@ pub(crate) fn write_preload(
     let (Some(preload), Some(_)) = (text(private.preload().as_os_str()), text(private.path().as_os_str())) else {
         return Ok(None);
     };
-    let configuration = serde_json::json!({ "wanted": wanted, "known": known });
+    // A string: JavaScript reads it as a BigInt, not as a number that
+    // would lose its last digits.
+    let configuration = serde_json::json!({
+        "wanted": wanted,
+        "known": known,
+        "realtime_minus_monotonic_ns": realtime_minus_monotonic_ns().to_string(),
+    });
     crate::files::replace_file(&private.path().join(CONFIGURATION_FILE), |output| {
         serde_json::to_writer(output, &configuration).map_err(std::io::Error::other)
     })?;
     Ok(Some(format!("--require {}", node_options_quoted(&preload))))
+}
+
+/// CLOCK_REALTIME - CLOCK_MONOTONIC, in nanoseconds: the Deno part of the
+/// preload reads its windows on the wall clock (Deno shows JavaScript no
+/// reading of CLOCK_MONOTONIC, perf's clock) and moves them by it. The
+/// narrowest of five monotonic readings around a wall-clock reading.
+fn realtime_minus_monotonic_ns() -> i128 {
+    fn read(clock: libc::clockid_t) -> i128 {
+        let mut time = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: clock_gettime writes the timespec it is given; both
+        // clocks always exist on Linux.
+        unsafe { libc::clock_gettime(clock, &mut time) };
+        i128::from(time.tv_sec) * 1_000_000_000 + i128::from(time.tv_nsec)
+    }
+    let mut best: Option<(i128, i128)> = None;
+    for _ in 0..5 {
+        let before = read(libc::CLOCK_MONOTONIC);
+        let wall = read(libc::CLOCK_REALTIME);
+        let after = read(libc::CLOCK_MONOTONIC);
+        let gap = after - before;
+        if best.is_none_or(|(best_gap, _)| gap < best_gap) {
+            best = Some((gap, wall - (before + gap / 2)));
+        }
+    }
+    best.map_or(0, |(_, offset)| offset)
 }
 
 /// `text` in single quotes for sh, its own single quotes as `'\''`.

@@ -21,6 +21,7 @@
 
 pub mod benchmarks;
 pub mod children;
+mod deno;
 pub mod directory;
 mod interrupt;
 mod private;
@@ -470,7 +471,11 @@ fn launch(
         let flags = flags_for(runtime, &binary)?;
         let invocation = runtime.invocation(arguments, &flags, user_deno_v8_flags.as_deref())?;
         launch.program = binary.clone().into_os_string();
-        launch.arguments = invocation.arguments;
+        launch.arguments = match runtime {
+            // What the preload needs to write the benchmarks' windows there.
+            Runtime::Deno => runtime::deno_grants(&invocation.arguments, private.path()),
+            Runtime::Node => invocation.arguments,
+        };
         launch.environment = invocation.environment;
         if runtime == Runtime::Node {
             known_nodes.push((binary, flags));
@@ -602,6 +607,12 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
             (exit_status, logs.into_iter().map(SampleInput::Ticks).collect(), code_logs, Vec::new())
         }
     };
+    let threadless = deno::find_bench_threads(private.path(), &output_dir);
+    if threadless > 0 {
+        notes.push(format!(
+            "{threadless} Deno benchmark window(s) left out: their thread is not known (run deno with -A to let it tell)"
+        ));
+    }
     let (found_benchmarks, unreadable_windows) = benchmarks::read_benchmarks(private.path());
     let started = StartedNodes {
         started: children::started_nodes(private.path()),

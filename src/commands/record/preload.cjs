@@ -74,6 +74,7 @@ function commandLine(program) {
 }
 
 function main() {
+  // Deno: deno_preload.cjs, which follows this file in the preload.
   if (typeof Deno !== 'undefined') return;
   if (!readConfiguration()) return;
   // A worker thread of a node this ran in already (workers copy the

@@ -27,7 +27,8 @@ use std::path::{Path, PathBuf};
 pub(crate) const RECORD_VARIABLE: &str = "V8INLINE_RECORD";
 
 /// The preload's source: the same for every recording of this build.
-const PRELOAD_SOURCE: &str = include_str!("preload.cjs");
+// Deno runs it too (NODE_OPTIONS' `--require`): its Deno part follows.
+const PRELOAD_SOURCE: &str = concat!(include_str!("preload.cjs"), include_str!("deno_preload.cjs"));
 
 /// A directory `record` may not keep code in, and why.
 #[derive(Debug, thiserror::Error)]

@@ -141,6 +141,100 @@ pub(crate) fn deno_invocation(
     Ok(Invocation { arguments: result, environment: Vec::new() })
 }
 
+/// Deno's subcommands that run JavaScript under Deno's permissions, with
+/// the `--allow-*` flags.
+const DENO_PERMISSION_SUBCOMMANDS: [&str; 4] = ["run", "serve", "test", "bench"];
+
+/// The environment variables the preload reads in Deno
+/// (`deno_preload.cjs`).
+const DENO_PRELOAD_VARIABLES: [&str; 2] = [super::private::RECORD_VARIABLE, "V8INLINE_BENCHMARKS"];
+
+/// A permission the preload needs in Deno: its long flag, its short one and
+/// the values it needs.
+struct DenoGrant {
+    flag: &'static str,
+    short: &'static str,
+    values: Vec<String>,
+}
+
+/// Deno's arguments with what the preload needs to write the benchmarks'
+/// windows granted (`--allow-env` of its variables, `--allow-read` and
+/// `--allow-write` of the recording's private `record_directory`), each
+/// merged into the user's own list of that permission: the program gains
+/// access to nothing of the user's. Unchanged where the user grants it all
+/// already (`-A`, `--allow-write` without a list), for subcommands without
+/// permissions (`task`: its denos read what `-A` gives them), and for a
+/// directory Deno would split (a comma).
+pub(crate) fn deno_grants(arguments: &[OsString], record_directory: &Path) -> Vec<OsString> {
+    let Some(directory) = record_directory.to_str().filter(|directory| !directory.contains(',')) else {
+        return arguments.to_vec();
+    };
+    let Some(subcommand) = arguments.iter().position(|argument| !argument.to_string_lossy().starts_with('-')) else {
+        return arguments.to_vec();
+    };
+    let Some(name) = arguments[subcommand].to_str().filter(|name| DENO_PERMISSION_SUBCOMMANDS.contains(name)) else {
+        return arguments.to_vec();
+    };
+    // Deno's flags end at the script for `run` and `serve`; `test` and
+    // `bench` take files and flags in any order, up to `--`.
+    let flags_end = arguments[subcommand + 1..]
+        .iter()
+        .position(|argument| {
+            argument == "--" || (matches!(name, "run" | "serve") && !argument.to_string_lossy().starts_with('-'))
+        })
+        .map_or(arguments.len(), |offset| subcommand + 1 + offset);
+    let flags = &arguments[subcommand + 1..flags_end];
+    if flags.iter().any(|flag| flag == "-A" || flag == "--allow-all") {
+        return arguments.to_vec();
+    }
+    let grants = [
+        DenoGrant {
+            flag: "--allow-env",
+            short: "-E",
+            values: DENO_PRELOAD_VARIABLES.iter().map(|variable| variable.to_string()).collect(),
+        },
+        DenoGrant { flag: "--allow-read", short: "-R", values: vec![directory.to_string()] },
+        DenoGrant { flag: "--allow-write", short: "-W", values: vec![directory.to_string()] },
+    ];
+    let mut merged: Vec<OsString> = Vec::new();
+    let mut taken = vec![false; flags.len()];
+    for grant in &grants {
+        let mut values = Vec::new();
+        let mut everything = false;
+        for (index, flag) in flags.iter().enumerate() {
+            let Some(text) = flag.to_str() else { continue };
+            if text == grant.flag || text == grant.short {
+                everything = true;
+            } else if let Some(list) = text
+                .strip_prefix(grant.flag)
+                .or_else(|| text.strip_prefix(grant.short))
+                .and_then(|rest| rest.strip_prefix('='))
+            {
+                values.extend(list.split(',').filter(|value| !value.is_empty()).map(str::to_string));
+                taken[index] = true;
+            }
+        }
+        if everything {
+            // The user's scoped lists stay as they were beside it.
+            for (index, flag) in flags.iter().enumerate() {
+                if flag.to_str().is_some_and(|text| {
+                    text.starts_with(&format!("{}=", grant.flag)) || text.starts_with(&format!("{}=", grant.short))
+                }) {
+                    taken[index] = false;
+                }
+            }
+            continue;
+        }
+        values.extend(grant.values.iter().cloned());
+        merged.push(format!("{}={}", grant.flag, values.join(",")).into());
+    }
+    let mut result: Vec<OsString> = arguments[..=subcommand].to_vec();
+    result.extend(merged);
+    result.extend(flags.iter().zip(&taken).filter(|(_, taken)| !**taken).map(|(flag, _)| flag.clone()));
+    result.extend_from_slice(&arguments[flags_end..]);
+    result
+}
+
 /// Flags whose absence is handled: without `--perf-prof-path` (node 18,
 /// 20) the jitdump is moved from the working directory afterwards.
 const OPTIONAL_FLAGS: [&str; 1] = ["perf-prof-path"];
@@ -365,6 +459,40 @@ mod tests {
         let invocation = Runtime::Deno.invocation(&os(&["app.js"]), &ours, None).unwrap();
         assert_eq!(strings(&invocation.arguments), ["app.js"]);
         assert_eq!(invocation.environment.len(), 1);
+    }
+
+    #[test]
+    fn deno_gets_the_preloads_variables_and_directory_merged_into_the_users_grants() {
+        let directory = Path::new("/run/user/1/v8inline/record-x");
+        let ours = [
+            "--allow-env=V8INLINE_RECORD,V8INLINE_BENCHMARKS",
+            "--allow-read=/run/user/1/v8inline/record-x",
+            "--allow-write=/run/user/1/v8inline/record-x",
+        ];
+        let granted = |arguments: &[&str]| strings(&deno_grants(&os(arguments), directory));
+        assert_eq!(granted(&["run", "app.js", "-W"]), [&["run"][..], &ours, &["app.js", "-W"]].concat());
+        // The user's lists gain ours; what the user grants whole stays so.
+        assert_eq!(
+            granted(&["bench", "--allow-read=./data,/etc", "a_bench.ts", "-W", "-E=HOME", "--", "-A"]),
+            [
+                "bench",
+                "--allow-env=HOME,V8INLINE_RECORD,V8INLINE_BENCHMARKS",
+                "--allow-read=./data,/etc,/run/user/1/v8inline/record-x",
+                "a_bench.ts",
+                "-W",
+                "--",
+                "-A"
+            ]
+        );
+        // Everything granted already, or a subcommand without permissions.
+        for arguments in
+            [&["run", "-A", "app.js"][..], &["-q", "bench", "--allow-all"], &["task", "bench"], &["app.js"]]
+        {
+            assert_eq!(granted(arguments), arguments);
+        }
+        assert_eq!(granted(&["-q", "test"]), [&["-q", "test"][..], &ours].concat());
+        // Deno would split a directory with a comma.
+        assert_eq!(strings(&deno_grants(&os(&["run", "app.js"]), Path::new("/a,b"))), ["run", "app.js"]);
     }
 
     #[test]
