@@ -55,6 +55,12 @@ pub(crate) struct FoldArgs {
     /// Include the PID in the root frame (inferno-collapse-perf's --pid).
     #[arg(long)]
     pub(crate) pid: bool,
+    /// One root frame per process (per thread with --tid), named by its
+    /// main thread's last name, as `record` folds: npm, sampled as `node`,
+    /// `npm` and `npm run bench`, is one root, not three. Without it the
+    /// roots are inferno's: one per name.
+    #[arg(long)]
+    pub(crate) one_root_per_process: bool,
     /// Include raw addresses where symbols cannot be found (inferno's --addrs).
     #[arg(long)]
     pub(crate) addrs: bool,

@@ -59,8 +59,8 @@ fn fold_options(args: &FoldArgs) -> FoldOptions {
     let mut collapse = CollapseOptions::default();
     collapse.include_pid = args.pid;
     collapse.include_tid = args.folding.tid;
-    // Where pids are shown, a process is one root (issue 41).
-    collapse.one_root_per_process = args.pid || args.folding.tid;
+    // inferno's roots unless asked (issue 45): --pid alone stays a drop-in.
+    collapse.one_root_per_process = args.one_root_per_process;
     collapse.include_addrs = args.addrs;
     collapse.annotate_kernel = args.annotate_kernel || args.all;
     collapse.annotate_jit = args.annotate_jit || args.all;
