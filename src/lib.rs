@@ -6,7 +6,8 @@
 //! inlining tree of every code object. This crate joins the two and turns a
 //! sampled address back into the stack of JavaScript functions that ran there.
 //!
-//! The crate in layers, bottom to top; each imports only those below it:
+//! The crate in layers, bottom to top; each imports only those below it (one
+//! exception: `formats`' jitdump `read_path` opens its file through `files`):
 //!
 //! ```text
 //!  model        plain data: Sample (typed, interned frames), the frame table, StackProfile
@@ -18,8 +19,8 @@
 //!  collapse     the sinks: Folder (folded stacks), details (StackProfile), TimelineRecorder
 //!  output       renderers, model -> bytes: flame graph, pprof, report, annotations, cpuprofile, firefox, stats
 //!  pipeline     the one orchestration: the engine (expansion meets the sinks), fold (threads, relay), run(Job)
-//!  commands     record, lookup, compare, repair-jitdump, debuginfo, inject
-//!  bin          arguments -> Job; prints what run tells; exit codes
+//!  commands     record, lookup, compare, repair-jitdump, debuginfo, inject; output choices -> requests
+//!  bin          arguments -> Job and OutputChoices; prints what run tells; exit codes
 //! ```
 //!
 //! Three entries fold. The main one is [`run`]: a [`Job`] names the samples,
@@ -96,6 +97,7 @@ pub use commands::debuginfo::{
 };
 pub use commands::inject::{InjectError, InjectOptions, InjectedProcess, Injection, inject};
 pub use commands::lookup::{AddressParseError, AddressQuery, LookupAnswer, LookupError, lookup};
+pub use commands::output_choices::{OutputChoiceError, OutputChoices};
 pub use commands::record::{
     CPUPROFILE_FILE, DEFAULT_OUTPUT_DIRECTORY, FIREFOX_PROFILE_FILE, FLAMEGRAPH_FILE, FOLDED_FILE, FlagsNotKnown,
     RecordError, RecordOptions, Recording, RerunNode, Runtime, RuntimeProcess, Sampler, check_command,

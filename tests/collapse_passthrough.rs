@@ -373,6 +373,161 @@ const EDGE_CASES: &[(&str, &str)] = &[
     ),
 ];
 
+/// One case of inferno 0.12.8's collapse-perf suite
+/// (`testdata/inferno-suite`, as its `tests/collapse-perf.rs` lists them).
+struct SuiteCase {
+    /// The perf script, gzipped.
+    input: PathBuf,
+    /// The folded output inferno's test expects, gzipped.
+    expected: PathBuf,
+    /// inferno's name of the case's option (`pid`, `tid`, `kernel`, `jit`,
+    /// `all`, `addrs`), if any.
+    option: Option<&'static str>,
+    /// FlameGraph's results hold no quotes: inferno's test takes them out of
+    /// its output before comparing.
+    strip_quotes: bool,
+}
+
+/// The 86 cases of inferno's suite whose output it compares to a file.
+fn inferno_suite() -> Vec<SuiteCase> {
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/inferno-suite");
+    let options = ["pid", "tid", "kernel", "jit", "all", "addrs"];
+    let result = |directory: &str, stem: &str, option: Option<&str>| {
+        let suffix = option.map(|option| format!("-{option}")).unwrap_or_default();
+        suite.join(directory).join(format!("results/{stem}-collapsed{suffix}.txt.gz"))
+    };
+    let mut cases = Vec::new();
+    let flamegraph_inputs = [
+        "cycles-instructions-01",
+        "dd-stacks-01",
+        "funcab-cmd-01",
+        "funcab-pid-01",
+        "iperf-stacks-pidtid-01",
+        "java-faults-01",
+        "java-stacks-01",
+        "java-stacks-02",
+        "js-stacks-01",
+        "mirageos-stacks-01",
+        "numa-stacks-01",
+        "vertx-stacks-01",
+    ];
+    for name in flamegraph_inputs {
+        let stem = format!("perf-{name}");
+        for option in options {
+            cases.push(SuiteCase {
+                input: suite.join(format!("flamegraph/{stem}.txt.gz")),
+                expected: result("flamegraph", &stem, Some(option)),
+                option: Some(option),
+                strip_quotes: true,
+            });
+        }
+    }
+    // inferno corrects Rust symbols FlameGraph demangled wrongly: its own results.
+    for option in options {
+        cases.push(SuiteCase {
+            input: suite.join("flamegraph/perf-rust-Yamakaky-dcpu.txt.gz"),
+            expected: result("inferno", "perf-rust-Yamakaky-dcpu", Some(option)),
+            option: Some(option),
+            strip_quotes: false,
+        });
+    }
+    let inferno_inputs = [
+        ("no-events", None),
+        ("single-line-stacks", None),
+        ("single-event", None),
+        ("go-stacks", None),
+        ("java-inline", None),
+        ("versioned-vmlinux", Some("kernel")),
+        ("sourcepawn-jitdump", Some("jit")),
+    ];
+    for (stem, option) in inferno_inputs {
+        cases.push(SuiteCase {
+            input: suite.join(format!("inferno/{stem}.txt.gz")),
+            expected: result("inferno", stem, option),
+            option,
+            strip_quotes: false,
+        });
+    }
+    cases.push(SuiteCase {
+        input: suite.join("flamegraph/example-perf-stacks.txt.gz"),
+        expected: result("inferno", "example-perf-stacks", None),
+        option: None,
+        strip_quotes: false,
+    });
+    cases
+}
+
+fn gunzip(path: &Path) -> Vec<u8> {
+    let file = std::fs::File::open(path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    let mut text = Vec::new();
+    flate2::read::GzDecoder::new(file).read_to_end(&mut text).expect("gunzips");
+    text
+}
+
+/// Why `ours` is not what the case expects, if it is not: inferno's bytes,
+/// and its expected file as inferno's test reads it.
+fn suite_case_difference(case: &SuiteCase, ours: &[u8]) -> Option<String> {
+    let mut options = CollapseOptions::default();
+    match case.option {
+        Some("pid") => options.include_pid = true,
+        Some("tid") => options.include_tid = true,
+        Some("addrs") => options.include_addrs = true,
+        Some("jit") => options.annotate_jit = true,
+        Some("kernel") => options.annotate_kernel = true,
+        Some("all") => {
+            options.annotate_jit = true;
+            options.annotate_kernel = true;
+        }
+        _ => {}
+    }
+    let inferno = inferno_output(&gunzip(&case.input), &options);
+    let first_difference = |ours: &[String], theirs: &[String]| {
+        let line = ours.iter().zip(theirs).position(|(a, b)| a != b).unwrap_or(ours.len().min(theirs.len()));
+        format!("line {}: ours {:?}, theirs {:?}", line + 1, ours.get(line), theirs.get(line))
+    };
+    let lines = |bytes: &[u8]| String::from_utf8_lossy(bytes).lines().map(str::to_owned).collect::<Vec<_>>();
+    if ours != inferno {
+        return Some(format!("not inferno's bytes, {}", first_difference(&lines(ours), &lines(&inferno))));
+    }
+    let mut our_lines = lines(ours);
+    if case.strip_quotes {
+        our_lines = our_lines.into_iter().map(|line| line.replace(['"', '\''], "")).collect();
+    }
+    let expected = lines(&gunzip(&case.expected));
+    (our_lines != expected).then(|| format!("not the expected file, {}", first_difference(&our_lines, &expected)))
+}
+
+/// inferno's own collapse-perf suite through the `v8inline` binary with
+/// inferno's flags and no V8 data: all 86 cases byte-identical to inferno
+/// 0.12.8 (`--pid` and `--tid` included: their roots are inferno's, one per
+/// name; one root per process is `--one-root-per-process`'s).
+#[test]
+fn inferno_suite_passes_through_the_binary() {
+    let cases = inferno_suite();
+    assert_eq!(cases.len(), 86);
+    // No jitdump or perf.data to find where it runs.
+    let directory = std::env::temp_dir().join(format!("v8inline-inferno-suite-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).unwrap();
+    let mut failures = Vec::new();
+    for case in &cases {
+        let flag = case.option.map(|option| format!("--{option}"));
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_v8inline"))
+            .args(flag.iter())
+            .arg(&case.input)
+            .current_dir(&directory)
+            .output()
+            .expect("v8inline runs");
+        let label = format!("{} {:?}", case.input.file_name().unwrap().to_string_lossy(), case.option);
+        if !output.status.success() {
+            failures.push(format!("{label}: {}", String::from_utf8_lossy(&output.stderr)));
+        } else if let Some(difference) = suite_case_difference(case, &output.stdout) {
+            failures.push(format!("{label}: {difference}"));
+        }
+    }
+    std::fs::remove_dir_all(&directory).unwrap();
+    assert!(failures.is_empty(), "{} of 86 pass:\n{}", 86 - failures.len(), failures.join("\n"));
+}
+
 #[test]
 fn edge_cases_match_inferno_with_every_option() {
     for (label, text) in EDGE_CASES {

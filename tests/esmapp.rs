@@ -707,7 +707,7 @@ fn v8_profile_functions(paths: &[PathBuf]) -> BTreeSet<(String, String, u32, u32
 }
 
 /// perf.data of `npm run bench` holds two node processes, folded as separate
-/// roots by `--pid`: npm's (one root, `npm_run_bench-PID`, though it was
+/// roots by `--pid --one-root-per-process`: npm's (one root, `npm_run_bench-PID`, though it was
 /// sampled as `node`, `npm` and `npm run bench` as npm set its title) and
 /// the app's (the jitdump's pid), the two pids `record`
 /// reported. The app's process has the most time; frames of the app's
@@ -726,8 +726,18 @@ fn npm_script_recordings_fold_npm_and_the_app_as_separate_roots() {
         let npm_pid = pid_of(npm_part);
         assert_eq!(pid_of(app_part), app_pid, "{runtime}: the jitdump is not of the process that ran app.mjs");
 
-        let folded =
-            folded_of(&["--perf-data", &perf_data, "--log", &log, "--jitdump", &jitdump, "--no-disk-sources", "--pid"]);
+        let (perf_data, log, jitdump) = (perf_data.as_str(), log.as_str(), jitdump.as_str());
+        let folded = folded_of(&[
+            "--perf-data",
+            perf_data,
+            "--log",
+            log,
+            "--jitdump",
+            jitdump,
+            "--no-disk-sources",
+            "--pid",
+            "--one-root-per-process",
+        ]);
         let mut by_pid: BTreeMap<u32, (u64, BTreeSet<String>)> = BTreeMap::new();
         let mut app_frames_by_pid: BTreeMap<u32, u64> = BTreeMap::new();
         for (frames, count) in parse_folded(&folded) {

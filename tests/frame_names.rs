@@ -256,10 +256,15 @@ fn a_process_that_retitles_itself_is_one_root() {
         ("sh-13056".to_string(), 2 * 1_003_009),
     ]
     .into();
-    assert_eq!(fold(&["--pid"]), expected);
+    assert_eq!(fold(&["--pid", "--one-root-per-process"]), expected);
+    // --pid alone: inferno's roots, one per name (issue 45).
+    let inferno_roots = fold(&["--pid"]);
+    assert_eq!(inferno_roots["npm-13041"], 94_282_846);
+    assert_eq!(inferno_roots["node-13041"], 101_303_909);
+    assert_eq!(inferno_roots["npm_run_bench-13041"], 43_129_387);
     // Per thread: npm's main thread is one root; its other threads keep
     // their own names (node never renamed them).
-    let per_thread = fold(&["--tid"]);
+    let per_thread = fold(&["--tid", "--one-root-per-process"]);
     assert!(per_thread.contains_key("npm_run_bench-13041/13041"), "{per_thread:?}");
     assert!(!per_thread.keys().any(|root| root.starts_with("npm-")), "{per_thread:?}");
     assert_eq!(per_thread.values().sum::<u64>(), expected.values().sum::<u64>());

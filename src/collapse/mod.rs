@@ -64,7 +64,7 @@ pub struct CollapseOptions {
     /// retitles itself (npm: `node`, `npm`, `npm run bench`) or renames its
     /// threads; a sample whose pid is unknown keeps a root per name.
     /// Default `false`: a root per name (comm), as inferno's. The main job
-    /// turns it on with `--pid`/`--tid`, `record` always.
+    /// turns it on with `--one-root-per-process`, `record` always.
     pub one_root_per_process: bool,
 }
 

@@ -193,8 +193,8 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, CompareCo
 /// The profile file of a recording directory: `profile.folded`, or its
 /// gzipped copy.
 fn folded_in(directory: &Path) -> PathBuf {
-    let plain = directory.join(crate::FOLDED_FILE);
-    let gzipped = directory.join(format!("{}.gz", crate::FOLDED_FILE));
+    let plain = directory.join(crate::commands::record::FOLDED_FILE);
+    let gzipped = directory.join(format!("{}.gz", crate::commands::record::FOLDED_FILE));
     if !plain.exists() && gzipped.exists() { gzipped } else { plain }
 }
 

@@ -6,10 +6,13 @@
 //! - [`repair`]: a jitdump with V8's mis-sized records corrected.
 //! - [`debuginfo`]: DWARF with the inlined frames in perf inject's jitted files.
 //! - [`inject`]: `record --inject`, a recording through perf inject and debuginfo.
+//! - [`output_choices`]: the outputs a command line asks for, as the
+//!   requests the main job and `record` hand the one writer.
 
 pub mod compare;
 pub mod debuginfo;
 pub mod inject;
 pub mod lookup;
+pub mod output_choices;
 pub mod record;
 pub mod repair;

@@ -4,10 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use v8inline::CodeLogOptions;
-use v8inline::FlameGraphStyle;
-use v8inline::SourceOptions;
-use v8inline::{SourceMapOptions, SourceMapOverride};
+use v8inline::{CodeLogOptions, Destination, FlameGraphStyle, OutputChoices, ThreadSelection};
+use v8inline::{SourceMapOptions, SourceMapOverride, SourceOptions};
 
 /// Expand V8's inlined JavaScript frames in perf profiles.
 ///
@@ -55,6 +53,12 @@ pub(crate) struct FoldArgs {
     /// Include the PID in the root frame (inferno-collapse-perf's --pid).
     #[arg(long)]
     pub(crate) pid: bool,
+    /// One root frame per process (per thread with --tid), named by its
+    /// main thread's last name, as `record` folds: npm, sampled as `node`,
+    /// `npm` and `npm run bench`, is one root, not three. Without it the
+    /// roots are inferno's: one per name.
+    #[arg(long)]
+    pub(crate) one_root_per_process: bool,
     /// Include raw addresses where symbols cannot be found (inferno's --addrs).
     #[arg(long)]
     pub(crate) addrs: bool,
@@ -424,6 +428,33 @@ impl InputArgs {
         options.sources = self.reading.source_options();
         options.read_threads = 1;
         options
+    }
+}
+
+impl OutputArgs {
+    /// The outputs these arguments ask for (the main job sets the folded
+    /// stacks' file and the flame graph, `record` writes them in its
+    /// directory); `stats` is `--stats`.
+    pub(crate) fn choices(&self, stats: bool) -> OutputChoices {
+        // Where a text output goes: its file, else standard output.
+        let to = |path: &Option<PathBuf>| path.clone().map_or(Destination::StandardOutput, Destination::File);
+        let mut choices = OutputChoices::default();
+        choices.flamegraph_style = self.flamegraph_style.into();
+        choices.pprof = self.pprof.clone();
+        choices.report_json = (self.report == Some(ReportFormat::Json)).then(|| to(&self.report_output));
+        // Appended to: $GITHUB_STEP_SUMMARY collects every step's summary.
+        choices.summary_markdown = (self.summary == Some(SummaryFormat::Markdown))
+            .then(|| self.summary_output.clone().map_or(Destination::StandardOutput, Destination::AppendTo));
+        choices.summary_top = self.top;
+        choices.github_annotations = (self.annotate == Some(AnnotateFormat::Github)).then(|| to(&self.annotate_output));
+        choices.annotations_top = self.annotate_top;
+        choices.source_root = self.source_root.clone();
+        choices.cpuprofile = self.cpuprofile.clone();
+        choices.cpuprofile_thread = ThreadSelection { pid: self.cpuprofile_pid, tid: self.cpuprofile_tid };
+        choices.javascript_only = self.js_only;
+        choices.firefox_profile = self.firefox_profile.clone();
+        choices.stats = stats;
+        choices
     }
 }
 

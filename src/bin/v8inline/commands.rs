@@ -4,18 +4,12 @@ use std::io::Write;
 
 use crate::args::{CompareArgs, CompareFormat, DebuginfoArgs, LookupArgs, RecordArgs, RepairJitDumpArgs};
 use crate::failure::{Failure, report_warnings, standard_output_failure, write_file, write_output};
-use std::path::PathBuf;
 use v8inline::{AddressQuery, LookupError};
 use v8inline::{CompareCommandError, CompareOptions, ComparisonFormat, compare_files};
 
-use crate::fold::requests_beside_folded;
 use v8inline::RepairError;
 use v8inline::thread_count;
-use v8inline::{
-    CPUPROFILE_FILE, FIREFOX_PROFILE_FILE, FLAMEGRAPH_FILE, FOLDED_FILE, RecordError, RecordOptions,
-    prepare_output_directory,
-};
-use v8inline::{Destination, OutputRequest, check_outputs};
+use v8inline::{RecordError, RecordOptions, prepare_output_directory};
 
 pub(crate) fn lookup(args: LookupArgs) -> Result<(), Failure> {
     let queries = args
@@ -69,7 +63,7 @@ pub(crate) fn compare(args: CompareArgs) -> Result<u8, Failure> {
         }
         Err(error) => return Err(Failure::Input(error.to_string())),
     };
-    write_output(args.output.as_deref(), comparison.text.as_bytes(), false)?;
+    write_output(args.output.as_deref(), comparison.text.as_bytes())?;
     if let (Some(svg_path), Some(svg)) = (&args.flamegraph, &comparison.svg) {
         write_file(svg_path, svg)?;
         for benchmark in &comparison.benchmark_svgs {
@@ -90,26 +84,8 @@ pub(crate) fn record(args: RecordArgs) -> Result<u8, Failure> {
     // Before the output directory is made: nothing to leave behind.
     v8inline::check_command(&args.command).map_err(record_failure)?;
     let output_dir = prepare_output_directory(args.output_dir.as_deref(), args.force).map_err(record_failure)?;
-    // The main job's outputs, the folded stacks, flame graph, .cpuprofile
-    // and Firefox profile in the output directory unless asked elsewhere.
-    let in_directory =
-        |given: &Option<PathBuf>, name: &str| Some(given.clone().unwrap_or_else(|| output_dir.join(name)));
-    let mut outputs = vec![
-        OutputRequest::Folded(Destination::File(output_dir.join(FOLDED_FILE))),
-        OutputRequest::FlameGraph {
-            path: output_dir.join(FLAMEGRAPH_FILE),
-            style: args.outputs.flamegraph_style.into(),
-        },
-    ];
-    outputs.extend(requests_beside_folded(
-        &args.outputs,
-        in_directory(&args.outputs.cpuprofile, CPUPROFILE_FILE),
-        in_directory(&args.outputs.firefox_profile, FIREFOX_PROFILE_FILE),
-    ));
-    check_outputs(&outputs).map_err(|error| Failure::Usage(error.to_string()))?;
-    if args.folding.stats {
-        outputs.push(OutputRequest::Stats);
-    }
+    let outputs = args.outputs.choices(args.folding.stats).record_requests(&output_dir);
+    let outputs = outputs.map_err(|error| Failure::Usage(error.to_string()))?;
     let mut options = RecordOptions::new(args.command, output_dir);
     options.frequency = args.frequency;
     options.outputs = outputs;

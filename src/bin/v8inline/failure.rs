@@ -71,16 +71,9 @@ pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
 }
 
 /// Writes `bytes` to `path`, or to standard output without a path.
-/// `append` adds to an existing file (as $GITHUB_STEP_SUMMARY wants).
-pub(crate) fn write_output(path: Option<&Path>, bytes: &[u8], append: bool) -> Result<(), Failure> {
+pub(crate) fn write_output(path: Option<&Path>, bytes: &[u8]) -> Result<(), Failure> {
     match path {
         None => std::io::stdout().lock().write_all(bytes).map_err(standard_output_failure),
-        Some(path) if append => std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .and_then(|mut file| file.write_all(bytes))
-            .map_err(|error| Failure::Input(format!("{}: {error}", path.display()))),
         Some(path) => write_file(path, bytes),
     }
 }
