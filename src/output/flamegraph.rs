@@ -236,14 +236,19 @@ pub fn write_svg_with_note<'lines, W: Write>(
     note: Option<&FrameNote>,
     mut output: W,
 ) -> io::Result<()> {
+    let svg_options = &SvgOptions {
+        title: xml_safe(&svg_options.title).into_owned(),
+        event: svg_options.event.as_deref().map(|event| xml_safe(event).into_owned()),
+        ..svg_options.clone()
+    };
     let mut options = Options::default();
     options.colors = Palette::Multi(MultiPalette::Java);
     options.deterministic = true;
-    options.title = xml_safe(&svg_options.title).into_owned();
+    options.title = svg_options.title.clone();
     (options.count_name, options.factor) = count_name_and_factor(svg_options);
     // Labels start with the function's name; cut the script path instead.
     options.text_truncate_direction = TextTruncateDirection::Right;
-    let subtitle = xml_safe(&svg_options.subtitle()).into_owned();
+    let subtitle = svg_options.subtitle();
     let folded_lines = folded_lines.into_iter().map(xml_safe);
     let note = note
         .map(|note| FrameNote { frame: xml_safe(&note.frame).into_owned(), note: xml_safe(&note.note).into_owned() });
