@@ -1,13 +1,15 @@
 //! The outputs of a job, chosen in the library: a caller (the main job,
 //! `record`) lists the [`OutputRequest`]s it wants, [`run`] folds the input
-//! and writes each of them. The renderers (`crate::output`) only turn the
-//! finished model into bytes: the folded text, the [`StackProfile`] and the
-//! [`Timeline`] the fold built.
+//! and writes each of them, and each benchmark's ([`BenchmarkOutputs`]) by
+//! the same `Writer` over the benchmark's share of the fold. The renderers
+//! (`crate::output`) only turn the finished model into bytes: the folded
+//! text, the [`StackProfile`] and the [`Timeline`] the fold built.
 //!
 //! A new output is one renderer, one variant of [`OutputRequest`], and its
-//! arm in the two matches that do not compile without it: what it is
-//! (`OutputRequest::form`: its option, what it is made from, where it goes)
-//! and how it is made (`Writer::make`); and the command line's flag.
+//! arm in the three matches that do not compile without it: what it is
+//! (`OutputRequest::form`: its option, what it is made from, where it goes),
+//! how it is made (`Writer::make`) and what it is of one benchmark
+//! (`OutputRequest::for_benchmark`); and the command line's flag.
 
 use crate::collapse::skip_after::names_function;
 use std::io::{self, Write};
