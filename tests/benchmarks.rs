@@ -319,8 +319,26 @@ fn check_recording_file(recorded: &Recorded, directory: &Path, command: &[&str],
 fn tinybench_tasks_are_profiled_one_by_one() {
     let Some(directory) = harnesses() else { return };
     let command = ["node", "tinybench.mjs"];
-    let recorded = record(directory, "out-tinybench", &command);
+    // Every output of the run that goes to a file is each benchmark's too,
+    // as the run's options shape it.
+    let recorded = record_with(directory, "out-tinybench", &["--pprof", "run.pb.gz", "--js-only"], &command);
     check_benchmarks(&recorded, "tinybench", true);
+    for (benchmark, (name, function)) in recorded.benchmarks().iter().zip(TASKS) {
+        let own = recorded.output_dir.join(benchmark["directory"].as_str().unwrap());
+        let pprof = String::from_utf8_lossy(&common::gunzip(&own.join("run.pb.gz"))).into_owned();
+        let other = TASKS.iter().map(|(_, other)| *other).find(|other| *other != function).unwrap();
+        assert!(pprof.contains(function) && !pprof.contains(other), "{name}: its pprof profile");
+        let cpuprofile: Value =
+            serde_json::from_str(&std::fs::read_to_string(own.join("profile.cpuprofile")).unwrap()).unwrap();
+        let native: Vec<&str> = cpuprofile["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|node| node["callFrame"]["functionName"].as_str().unwrap())
+            .filter(|function| function.starts_with("Builtins_") || function.starts_with("node::"))
+            .collect();
+        assert!(native.is_empty(), "{name}: --js-only, yet {native:?}");
+    }
     // One window each: the measured loop, not its warm-up.
     for benchmark in recorded.benchmarks() {
         assert_eq!(benchmark["windows"].as_array().unwrap().len(), 1);

@@ -743,3 +743,49 @@ fn write_to<T>(to: &Destination, write: impl FnOnce(&mut dyn Write) -> io::Resul
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A benchmark gets every output of the run that goes to a file of its
+    /// own, in its directory under the same name, its `.cpuprofile` of its
+    /// thread; nothing that goes to standard output, is appended to, or is
+    /// told to the caller.
+    #[test]
+    fn a_benchmark_gets_the_runs_file_outputs_in_its_directory() {
+        let run = Path::new("/out");
+        let thread = ThreadSelection { pid: Some(7), tid: Some(8) };
+        let benchmark = Path::new("/out/benchmarks/sum");
+        let outputs = [
+            OutputRequest::Folded(Destination::File(run.join("profile.folded"))),
+            OutputRequest::FlameGraph { path: run.join("flamegraph.svg"), style: FlameGraphStyle::Classic },
+            OutputRequest::Pprof(PathBuf::from("/elsewhere/cpu.pb.gz")),
+            OutputRequest::ReportJson(Destination::StandardOutput),
+            OutputRequest::GithubAnnotations {
+                to: Destination::AppendTo(PathBuf::from("/summary")),
+                top: 5,
+                source_root: PathBuf::from("/"),
+            },
+            OutputRequest::CpuProfile {
+                path: run.join("profile.cpuprofile"),
+                thread: ThreadSelection::default(),
+                javascript_only: true,
+            },
+            OutputRequest::FirefoxProfile(run.join("profile.firefox.json.gz")),
+            OutputRequest::Stats,
+        ];
+        let of_benchmark: Vec<OutputRequest> =
+            outputs.iter().filter_map(|output| output.for_benchmark(benchmark, thread)).collect();
+        assert_eq!(
+            of_benchmark,
+            [
+                OutputRequest::Folded(Destination::File(benchmark.join("profile.folded"))),
+                OutputRequest::FlameGraph { path: benchmark.join("flamegraph.svg"), style: FlameGraphStyle::Classic },
+                OutputRequest::Pprof(benchmark.join("cpu.pb.gz")),
+                OutputRequest::CpuProfile { path: benchmark.join("profile.cpuprofile"), thread, javascript_only: true },
+                OutputRequest::FirefoxProfile(benchmark.join("profile.firefox.json.gz")),
+            ]
+        );
+    }
+}
