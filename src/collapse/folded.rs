@@ -13,7 +13,7 @@ use super::naming::{
 };
 use super::process_roots::{ProcessRoots, RootOwner, SampleThread};
 use super::stack_table::{FrameId, StackIndex, StackTable};
-use super::task_root::TaskRoot;
+use super::task_root::{CodeOwner, TaskRoot, task_position};
 use super::{CollapseOptions, CollapseSummary};
 use crate::expansion::{ExpandedFrames, ExpandedSample, FrameContext, FrameExpander};
 use crate::model::sample::{FrameNumberCache, ModuleId, Sample, SampleInterner, StringId};
@@ -706,8 +706,11 @@ impl Folder {
     /// with those (at least its first frame, the process's root, is
     /// folded). Without any such frame, only each stack's first frame is.
     /// Detailed stacks are changed alike. Returns what the root stands for.
-    pub fn start_at_task(&mut self, root: &str, is_task: impl Fn(&str) -> bool) -> TaskRoot {
-        let is_task_frame: Vec<bool> = self.frame_names.iter().map(|name| is_task(name)).collect();
+    pub fn start_at_task(&mut self, root: &str, owner_of: impl Fn(&str) -> CodeOwner) -> TaskRoot {
+        let owners: Vec<CodeOwner> = self.frame_names.iter().map(|name| owner_of(name)).collect();
+        let task_of = |root_first: &mut dyn Iterator<Item = FrameId>| {
+            task_position(root_first.map(|frame| owners[frame.index()]))
+        };
         let stacks = self.sorted_stacks();
         // The starts folded (root first), as a tree of (parent, frame).
         let mut folded_starts: FxHashMap<(u32, FrameId), u32> = FxHashMap::default();
@@ -715,7 +718,7 @@ impl Folder {
         let mut frames = Vec::with_capacity(128);
         for &(stack, _) in &stacks {
             self.stacks.frames(stack, &mut frames);
-            let Some(task) = frames.iter().rev().position(|frame| is_task_frame[frame.index()]) else { continue };
+            let Some(task) = task_of(&mut frames.iter().rev().copied()) else { continue };
             let mut node = u32::MAX;
             for &frame in frames.iter().rev().take(task) {
                 let next = folded_starts.len() as u32;
@@ -725,16 +728,16 @@ impl Folder {
         }
         let task_found = !folded_starts.is_empty();
         // How many frames of a stack (root first) the root stands for.
-        let folded_length = |root_first: &mut dyn Iterator<Item = FrameId>| -> usize {
+        let folded_length = |root_first: &[FrameId]| -> usize {
             if !task_found {
                 return 1;
             }
+            if let Some(task) = task_of(&mut root_first.iter().copied()) {
+                return task;
+            }
             let mut node = u32::MAX;
             let mut length = 0;
-            for frame in root_first {
-                if is_task_frame[frame.index()] {
-                    return length;
-                }
+            for &frame in root_first {
                 match folded_starts.get(&(node, frame)) {
                     Some(&next) => {
                         node = next;
@@ -759,7 +762,8 @@ impl Folder {
         self.stack_counts.clear();
         for (stack, count) in stacks {
             old_table.frames(stack, &mut frames);
-            let folded = folded_length(&mut frames.iter().rev().copied()).min(frames.len());
+            let root_first: Vec<FrameId> = frames.iter().rev().copied().collect();
+            let folded = folded_length(&root_first).min(frames.len());
             frames.truncate(frames.len() - folded);
             frames.push(root_id);
             if let Some(stack) = self.stacks.intern(&frames) {
@@ -770,7 +774,8 @@ impl Folder {
         if let Some(details) = &mut self.details {
             let mut started: FxHashMap<Box<[DetailedFrame]>, StackWeight> = FxHashMap::default();
             for (stack, weight) in details.weights.drain() {
-                let folded = folded_length(&mut stack.iter().rev().map(|detailed| detailed.frame)).min(stack.len());
+                let root_first: Vec<FrameId> = stack.iter().rev().map(|detailed| detailed.frame).collect();
+                let folded = folded_length(&root_first).min(stack.len());
                 let mut stack = stack[..stack.len() - folded].to_vec();
                 stack.push(DetailedFrame {
                     frame: root_id,

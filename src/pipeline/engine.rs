@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use crate::collapse::task_root::{TaskRoot, is_users_frame, root_frame_name};
+use crate::collapse::task_root::{TaskRoot, code_owner, root_frame_name};
 use crate::collapse::timeline::TimelineRecorder;
 use crate::collapse::{CollapseOptions, CollapseSummary, Folder};
 use crate::expansion::{ExpandedSample, FrameExpander, StackSink};
@@ -125,7 +125,7 @@ impl<Expander: FrameExpander> ExpandingSinks<Expander> {
             .zip(benchmark_list)
             .map(|(mut folder, benchmark)| {
                 // Its graph starts at the benchmark, then the user's task.
-                let root = folder.start_at_task(&root_frame_name(&benchmark.name), is_users_frame);
+                let root = folder.start_at_task(&root_frame_name(&benchmark.name), code_owner);
                 let details = self
                     .record_details
                     .then(|| StackProfile::from_folder(&folder, &self.expander, summary.event.clone()));

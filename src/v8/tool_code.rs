@@ -117,6 +117,12 @@ pub fn is_users_script(script_name: &str) -> bool {
         && !is_records_preload(&script_file_name(script_name))
 }
 
+/// Whether a script is a file inside some package's install
+/// (`node_modules/`): a harness's or a library's code.
+pub fn is_installed_script(script_name: &str) -> bool {
+    is_a_file(script_name) && is_installed(script_name)
+}
+
 /// Whether a script name is a file's path or URL (not `<unknown>`).
 fn is_a_file(script_name: &str) -> bool {
     script_name.starts_with('/') || script_name.starts_with("file://")

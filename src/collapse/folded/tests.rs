@@ -94,7 +94,7 @@ node 7/7 [000] 1.002000: 1000 cpu-clock:
     let folded = fold_perf_script_with(script.as_bytes(), &options, false, || NoExpansion).unwrap();
     let mut folder = folded.folder;
     folder.name_process_roots();
-    let root = folder.start_at_task(&task_root::root_frame_name("sum; of squares"), task_root::is_users_frame);
+    let root = folder.start_at_task(&task_root::root_frame_name("sum; of squares"), task_root::code_owner);
     let mut text = Vec::new();
     folder.write_folded(&mut text).unwrap();
     assert_eq!(
