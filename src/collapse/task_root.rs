@@ -150,6 +150,8 @@ mod tests {
         }
         for others in [
             "JS:^#_ file:///tmp/suite/node_modules/tinybench/dist/index.js:495:4_[j]",
+            // Deno's cache of npm packages.
+            "JS:^#_ file:///root/.cache/deno/npm/registry.npmjs.org/tinybench/6.2.5/dist/index.js:495:4_[j]",
             "JS:*run node:internal/main/run_main_module:1:1_[j]",
             "JS:~runObserved /tmp/v8inline-0/preload-0123456789abcdef.cjs:421:40_[j]",
             // benchmark.js's compiled loop: a script of no file.
