@@ -71,6 +71,32 @@ else
   echo "deno not installed (npm install --prefix /opt/deno deno): the Deno flame graph is not checked" >&2
 fi
 
+# A benchmark suite (testdata/benchsuite: tinybench timing the yaml library)
+# recorded as its users run it: each benchmark's own graph, and compare's
+# differential graph of each benchmark (the recording against itself).
+suite=$(mktemp -d)
+cp -r testdata/benchsuite/package.json testdata/benchsuite/bench.mjs testdata/benchsuite/inputs "$suite"
+benchmark_graphs=()
+if (cd "$suite" && npm install --no-audit --no-fund --silent >/dev/null 2>&1); then
+  (cd "$suite" && "$v8inline" record --output-dir out -- npm run bench >/dev/null 2>&1)
+fi
+if [ -d "$suite/out/benchmarks" ]; then
+  "$v8inline" compare "$suite/out" "$suite/out" --flamegraph "$suite/diff.svg" >/dev/null
+  for directory in "$suite"/out/benchmarks/*/; do
+    slug=$(basename "$directory")
+    cp "$directory/flamegraph.svg" "$out/benchmark-$slug.svg"
+    benchmark_graphs+=("benchmark-$slug")
+  done
+  for diff in "$suite"/diff-*.svg; do
+    name=benchmark-diff-$(basename "$diff" .svg | sed 's/^diff-//')
+    cp "$diff" "$out/$name.svg"
+    benchmark_graphs+=("$name")
+  done
+else
+  echo "npm install failed or perf could not record: the benchmark graphs are not checked" >&2
+fi
+rm -rf "$suite"
+
 # The flags keep Chromium off the (closed) network and out of any profile.
 flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
   --disable-background-networking --disable-component-update --disable-sync
@@ -227,4 +253,61 @@ for graph in graphs:
 if problems:
     sys.exit("flame graph check failed:\n  " + "\n  ".join(problems))
 print(f"flame graphs look right; screenshots in {out}/: " + ", ".join(f"{graph}.png" for graph in graphs))
+PYTHON
+
+# Each benchmark's graph, and its differential graph: Chromium shows the SVG,
+# not its XML error page; the benchmark's graph starts at the benchmark, its
+# root labelled with the benchmark's name and its tooltip saying what it
+# stands for; at least 25 whole labels in the first 1,000 px of each.
+for name in "${benchmark_graphs[@]}"; do
+  svg=$out/$name.svg
+  timeout 120 "$browser" "${flags[@]}" --window-size=1200,1000 --screenshot="$out/$name.png" "file://$PWD/$svg" 2>/dev/null
+  timeout 120 "$browser" "${flags[@]}" --dump-dom "file://$PWD/$svg" >"$out/$name.dom.html" 2>/dev/null
+  test -s "$out/$name.png"
+done
+[ ${#benchmark_graphs[@]} -eq 0 ] || python3 - "$out" "${benchmark_graphs[@]}" <<'PYTHON'
+import html
+import re
+import sys
+import xml.etree.ElementTree as ElementTree
+
+out, graphs = sys.argv[1], sys.argv[2:]
+frame = re.compile(r'<g><title>([^<]*)</title><rect x="[^"]*" y="([\d.]+)"[^>]*/?>(?:</rect>)?'
+                   r'(?:<text ([^>]*?)/>|<text ([^>]*)>([^<]*)</text>)</g>')
+names = {"parse-resource-map-yaml": "parse resource_map.yaml", "parse-regen-apis-config-yaml": "parse regen_apis_config.yaml"}
+problems = []
+for graph in graphs:
+    # A strict XML parser reads the file as written.
+    try:
+        ElementTree.parse(f"{out}/{graph}.svg")
+    except ElementTree.ParseError as error:
+        problems.append(f"{graph}.svg: not well-formed XML: {error}")
+    dom = open(f"{out}/{graph}.dom.html").read()
+    if "parsererror" in dom or "This page contains the following errors" in dom:
+        problems.append(f"{graph}: Chromium shows an XML error page")
+        continue
+    whole = []
+    for title, y, empty, attributes, text in frame.findall(dom):
+        if float(y) >= 1000:
+            continue
+        attributes = empty or attributes
+        label = re.search(r'fg:label="([^"]*)"', attributes)
+        short = re.search(r'fg:short="([^"]*)"', attributes)
+        name = html.unescape(title).rsplit(" (", 1)[0]
+        wanted = [html.unescape(label.group(1)) if label else re.sub(r"_\[[ijk]\]$", "", name)]
+        if short:
+            wanted.append(html.unescape(short.group(1)))
+        if html.unescape(text) and html.unescape(text) in wanted:
+            whole.append(html.unescape(text))
+    if not graph.startswith("benchmark-diff-"):
+        benchmark = names[graph.removeprefix("benchmark-")]
+        roots = [html.unescape(title) for title, *_ in frame.findall(dom) if html.unescape(title).startswith(benchmark + " (")]
+        if not roots or "folded into this root" not in roots[0]:
+            problems.append(f"{graph}: no root frame {benchmark!r} saying what it stands for")
+    print(f"{graph}: {len(whole)} whole labels in the first 1,000 px, e.g. {whole[:6]}")
+    if len(whole) < 25:
+        problems.append(f"{graph}: {len(whole)} whole labels in the first 1,000 px")
+if problems:
+    sys.exit("benchmark flame graph check failed:\n  " + "\n  ".join(problems))
+print("benchmark flame graphs open cleanly; screenshots in " + out + "/: " + ", ".join(f"{graph}.png" for graph in graphs))
 PYTHON

@@ -119,6 +119,121 @@ impl Recorded {
         let directory = benchmark["directory"].as_str().unwrap();
         std::fs::read_to_string(self.output_dir.join(directory).join("profile.folded")).unwrap()
     }
+
+    /// Every flame graph record wrote, the whole run's and each
+    /// benchmark's, parsed by a strict XML parser.
+    fn check_every_svg_is_xml(&self) -> usize {
+        let mut svgs = vec![self.output_dir.join("flamegraph.svg")];
+        if let Ok(directories) = std::fs::read_dir(self.output_dir.join("benchmarks")) {
+            svgs.extend(directories.map(|entry| entry.unwrap().path().join("flamegraph.svg")));
+        }
+        for svg in &svgs {
+            let frames = svg_frames(svg);
+            assert!(!frames.is_empty(), "{}: no frame", svg.display());
+        }
+        svgs.len()
+    }
+}
+
+/// One frame of a flame graph SVG: its tooltip, its label (`fg:label`,
+/// `fg:short`), the text it shows and where it is drawn.
+#[derive(Debug)]
+struct SvgFrame {
+    title: String,
+    label: Option<String>,
+    short: Option<String>,
+    text: String,
+    y: f64,
+}
+
+/// The frames of the SVG at `path`, read by roxmltree, which refuses what
+/// XML does not allow (a NUL or other control character, an undefined
+/// entity), as Chromium and Python's parser do.
+fn svg_frames(path: &Path) -> Vec<SvgFrame> {
+    let text = std::fs::read_to_string(path).unwrap();
+    // inferno's SVG names its DTD (`<!DOCTYPE svg PUBLIC ...>`).
+    let options = roxmltree::ParsingOptions { allow_dtd: true, ..roxmltree::ParsingOptions::default() };
+    let document = roxmltree::Document::parse_with_options(&text, options)
+        .unwrap_or_else(|error| panic!("{}: not well-formed XML: {error}", path.display()));
+    let frames = document
+        .descendants()
+        .find(|node| node.has_tag_name("svg") && node.attribute("id") == Some("frames"))
+        .unwrap_or_else(|| panic!("{}: no frames", path.display()));
+    fn child<'a, 'input>(node: roxmltree::Node<'a, 'input>, name: &str) -> Option<roxmltree::Node<'a, 'input>> {
+        node.children().find(|child| child.has_tag_name(name))
+    }
+    let label_namespace = |node: roxmltree::Node, name: &str| {
+        node.attributes().find(|attribute| attribute.name() == name).map(|attribute| attribute.value().to_string())
+    };
+    frames
+        .children()
+        .filter(|node| node.has_tag_name("g"))
+        .map(|frame| {
+            let text = child(frame, "text").unwrap();
+            SvgFrame {
+                title: child(frame, "title").unwrap().text().unwrap_or_default().to_string(),
+                label: label_namespace(text, "label"),
+                short: label_namespace(text, "short"),
+                text: text.text().unwrap_or_default().to_string(),
+                y: child(frame, "rect").unwrap().attribute("y").unwrap().parse().unwrap(),
+            }
+        })
+        .collect()
+}
+
+/// The frames in the first 1,000 px of the graph whose whole label shows
+/// (as testdata/compare/check-flamegraph.sh counts them in Chromium).
+fn whole_labels(frames: &[SvgFrame]) -> Vec<&str> {
+    frames
+        .iter()
+        .filter(|frame| frame.y < 1000.0 && !frame.text.is_empty())
+        .filter(|frame| {
+            let name = frame.title.rsplit_once(" (").map_or(frame.title.as_str(), |(name, _)| name);
+            let name = name.trim_end_matches("_[i]").trim_end_matches("_[j]").trim_end_matches("_[k]");
+            match &frame.label {
+                Some(label) => frame.text == *label || Some(&frame.text) == frame.short.as_ref(),
+                None => frame.text == name,
+            }
+        })
+        .map(|frame| frame.text.as_str())
+        .collect()
+}
+
+/// The folded `stack count` lines of `folded`, as frames and count.
+fn folded_stacks(folded: &str) -> Vec<(Vec<&str>, u64)> {
+    folded
+        .lines()
+        .map(|line| {
+            let (stack, count) = line.rsplit_once(' ').unwrap();
+            (stack.split(';').collect(), count.parse().unwrap())
+        })
+        .collect()
+}
+
+/// A benchmark's stacks start at the benchmark (named as the harness
+/// names it), its task function under it: the frame under the root that
+/// holds most of the samples is JavaScript of the user's own `files`, and
+/// the runtime's startup is folded into the root. Returns that frame.
+fn check_starts_at_benchmark(folded: &str, name: &str, files: &[&str]) -> String {
+    let stacks = folded_stacks(folded);
+    let mut under_root: std::collections::BTreeMap<&str, u64> = Default::default();
+    for (frames, count) in &stacks {
+        assert_eq!(frames[0], name, "{name}: a stack starts elsewhere: {frames:?}");
+        assert!(!frames.iter().any(|frame| frame.contains('\0') || frame.starts_with("__libc_start")), "{frames:?}");
+        if let Some(task) = frames.get(1) {
+            *under_root.entry(task).or_default() += count;
+        }
+    }
+    let total: u64 = stacks.iter().map(|(_, count)| count).sum();
+    let (task, _) = under_root.iter().max_by_key(|(_, weight)| **weight).unwrap();
+    let is_users = |frame: &str| {
+        frame.starts_with("JS:") && !frame.contains("node_modules") && files.iter().any(|file| frame.contains(file))
+    };
+    assert!(is_users(task), "{name}: {task} under the root");
+    // The task's code in any tier (`JS:~`, `JS:^`...) holds most samples.
+    let users: u64 = under_root.iter().filter(|(frame, _)| is_users(frame)).map(|(_, weight)| weight).sum();
+    assert!(users * 2 > total, "{name}: the user's code holds {users} of {total}: {under_root:?}");
+    task.to_string()
 }
 
 /// What every harness's recording must show: the benchmarks named as the
@@ -127,6 +242,12 @@ impl Recorded {
 /// in time order; their samples adding up to at most the run's; its flame
 /// graph; the harness's own timing when it gives one; one report line each.
 fn check_benchmarks(recorded: &Recorded, harness: &str, timed: bool) {
+    check_benchmarks_of(recorded, harness, timed, &["work.cjs", ".mjs", ".cjs", ".js"]);
+}
+
+/// [`check_benchmarks`], the task functions in one of `files`.
+fn check_benchmarks_of(recorded: &Recorded, harness: &str, timed: bool, files: &[&str]) {
+    assert_eq!(recorded.check_every_svg_is_xml(), 3, "the run's graph and each benchmark's");
     let benchmarks = recorded.benchmarks();
     let names: Vec<&str> = benchmarks.iter().map(|benchmark| benchmark["name"].as_str().unwrap()).collect();
     assert_eq!(names, TASKS.map(|(name, _)| name), "{}", recorded.stderr);
@@ -135,6 +256,10 @@ fn check_benchmarks(recorded: &Recorded, harness: &str, timed: bool) {
     for (benchmark, (name, function)) in benchmarks.iter().zip(TASKS) {
         assert_eq!(benchmark["harness"], harness);
         let folded = recorded.folded(benchmark);
+        let task = check_starts_at_benchmark(&folded, name, files);
+        // The task function the harness calls, not the script's top level
+        // that started the harness (benchmark.js runs from there).
+        assert!(!task.contains(":1:1_"), "{name}: {task}");
         let other = TASKS.iter().map(|(_, function)| *function).find(|other| *other != function).unwrap();
         assert!(folded.contains(&format!("{function} ")), "{name}: no {function} in\n{folded}");
         assert!(!folded.contains(&format!("{other} ")), "{name}: {other} in\n{folded}");
@@ -197,8 +322,26 @@ fn check_recording_file(recorded: &Recorded, directory: &Path, command: &[&str],
 fn tinybench_tasks_are_profiled_one_by_one() {
     let Some(directory) = harnesses() else { return };
     let command = ["node", "tinybench.mjs"];
-    let recorded = record(directory, "out-tinybench", &command);
+    // Every output of the run that goes to a file is each benchmark's too,
+    // as the run's options shape it.
+    let recorded = record_with(directory, "out-tinybench", &["--pprof", "run.pb.gz", "--js-only"], &command);
     check_benchmarks(&recorded, "tinybench", true);
+    for (benchmark, (name, function)) in recorded.benchmarks().iter().zip(TASKS) {
+        let own = recorded.output_dir.join(benchmark["directory"].as_str().unwrap());
+        let pprof = String::from_utf8_lossy(&common::gunzip(&own.join("run.pb.gz"))).into_owned();
+        let other = TASKS.iter().map(|(_, other)| *other).find(|other| *other != function).unwrap();
+        assert!(pprof.contains(function) && !pprof.contains(other), "{name}: its pprof profile");
+        let cpuprofile: Value =
+            serde_json::from_str(&std::fs::read_to_string(own.join("profile.cpuprofile")).unwrap()).unwrap();
+        let native: Vec<&str> = cpuprofile["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|node| node["callFrame"]["functionName"].as_str().unwrap())
+            .filter(|function| function.starts_with("Builtins_") || function.starts_with("node::"))
+            .collect();
+        assert!(native.is_empty(), "{name}: --js-only, yet {native:?}");
+    }
     // One window each: the measured loop, not its warm-up.
     for benchmark in recorded.benchmarks() {
         assert_eq!(benchmark["windows"].as_array().unwrap().len(), 1);
@@ -298,6 +441,48 @@ fn vitest_bench_runs_tinybench_in_its_workers_and_each_task_is_profiled() {
         })
         .count();
     assert!(runners_own >= 1, "{}", recorded.stderr);
+}
+
+#[test]
+fn the_real_suites_benchmark_graphs_start_at_their_tasks_and_show_their_code() {
+    // testdata/benchsuite (tinybench timing the yaml library) recorded as
+    // its users run it: `npm run bench`.
+    let Some(harnesses) = harnesses() else { return };
+    let directory = harnesses.join("benchsuite");
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/benchsuite");
+    std::fs::create_dir_all(directory.join("inputs")).unwrap();
+    for file in ["package.json", "bench.mjs", "inputs/resource_map.yaml", "inputs/regen_apis_config.yaml"] {
+        std::fs::copy(suite.join(file), directory.join(file)).unwrap();
+    }
+    if !npm_install(&directory, &[]) {
+        return;
+    }
+    let recorded = record(&directory, "out", &["npm", "run", "bench"]);
+    assert_eq!(recorded.check_every_svg_is_xml(), 3, "the run's graph and each benchmark's");
+    // The whole run's graph is as before: its roots are the processes.
+    let whole = std::fs::read_to_string(recorded.output_dir.join("profile.folded")).unwrap();
+    assert!(whole.lines().all(|line| !line.starts_with("parse ")), "a benchmark root in the run's graph");
+    assert!(whole.contains("__libc_start_call_main"));
+    let tasks =
+        [("parse resource_map.yaml", "parseResourceMap"), ("parse regen_apis_config.yaml", "parseRegenApisConfig")];
+    for (benchmark, (name, function)) in recorded.benchmarks().iter().zip(tasks) {
+        assert_eq!(benchmark["name"], name);
+        let task = check_starts_at_benchmark(&recorded.folded(benchmark), name, &["bench.mjs"]);
+        assert!(task.contains(&format!("{function} ")), "{name}: {task}");
+        let svg = recorded.output_dir.join(benchmark["directory"].as_str().unwrap()).join("flamegraph.svg");
+        let frames = svg_frames(&svg);
+        // The root's tooltip lists what it stands for: the startup, the
+        // event loop and tinybench.
+        let root = frames.iter().find(|frame| frame.title.starts_with(&format!("{name} ("))).unwrap();
+        assert_eq!(root.label.as_deref(), Some(name));
+        assert!(root.title.contains("folded into this root"), "{}", root.title);
+        for folded in ["__libc_start_call_main", "RunMicrotasks", "/node_modules/tinybench/"] {
+            assert!(root.title.contains(folded), "{name}: no {folded} in its root's tooltip:\n{}", root.title);
+        }
+        let labels = whole_labels(&frames);
+        assert!(labels.len() >= 25, "{name}: {} whole labels in the first 1,000 px: {labels:?}", labels.len());
+        eprintln!("{name}: {} whole labels in the first 1,000 px, e.g. {:?}", labels.len(), &labels[..8]);
+    }
 }
 
 /// The committed recordings of testdata/benchsuite.

@@ -13,6 +13,7 @@ use super::naming::{
 };
 use super::process_roots::{ProcessRoots, RootOwner, SampleThread};
 use super::stack_table::{FrameId, StackIndex, StackTable};
+use super::task_root::{CodeOwner, TaskRoot, task_position};
 use super::{CollapseOptions, CollapseSummary};
 use crate::expansion::{ExpandedFrames, ExpandedSample, FrameContext, FrameExpander};
 use crate::model::sample::{FrameNumberCache, ModuleId, Sample, SampleInterner, StringId};
@@ -696,6 +697,97 @@ impl Folder {
             }
             details.weights = merged;
         }
+    }
+
+    /// Makes every stack start at one root named `root` (a benchmark,
+    /// [`super::task_root`]): a stack that holds a frame `is_task` names
+    /// keeps it and what it called, the frames that ran it folded into the
+    /// root; another stack keeps what lies past the longest start it shares
+    /// with those (at least its first frame, the process's root, is
+    /// folded). Without any such frame, only each stack's first frame is.
+    /// Detailed stacks are changed alike. Returns what the root stands for.
+    pub fn start_at_task(&mut self, root: &str, owner_of: impl Fn(&str) -> CodeOwner) -> TaskRoot {
+        let owners: Vec<CodeOwner> = self.frame_names.iter().map(|name| owner_of(name)).collect();
+        let task_of = |root_first: &mut dyn Iterator<Item = FrameId>| {
+            task_position(root_first.map(|frame| owners[frame.index()]))
+        };
+        let stacks = self.sorted_stacks();
+        // The starts folded (root first), as a tree of (parent, frame).
+        let mut folded_starts: FxHashMap<(u32, FrameId), u32> = FxHashMap::default();
+        let mut folded_frames: IndexSet<FrameId, FxBuildHasher> = IndexSet::default();
+        let mut frames = Vec::with_capacity(128);
+        for &(stack, _) in &stacks {
+            self.stacks.frames(stack, &mut frames);
+            let Some(task) = task_of(&mut frames.iter().rev().copied()) else { continue };
+            let mut node = u32::MAX;
+            for &frame in frames.iter().rev().take(task) {
+                let next = folded_starts.len() as u32;
+                node = *folded_starts.entry((node, frame)).or_insert(next);
+                folded_frames.insert(frame);
+            }
+        }
+        let task_found = !folded_starts.is_empty();
+        // How many frames of a stack (root first) the root stands for.
+        let folded_length = |root_first: &[FrameId]| -> usize {
+            if !task_found {
+                return 1;
+            }
+            if let Some(task) = task_of(&mut root_first.iter().copied()) {
+                return task;
+            }
+            let mut node = u32::MAX;
+            let mut length = 0;
+            for &frame in root_first {
+                match folded_starts.get(&(node, frame)) {
+                    Some(&next) => {
+                        node = next;
+                        length += 1;
+                    }
+                    None => break,
+                }
+            }
+            length.max(1)
+        };
+        if !task_found {
+            for &(stack, _) in &stacks {
+                self.stacks.frames(stack, &mut frames);
+                if let Some(&first) = frames.last() {
+                    folded_frames.insert(first);
+                }
+            }
+        }
+        let folded_names = folded_frames.iter().map(|&frame| self.frame_name(frame).to_string()).collect();
+        let root_id = intern(&mut self.frame_names, root);
+        let old_table = std::mem::replace(&mut self.stacks, StackTable::new());
+        self.stack_counts.clear();
+        for (stack, count) in stacks {
+            old_table.frames(stack, &mut frames);
+            let root_first: Vec<FrameId> = frames.iter().rev().copied().collect();
+            let folded = folded_length(&root_first).min(frames.len());
+            frames.truncate(frames.len() - folded);
+            frames.push(root_id);
+            if let Some(stack) = self.stacks.intern(&frames) {
+                let total = self.stack_counts.entry(stack).or_default();
+                *total = total.wrapping_add(count);
+            }
+        }
+        if let Some(details) = &mut self.details {
+            let mut started: FxHashMap<Box<[DetailedFrame]>, StackWeight> = FxHashMap::default();
+            for (stack, weight) in details.weights.drain() {
+                let root_first: Vec<FrameId> = stack.iter().rev().map(|detailed| detailed.frame).collect();
+                let folded = folded_length(&root_first).min(stack.len());
+                let mut stack = stack[..stack.len() - folded].to_vec();
+                stack.push(DetailedFrame {
+                    frame: root_id,
+                    origin: FrameOrigin::PassedThrough(PassedThroughKind::Root),
+                });
+                let entry = started.entry(stack.into_boxed_slice()).or_default();
+                entry.samples += weight.samples;
+                entry.count = entry.count.wrapping_add(weight.count);
+            }
+            details.weights = started;
+        }
+        TaskRoot { name: root.to_string(), folded_frames: folded_names, task_found }
     }
 
     /// The name of an interned frame (empty for an id of another folder).

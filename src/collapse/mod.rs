@@ -14,6 +14,7 @@ pub mod naming;
 pub mod process_roots;
 pub mod skip_after;
 mod stack_table;
+pub mod task_root;
 pub mod timeline;
 
 use crate::expansion::{ExpandedSample, FrameExpander, StackSink};

@@ -205,14 +205,42 @@ fn duration(nanoseconds: u64) -> String {
     }
 }
 
+/// A note added to the tooltip of the frames of one name: what a
+/// benchmark's root stands for (`crate::collapse::task_root`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrameNote {
+    /// The frame's name, as in the folded stacks.
+    pub frame: String,
+    /// The note, on the tooltip's next lines.
+    pub note: String,
+}
+
 /// Renders folded lines (`stack count`) as an SVG flame graph. The output
 /// depends only on the input: colors come from hashes of the frame names,
 /// not from a random generator.
 pub fn write_svg<'lines, W: Write>(
     folded_lines: impl IntoIterator<Item = &'lines str>,
     svg_options: &SvgOptions,
+    output: W,
+) -> io::Result<()> {
+    write_svg_with_note(folded_lines, svg_options, None, output)
+}
+
+/// [`write_svg`], with `note` added to the tooltip of its frame, which is
+/// labelled by its name. No control character reaches the SVG (XML allows
+/// none but tab and line ends): one in a frame name, the title or the
+/// event is written as U+FFFD ([`xml_safe`]).
+pub fn write_svg_with_note<'lines, W: Write>(
+    folded_lines: impl IntoIterator<Item = &'lines str>,
+    svg_options: &SvgOptions,
+    note: Option<&FrameNote>,
     mut output: W,
 ) -> io::Result<()> {
+    let svg_options = &SvgOptions {
+        title: xml_safe(&svg_options.title).into_owned(),
+        event: svg_options.event.as_deref().map(|event| xml_safe(event).into_owned()),
+        ..svg_options.clone()
+    };
     let mut options = Options::default();
     options.colors = Palette::Multi(MultiPalette::Java);
     options.deterministic = true;
@@ -221,18 +249,22 @@ pub fn write_svg<'lines, W: Write>(
     // Labels start with the function's name; cut the script path instead.
     options.text_truncate_direction = TextTruncateDirection::Right;
     let subtitle = svg_options.subtitle();
+    let folded_lines = folded_lines.into_iter().map(xml_safe);
+    let note = note
+        .map(|note| FrameNote { frame: xml_safe(&note.frame).into_owned(), note: xml_safe(&note.note).into_owned() });
     let mut rendered = Vec::new();
     let mut tiered = None;
     match svg_options.style {
         FlameGraphStyle::Classic => {
             options.subtitle = Some(subtitle);
-            flamegraph::from_lines(&mut options, folded_lines, &mut rendered)?;
+            let lines: Vec<Cow<'_, str>> = folded_lines.collect();
+            flamegraph::from_lines(&mut options, lines.iter().map(|line| line.as_ref()), &mut rendered)?;
         }
         FlameGraphStyle::Icicle => {
             options.subtitle = Some(format!("{subtitle}; frames under {MIN_WIDTH_PERCENT}% not drawn"));
             options.direction = Direction::Inverted;
             options.min_width = MIN_WIDTH_PERCENT;
-            let lines: Vec<Cow<'_, str>> = folded_lines.into_iter().map(collapse_direct_recursion).collect();
+            let lines: Vec<String> = folded_lines.map(|line| collapse_direct_recursion(&line).into_owned()).collect();
             // One box per function, whatever its tier.
             let (lines, boxes) = merge_tiers(lines.iter().map(|line| line.as_ref()), svg_options.differential);
             flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut rendered)?;
@@ -249,8 +281,23 @@ pub fn write_svg<'lines, W: Write>(
         frame_height: options.frame_height as f64,
         keep_fill: svg_options.differential,
     });
-    relabel(&rendered, &layout, svg_options.style == FlameGraphStyle::Icicle, tiers, &mut output)?;
+    relabel(&rendered, &layout, svg_options.style == FlameGraphStyle::Icicle, tiers, note.as_ref(), &mut output)?;
     output.flush()
+}
+
+/// `text` with every character XML 1.0 does not allow (the C0 controls but
+/// tab and line ends, U+FFFE, U+FFFF), and the other controls (DEL, C1),
+/// replaced by U+FFFD: a NUL in a frame name would make the SVG no XML at
+/// all.
+pub fn xml_safe(text: &str) -> Cow<'_, str> {
+    let unsafe_character = |character: char| {
+        (character.is_control() && !matches!(character, '\t' | '\n' | '\r'))
+            || matches!(character, '\u{FFFE}' | '\u{FFFF}')
+    };
+    if !text.chars().any(unsafe_character) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(text.chars().map(|character| if unsafe_character(character) { '\u{FFFD}' } else { character }).collect())
 }
 
 /// The folded line `stack count` with each run of identical frames in a row
@@ -443,6 +490,7 @@ fn relabel<W: Write>(
     layout: &LabelLayout,
     short_labels: bool,
     tiers: Option<TierLayout<'_>>,
+    note: Option<&FrameNote>,
     output: W,
 ) -> io::Result<()> {
     let invalid = |error: quick_xml::Error| io::Error::new(io::ErrorKind::InvalidData, error);
@@ -517,9 +565,16 @@ fn relabel<W: Write>(
                     let counts = title.rfind('(')?;
                     Some(title[..counts].trim_end().to_string())
                 });
+                // The noted frame's tooltip goes on with the note.
+                let noted = note.filter(|note| name.as_deref() == Some(note.frame.as_str()));
+                let note_text = noted.map(|note| Event::Text(BytesText::new(&format!("\n{}", note.note)).into_owned()));
                 if tiers.is_some() {
+                    pending_title.extend(note_text);
                     pending_title.push(event.clone().into_owned());
                     continue;
+                }
+                if let Some(note_text) = note_text {
+                    writer.write_event(note_text)?;
                 }
             }
             Event::Empty(rect) if in_frames && rect.name().as_ref() == b"rect" => {
@@ -564,8 +619,19 @@ fn relabel<W: Write>(
                 }
             }
             Event::Start(text) if in_frames && text.name().as_ref() == b"text" => {
-                if let Some((label, function_length)) = name.take().as_deref().and_then(frame_label_and_function) {
-                    let short = short_labels.then(|| &label[..function_length]);
+                let name = name.take();
+                // A JavaScript frame's label; the noted frame's is its name
+                // (its title goes on past the counts).
+                let labelled = name
+                    .as_deref()
+                    .and_then(frame_label_and_function)
+                    .map(|(label, length)| (label, Some(length)))
+                    .or_else(|| {
+                        let noted = note.filter(|note| name.as_deref() == Some(note.frame.as_str()))?;
+                        Some((noted.frame.clone(), None))
+                    });
+                if let Some((label, function_length)) = labelled {
+                    let short = function_length.filter(|_| short_labels).map(|length| &label[..length]);
                     let mut start = text.to_owned();
                     start.push_attribute(("fg:label", label.as_str()));
                     if let Some(short) = short {
@@ -606,6 +672,46 @@ fn attribute(element: &BytesStart<'_>, key: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A control character in a frame name, the title or the event never
+    /// reaches the SVG, which a strict XML parser reads; the noted root
+    /// is labelled by its name, its tooltip goes on with the note.
+    #[test]
+    fn no_control_character_reaches_the_svg_and_the_note_is_in_the_tooltip() {
+        let lines = [
+            "bench;\0root 12985;[unknown];_int_free 1003009",
+            "bench;JS:~task /app/bench.js:3:1_[j];leaf\u{1b} 2006018",
+        ];
+        for style in [FlameGraphStyle::Icicle, FlameGraphStyle::Classic] {
+            let options = SvgOptions {
+                title: "v8inline record: node\u{7}bench.mjs".to_string(),
+                event: Some("cpu-clock\0".to_string()),
+                samples: 3,
+                total_count: 3009027,
+                style,
+                differential: false,
+            };
+            let note = FrameNote { frame: "bench".to_string(), note: "stands for:\nnode-1\0\nmain".to_string() };
+            let mut svg = Vec::new();
+            write_svg_with_note(lines, &options, Some(&note), &mut svg).unwrap();
+            let svg = String::from_utf8(svg).unwrap();
+            let strict = roxmltree::ParsingOptions { allow_dtd: true, ..roxmltree::ParsingOptions::default() };
+            let document = roxmltree::Document::parse_with_options(&svg, strict)
+                .unwrap_or_else(|error| panic!("{style:?}: {error}"));
+            assert!(!svg.contains('\0') && !svg.contains('\u{1b}') && !svg.contains('\u{7}'));
+            let root = document
+                .descendants()
+                .filter(|node| node.has_tag_name("g"))
+                .find(|frame| {
+                    frame.children().any(|child| child.text().is_some_and(|text| text.starts_with("bench (")))
+                })
+                .unwrap_or_else(|| panic!("{style:?}: no root frame"));
+            let title = root.children().find(|child| child.has_tag_name("title")).unwrap().text().unwrap();
+            assert!(title.ends_with("%)\nstands for:\nnode-1\u{FFFD}\nmain"), "{style:?}: {title}");
+            let text = root.children().find(|child| child.has_tag_name("text")).unwrap();
+            assert_eq!(text.attributes().find(|attribute| attribute.name() == "label").unwrap().value(), "bench");
+        }
+    }
 
     #[test]
     fn labels_lead_with_function_file_and_line() {
@@ -778,7 +884,7 @@ mod tests {
         .unwrap();
         let layout = LabelLayout { font_size: 12.0, font_width: 0.59, image_width: 1200.0 };
         let mut relabelled = Vec::new();
-        relabel(&original, &layout, true, None, &mut relabelled).unwrap();
+        relabel(&original, &layout, true, None, None, &mut relabelled).unwrap();
         let original = String::from_utf8(original).unwrap();
         let script_start = original.find("\"use strict\";").unwrap();
         let script_end = original[script_start..].find("]]>").unwrap() + script_start;

@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use crate::collapse::task_root::{TaskRoot, code_owner, root_frame_name};
 use crate::collapse::timeline::TimelineRecorder;
 use crate::collapse::{CollapseOptions, CollapseSummary, Folder};
 use crate::expansion::{ExpandedSample, FrameExpander, StackSink};
@@ -65,7 +66,17 @@ impl<Expander: FrameExpander> ExpandingSinks<Expander> {
         sinks.benchmarks =
             options.benchmarks.as_ref().filter(|windows| !windows.is_empty()).map(|windows| BenchmarkFolders {
                 windows: Arc::clone(windows),
-                folders: windows.benchmarks().iter().map(|_| Folder::new(&options.collapse)).collect(),
+                folders: windows
+                    .benchmarks()
+                    .iter()
+                    .map(|_| {
+                        let mut folder = Folder::new(&options.collapse);
+                        if options.record_details {
+                            folder.record_details();
+                        }
+                        folder
+                    })
+                    .collect(),
             });
         sinks
     }
@@ -96,12 +107,31 @@ impl<Expander: FrameExpander> ExpandingSinks<Expander> {
     /// What was folded, `summary` (the source's counters) completed with
     /// the folder's.
     pub fn finish(mut self, mut summary: CollapseSummary) -> Folded<Expander> {
-        self.folder.name_process_roots();
+        let (windows, mut benchmark_folders) = self
+            .benchmarks
+            .map_or_else(|| (None, Vec::new()), |benchmarks| (Some(benchmarks.windows), benchmarks.folders));
+        // The one place process roots are named: the whole run's and each
+        // benchmark's alike.
+        for folder in std::iter::once(&mut self.folder).chain(&mut benchmark_folders) {
+            folder.name_process_roots();
+        }
         summary.take_folder_counts(&self.folder.summary());
         let timeline = self.timeline.map(|recorder| recorder.finish(summary.event.clone()));
         let details =
             self.record_details.then(|| StackProfile::from_folder(&self.folder, &self.expander, summary.event.clone()));
-        let benchmarks = self.benchmarks.map_or_else(Vec::new, |benchmarks| benchmarks.folders);
+        let benchmark_list = windows.as_deref().map_or(&[][..], |windows| windows.benchmarks());
+        let benchmarks = benchmark_folders
+            .into_iter()
+            .zip(benchmark_list)
+            .map(|(mut folder, benchmark)| {
+                // Its graph starts at the benchmark, then the user's task.
+                let root = folder.start_at_task(&root_frame_name(&benchmark.name), code_owner);
+                let details = self
+                    .record_details
+                    .then(|| StackProfile::from_folder(&folder, &self.expander, summary.event.clone()));
+                BenchmarkFold { folder, details, root }
+            })
+            .collect();
         Folded { folder: self.folder, details, timeline, benchmarks, expanders: vec![self.expander], summary }
     }
 
@@ -122,9 +152,20 @@ pub struct Folded<Expander> {
     pub timeline: Option<Timeline>,
     /// The stacks of each benchmark's windows, in the order of
     /// [`super::FoldOptions::benchmarks`] (none when not asked for).
-    pub benchmarks: Vec<Folder>,
+    pub benchmarks: Vec<BenchmarkFold>,
     /// The expanders, one per thread that folded, with their statistics.
     pub expanders: Vec<Expander>,
     /// Samples read, kept, skipped; distinct stacks; the reader's warnings.
     pub summary: CollapseSummary,
+}
+
+/// One benchmark's share of a fold: its stacks, started at the benchmark
+/// ([`Folder::start_at_task`]), and what its root stands for.
+pub struct BenchmarkFold {
+    /// The stacks of the samples in its windows.
+    pub folder: Folder,
+    /// The same with their code locations, when asked for.
+    pub details: Option<StackProfile>,
+    /// The benchmark's root frame and the frames folded into it.
+    pub root: TaskRoot,
 }

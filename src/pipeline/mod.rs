@@ -42,7 +42,7 @@ use crate::sources::ticks::{NativeFrameStats, TickLog};
 use crate::v8::code_logs::{CodeLogOptions, CodeLogs};
 use crate::v8::expand::{ExpandOptions, ExpansionStats, V8Expander};
 use crate::v8::unexpanded::warn_unexpanded;
-pub use engine::{ExpandingSinks, Folded};
+pub use engine::{BenchmarkFold, ExpandingSinks, Folded};
 use relay::read_with_sink;
 
 /// Where the samples come from.
@@ -150,7 +150,7 @@ pub struct FoldedProfile {
     /// The threads the folded text may be written with ([`FoldOptions::threads`]).
     pub(crate) threads: usize,
     /// Each benchmark's stacks, when [`FoldOptions::benchmarks`] gave them.
-    pub(crate) benchmarks: Vec<Folder>,
+    pub(crate) benchmarks: Vec<BenchmarkFold>,
 }
 
 impl FoldedProfile {

@@ -1,20 +1,23 @@
 //! The outputs of a job, chosen in the library: a caller (the main job,
 //! `record`) lists the [`OutputRequest`]s it wants, [`run`] folds the input
-//! and writes each of them. The renderers (`crate::output`) only turn the
-//! finished model into bytes: the folded text, the [`StackProfile`] and the
-//! [`Timeline`] the fold built.
+//! and writes each of them, and each benchmark's ([`BenchmarkOutputs`]) by
+//! the same `Writer` over the benchmark's share of the fold. The renderers
+//! (`crate::output`) only turn the finished model into bytes: the folded
+//! text, the [`StackProfile`] and the [`Timeline`] the fold built.
 //!
 //! A new output is one renderer, one variant of [`OutputRequest`], and its
-//! arm in the two matches that do not compile without it: what it is
-//! (`OutputRequest::form`: its option, what it is made from, where it goes)
-//! and how it is made (`Writer::make`); and the command line's flag.
+//! arm in the three matches that do not compile without it: what it is
+//! (`OutputRequest::form`: its option, what it is made from, where it goes),
+//! how it is made (`Writer::make`) and what it is of one benchmark
+//! (`OutputRequest::for_benchmark`); and the command line's flag.
 
 use crate::collapse::skip_after::names_function;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::{FoldOptions, FoldedProfile, SampleInput, fold, fold_all};
-use crate::collapse::CollapseSummary;
+use crate::collapse::task_root::TaskRoot;
+use crate::collapse::{CollapseSummary, Folder};
 use crate::diagnostics::Diagnostics;
 use crate::files::replace_file;
 use crate::model::stack_profile::StackProfile;
@@ -22,7 +25,7 @@ use crate::model::timeline::Timeline;
 use crate::output::annotations::{SourceRoot, github_annotations, markdown_summary};
 use crate::output::cpuprofile::{CpuProfile, CpuProfileOptions, ThreadSelection, ThreadSelectionError};
 use crate::output::firefox::{firefox_profile, write_firefox_profile};
-use crate::output::flamegraph::{FlameGraphStyle, SvgOptions, write_svg};
+use crate::output::flamegraph::{FlameGraphStyle, FrameNote, SvgOptions, write_svg_with_note};
 use crate::output::json::JsonReport;
 use crate::output::pprof::write_pprof;
 use crate::output::report::{Report, WeightUnit};
@@ -174,6 +177,48 @@ impl OutputRequest {
             Target::File(_) | Target::Caller => None,
         }
     }
+
+    /// The same output of one benchmark's samples, in its `directory`
+    /// under the same file name (a `.cpuprofile` of its `thread`); `None`
+    /// for what goes elsewhere than a file of its own (standard output,
+    /// `$GITHUB_STEP_SUMMARY`, the counts of `--stats`).
+    pub fn for_benchmark(&self, directory: &Path, thread: ThreadSelection) -> Option<OutputRequest> {
+        let beside = |path: &Path| Some(directory.join(path.file_name()?));
+        let file = |to: &Destination| match to {
+            Destination::File(path) => Some(Destination::File(beside(path)?)),
+            Destination::StandardOutput | Destination::AppendTo(_) => None,
+        };
+        Some(match self {
+            OutputRequest::Folded(to) => OutputRequest::Folded(file(to)?),
+            OutputRequest::FlameGraph { path, style } => {
+                OutputRequest::FlameGraph { path: beside(path)?, style: *style }
+            }
+            OutputRequest::Pprof(path) => OutputRequest::Pprof(beside(path)?),
+            OutputRequest::ReportJson(to) => OutputRequest::ReportJson(file(to)?),
+            OutputRequest::SummaryMarkdown { to, top, source_root } => {
+                OutputRequest::SummaryMarkdown { to: file(to)?, top: *top, source_root: source_root.clone() }
+            }
+            OutputRequest::GithubAnnotations { to, top, source_root } => {
+                OutputRequest::GithubAnnotations { to: file(to)?, top: *top, source_root: source_root.clone() }
+            }
+            OutputRequest::CpuProfile { path, javascript_only, .. } => {
+                OutputRequest::CpuProfile { path: beside(path)?, thread, javascript_only: *javascript_only }
+            }
+            OutputRequest::FirefoxProfile(path) => OutputRequest::FirefoxProfile(beside(path)?),
+            OutputRequest::Stats => return None,
+        })
+    }
+}
+
+/// What to write of one benchmark of [`FoldOptions::benchmarks`]: its
+/// outputs ([`OutputRequest::for_benchmark`]), made by the same writer as
+/// the whole run's, titled `title`.
+#[derive(Debug, Clone)]
+pub struct BenchmarkOutputs {
+    /// The title of its flame graph and Firefox profile.
+    pub title: String,
+    /// What to write, in this order (the directories exist).
+    pub outputs: Vec<OutputRequest>,
 }
 
 /// A job: the input, how to fold it and what to write.
@@ -192,13 +237,16 @@ pub struct Job {
     pub title: Option<String>,
     /// Refuse to write anything when a reader warned.
     pub strict: bool,
+    /// The outputs of each benchmark, in the order of
+    /// [`FoldOptions::benchmarks`].
+    pub benchmarks: Vec<BenchmarkOutputs>,
 }
 
 impl Job {
     /// Folds `inputs` as `fold` says and writes `outputs`, titled after the
     /// input, not strict.
     pub fn new(inputs: Vec<SampleInput>, fold: FoldOptions, outputs: Vec<OutputRequest>) -> Job {
-        Job { inputs, fold, outputs, title: None, strict: false }
+        Job { inputs, fold, outputs, title: None, strict: false, benchmarks: Vec::new() }
     }
 }
 
@@ -206,10 +254,11 @@ impl Job {
     /// The fold options with what the outputs need turned on.
     pub fn fold_options(&self) -> FoldOptions {
         let mut options = self.fold.clone();
-        options.record_details |= self.outputs.iter().any(OutputRequest::needs_details);
-        options.timeline |= self.outputs.iter().any(OutputRequest::needs_timeline);
+        let all_outputs = || self.outputs.iter().chain(self.benchmarks.iter().flat_map(|benchmark| &benchmark.outputs));
+        options.record_details |= all_outputs().any(OutputRequest::needs_details);
+        options.timeline |= all_outputs().any(OutputRequest::needs_timeline);
         // The flame graph colors frames by their annotations.
-        if self.outputs.iter().any(|output| matches!(output, OutputRequest::FlameGraph { .. })) {
+        if all_outputs().any(|output| matches!(output, OutputRequest::FlameGraph { .. })) {
             options.collapse.annotate_inline = true;
             options.collapse.annotate_jit = true;
             options.collapse.annotate_kernel = true;
@@ -248,20 +297,9 @@ pub struct RunSummary {
     pub expansion: ExpansionStats,
     /// Every reader's warnings.
     pub diagnostics: Diagnostics,
-    /// Each benchmark's folded stacks, when [`FoldOptions::benchmarks`]
-    /// gave benchmarks, in their order.
-    pub benchmarks: Vec<BenchmarkStacks>,
-}
-
-/// One benchmark's folded stacks.
-#[derive(Debug, Clone)]
-pub struct BenchmarkStacks {
-    /// The folded text, as `inferno-collapse-perf` writes it.
-    pub folded: Vec<u8>,
-    /// Its samples kept, total count and distinct stacks.
-    pub summary: CollapseSummary,
-    /// Its samples in time order, when the job recorded a timeline.
-    pub timeline: Option<Timeline>,
+    /// Each benchmark's samples kept, total count and distinct stacks,
+    /// when [`FoldOptions::benchmarks`] gave benchmarks, in their order.
+    pub benchmarks: Vec<CollapseSummary>,
 }
 
 /// Why a job failed.
@@ -357,54 +395,17 @@ pub fn run(job: &Job, events: &mut dyn FnMut(RunEvent<'_>)) -> Result<RunSummary
         return Err(RunError::Strict { problems: profile.diagnostics.total() });
     }
     let title = job.title.clone().unwrap_or_else(|| format!("v8inline: {}", profile.input_name));
-    let writer = Writer::new(&profile, title, job.inputs.iter().any(SampleInput::is_ticks), &job.outputs)?;
-    // Every output is made before any is written (a thread that was not
-    // sampled leaves no output); the timeline files on a thread beside the
-    // others.
-    let made = std::thread::scope(|scope| -> Result<Vec<MadeOutput<'_>>, RunError> {
-        let is_timeline = |output: &&OutputRequest| output.form().made_from == MadeFrom::Timeline;
-        let writer = &writer;
-        let timeline_files =
-            scope.spawn(move || job.outputs.iter().filter(is_timeline).map(|output| writer.make(output)).collect());
-        let others: Result<Vec<_>, RunError> =
-            job.outputs.iter().filter(|output| !is_timeline(output)).map(|output| writer.make(output)).collect();
-        let timeline_files: Result<Vec<_>, RunError> =
-            timeline_files.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        let (mut timeline_files, mut others) = (timeline_files?.into_iter(), others?.into_iter());
-        // Back in the job's order.
-        Ok(job
-            .outputs
-            .iter()
-            .filter_map(|output| if is_timeline(&output) { timeline_files.next() } else { others.next() })
-            .collect())
-    })?;
-    let mut summary = profile.summary.clone();
-    for output in made {
-        match output {
-            MadeOutput::Bytes { target, bytes, thread } => {
-                match target {
-                    Target::File(path) => write_file(path, &bytes)?,
-                    Target::Text(to) => write_to(to, |writer| writer.write_all(&bytes))?,
-                    Target::Caller => {}
-                }
-                if let (Target::File(path), Some(thread)) = (target, thread) {
-                    events(RunEvent::CpuProfileThread {
-                        path,
-                        thread: thread.description,
-                        more_threads: thread.more_threads,
-                    });
-                }
-            }
-            MadeOutput::FoldedText { to, distinct_stacks: Some(distinct_stacks), text } => {
-                write_to(to, |writer| writer.write_all(text))?;
-                summary.distinct_stacks = distinct_stacks;
-            }
-            MadeOutput::FoldedText { to, distinct_stacks: None, .. } => {
-                summary.distinct_stacks = write_to(to, |writer| profile.write_folded(writer))?;
-            }
-            MadeOutput::Stats => {}
-        }
-    }
+    let ticks = job.inputs.iter().any(SampleInput::is_ticks);
+    let whole_run = ProfileView {
+        folder: &profile.folder,
+        summary: profile.summary.clone(),
+        details: profile.details.as_ref(),
+        timeline: profile.timeline.as_ref(),
+        threads: profile.threads,
+        root: None,
+    };
+    let writer = Writer::new(whole_run, title, ticks, &job.outputs)?;
+    let summary = writer.write_all(&job.outputs, events)?;
     if job.outputs.contains(&OutputRequest::Stats) {
         let mut text = String::new();
         if let Some(native) = &profile.native {
@@ -415,24 +416,34 @@ pub fn run(job: &Job, events: &mut dyn FnMut(RunEvent<'_>)) -> Result<RunSummary
         text.push_str(&profile.diagnostics.not_the_users_report());
         events(RunEvent::Stats(text));
     }
+    // Each benchmark's outputs, by the same writer over its share.
     let mut benchmarks = Vec::with_capacity(profile.benchmarks.len());
-    for (index, folder) in profile.benchmarks.iter().enumerate() {
-        let mut folded = Vec::new();
-        let distinct_stacks =
-            folder.write_folded(&mut folded).map_err(|source| output_error(Path::new("benchmark"), source))?;
-        // Each benchmark's own timeline, for its `.cpuprofile` and Firefox
-        // profile, when the outputs asked for one.
+    for (index, (benchmark, asked)) in profile.benchmarks.iter().zip(&job.benchmarks).enumerate() {
         let timeline = match (&options.benchmarks, &profile.timeline) {
-            (Some(windows), Some(timeline)) if job.outputs.iter().any(OutputRequest::needs_timeline) => {
+            (Some(windows), Some(timeline)) if asked.outputs.iter().any(OutputRequest::needs_timeline) => {
                 Some(windows.timeline_of(timeline, index))
             }
             _ => None,
         };
-        benchmarks.push(BenchmarkStacks {
-            folded,
-            summary: CollapseSummary { distinct_stacks, ..folder.summary() },
-            timeline,
-        });
+        // A benchmark whose thread was not sampled has no `.cpuprofile`.
+        let sampled = timeline.as_ref().is_some_and(|timeline| !timeline.samples.is_empty());
+        let outputs: Vec<OutputRequest> = asked
+            .outputs
+            .iter()
+            .filter(|output| sampled || !matches!(output, OutputRequest::CpuProfile { .. }))
+            .cloned()
+            .collect();
+        let view = ProfileView {
+            folder: &benchmark.folder,
+            summary: CollapseSummary { event: profile.summary.event.clone(), ..benchmark.folder.summary() },
+            details: benchmark.details.as_ref(),
+            timeline: timeline.as_ref(),
+            threads: 1,
+            root: Some(&benchmark.root),
+        };
+        let writer = Writer::new(view, asked.title.clone(), ticks, &outputs)?;
+        // The whole run's report tells which threads its `.cpuprofile` holds.
+        benchmarks.push(writer.write_all(&outputs, &mut |_| {})?);
     }
     Ok(RunSummary {
         summary,
@@ -479,9 +490,27 @@ struct FoldedText {
     distinct_stacks: u64,
 }
 
+/// What a [`Writer`] makes outputs of: the whole run's profile, or one
+/// benchmark's share of it.
+struct ProfileView<'a> {
+    /// The stacks.
+    folder: &'a Folder,
+    /// Samples read, kept, skipped; the event.
+    summary: CollapseSummary,
+    /// The stacks with their code locations, when asked for.
+    details: Option<&'a StackProfile>,
+    /// Every sample in time order, when asked for.
+    timeline: Option<&'a Timeline>,
+    /// The threads the folded text may be written with.
+    threads: usize,
+    /// A benchmark's root and what it stands for (its flame graph's
+    /// tooltip says).
+    root: Option<&'a TaskRoot>,
+}
+
 /// Makes the outputs of one folded profile.
 struct Writer<'a> {
-    profile: &'a FoldedProfile,
+    view: ProfileView<'a>,
     title: String,
     /// The samples are V8 ticks (they carry no perf event).
     ticks: bool,
@@ -493,7 +522,7 @@ struct Writer<'a> {
 
 impl<'a> Writer<'a> {
     fn new(
-        profile: &'a FoldedProfile,
+        view: ProfileView<'a>,
         title: String,
         ticks: bool,
         outputs: &[OutputRequest],
@@ -505,13 +534,70 @@ impl<'a> Writer<'a> {
         let folded = match flame_graph {
             Some(svg_path) => {
                 let mut text = Vec::new();
-                let distinct_stacks =
-                    profile.write_folded(&mut text).map_err(|source| output_error(svg_path, source))?;
+                let distinct_stacks = view
+                    .folder
+                    .write_folded_on(&mut text, view.threads)
+                    .map_err(|source| output_error(svg_path, source))?;
                 Some(FoldedText { text, distinct_stacks })
             }
             None => None,
         };
-        Ok(Writer { profile, title, ticks, folded, report: std::sync::OnceLock::new() })
+        Ok(Writer { view, title, ticks, folded, report: std::sync::OnceLock::new() })
+    }
+
+    /// Makes every output of `outputs` (all before any is written: a thread
+    /// that was not sampled leaves no output; the timeline's files on a
+    /// thread beside the others) and writes them in order; the summary,
+    /// with the distinct stacks written.
+    fn write_all(
+        &self,
+        outputs: &[OutputRequest],
+        events: &mut dyn FnMut(RunEvent<'_>),
+    ) -> Result<CollapseSummary, RunError> {
+        let made = std::thread::scope(|scope| -> Result<Vec<MadeOutput<'_>>, RunError> {
+            let is_timeline = |output: &&OutputRequest| output.form().made_from == MadeFrom::Timeline;
+            let timeline_files =
+                scope.spawn(move || outputs.iter().filter(is_timeline).map(|output| self.make(output)).collect());
+            let others: Result<Vec<_>, RunError> =
+                outputs.iter().filter(|output| !is_timeline(output)).map(|output| self.make(output)).collect();
+            let timeline_files: Result<Vec<_>, RunError> =
+                timeline_files.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            let (mut timeline_files, mut others) = (timeline_files?.into_iter(), others?.into_iter());
+            // Back in the job's order.
+            Ok(outputs
+                .iter()
+                .filter_map(|output| if is_timeline(&output) { timeline_files.next() } else { others.next() })
+                .collect())
+        })?;
+        let mut summary = self.view.summary.clone();
+        for output in made {
+            match output {
+                MadeOutput::Bytes { target, bytes, thread } => {
+                    match target {
+                        Target::File(path) => write_file(path, &bytes)?,
+                        Target::Text(to) => write_to(to, |writer| writer.write_all(&bytes))?,
+                        Target::Caller => {}
+                    }
+                    if let (Target::File(path), Some(thread)) = (target, thread) {
+                        events(RunEvent::CpuProfileThread {
+                            path,
+                            thread: thread.description,
+                            more_threads: thread.more_threads,
+                        });
+                    }
+                }
+                MadeOutput::FoldedText { to, distinct_stacks: Some(distinct_stacks), text } => {
+                    write_to(to, |writer| writer.write_all(text))?;
+                    summary.distinct_stacks = distinct_stacks;
+                }
+                MadeOutput::FoldedText { to, distinct_stacks: None, .. } => {
+                    summary.distinct_stacks =
+                        write_to(to, |writer| self.view.folder.write_folded_on(writer, self.view.threads))?;
+                }
+                MadeOutput::Stats => {}
+            }
+        }
+        Ok(summary)
     }
 
     /// Makes `output`: every kind is made here (with
@@ -580,7 +666,7 @@ impl<'a> Writer<'a> {
     /// The flame graph of the folded text.
     fn flame_graph(&self, path: &Path, style: FlameGraphStyle) -> Result<Vec<u8>, RunError> {
         let folded = self.folded.as_ref().map_or(&[][..], |folded| &folded.text);
-        let summary = &self.profile.summary;
+        let summary = &self.view.summary;
         let svg_options = SvgOptions {
             title: self.title.clone(),
             // V8's ticks carry no perf event; each counts 1.
@@ -592,7 +678,9 @@ impl<'a> Writer<'a> {
         };
         let text = String::from_utf8_lossy(folded);
         let mut svg = Vec::new();
-        write_svg(text.lines(), &svg_options, &mut svg).map_err(|source| output_error(path, source))?;
+        let note = self.view.root.map(|root| FrameNote { frame: root.name.clone(), note: root.describe() });
+        write_svg_with_note(text.lines(), &svg_options, note.as_ref(), &mut svg)
+            .map_err(|source| output_error(path, source))?;
         Ok(svg)
     }
 
@@ -600,7 +688,7 @@ impl<'a> Writer<'a> {
     /// output needs them).
     fn details(&self) -> &StackProfile {
         static NONE: std::sync::OnceLock<StackProfile> = std::sync::OnceLock::new();
-        self.profile.details.as_ref().unwrap_or_else(|| NONE.get_or_init(StackProfile::default))
+        self.view.details.unwrap_or_else(|| NONE.get_or_init(StackProfile::default))
     }
 
     fn report(&self) -> &Report {
@@ -611,7 +699,7 @@ impl<'a> Writer<'a> {
     /// whenever an output needs it).
     fn timeline(&self) -> &Timeline {
         static NONE: std::sync::OnceLock<Timeline> = std::sync::OnceLock::new();
-        self.profile.timeline.as_ref().unwrap_or_else(|| NONE.get_or_init(Timeline::default))
+        self.view.timeline.unwrap_or_else(|| NONE.get_or_init(Timeline::default))
     }
 }
 
@@ -653,5 +741,51 @@ fn write_to<T>(to: &Destination, write: impl FnOnce(&mut dyn Write) -> io::Resul
             output.flush().map_err(failure)?;
             Ok(result)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A benchmark gets every output of the run that goes to a file of its
+    /// own, in its directory under the same name, its `.cpuprofile` of its
+    /// thread; nothing that goes to standard output, is appended to, or is
+    /// told to the caller.
+    #[test]
+    fn a_benchmark_gets_the_runs_file_outputs_in_its_directory() {
+        let run = Path::new("/out");
+        let thread = ThreadSelection { pid: Some(7), tid: Some(8) };
+        let benchmark = Path::new("/out/benchmarks/sum");
+        let outputs = [
+            OutputRequest::Folded(Destination::File(run.join("profile.folded"))),
+            OutputRequest::FlameGraph { path: run.join("flamegraph.svg"), style: FlameGraphStyle::Classic },
+            OutputRequest::Pprof(PathBuf::from("/elsewhere/cpu.pb.gz")),
+            OutputRequest::ReportJson(Destination::StandardOutput),
+            OutputRequest::GithubAnnotations {
+                to: Destination::AppendTo(PathBuf::from("/summary")),
+                top: 5,
+                source_root: PathBuf::from("/"),
+            },
+            OutputRequest::CpuProfile {
+                path: run.join("profile.cpuprofile"),
+                thread: ThreadSelection::default(),
+                javascript_only: true,
+            },
+            OutputRequest::FirefoxProfile(run.join("profile.firefox.json.gz")),
+            OutputRequest::Stats,
+        ];
+        let of_benchmark: Vec<OutputRequest> =
+            outputs.iter().filter_map(|output| output.for_benchmark(benchmark, thread)).collect();
+        assert_eq!(
+            of_benchmark,
+            [
+                OutputRequest::Folded(Destination::File(benchmark.join("profile.folded"))),
+                OutputRequest::FlameGraph { path: benchmark.join("flamegraph.svg"), style: FlameGraphStyle::Classic },
+                OutputRequest::Pprof(benchmark.join("cpu.pb.gz")),
+                OutputRequest::CpuProfile { path: benchmark.join("profile.cpuprofile"), thread, javascript_only: true },
+                OutputRequest::FirefoxProfile(benchmark.join("profile.firefox.json.gz")),
+            ]
+        );
     }
 }

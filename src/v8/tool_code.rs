@@ -106,6 +106,31 @@ pub fn tool_install_of(path: &str) -> Option<&'static str> {
     package_manager_of(path).or_else(|| test_runner_of(path))
 }
 
+/// Whether a script is the user's own code: a file's path or URL outside
+/// any package's install (`node_modules/`), not the runtime's own, not
+/// record's preload (a benchmark's graph starts at the outermost such
+/// frame: `crate::collapse::task_root`).
+pub fn is_users_script(script_name: &str) -> bool {
+    is_a_file(script_name)
+        && !is_installed(script_name)
+        && !is_in_denos_npm_cache(script_name)
+        && !is_runtimes_own(script_name)
+        && !is_records_preload(&script_file_name(script_name))
+}
+
+/// Whether a script lies in Deno's cache of npm packages
+/// (`$DENO_DIR/npm/registry.npmjs.org/PACKAGE/VERSION/`), where `deno run`
+/// keeps `npm:` packages without a `node_modules`.
+fn is_in_denos_npm_cache(script_name: &str) -> bool {
+    script_file_name(script_name).contains("/npm/registry.npmjs.org/")
+}
+
+/// Whether a script is a file inside some package's install
+/// (`node_modules/`): a harness's or a library's code.
+pub fn is_installed_script(script_name: &str) -> bool {
+    is_a_file(script_name) && (is_installed(script_name) || is_in_denos_npm_cache(script_name))
+}
+
 /// Whether a script name is a file's path or URL (not `<unknown>`).
 fn is_a_file(script_name: &str) -> bool {
     script_name.starts_with('/') || script_name.starts_with("file://")

@@ -1,6 +1,7 @@
 //! The folder's own tests.
 
 use super::*;
+use crate::collapse::task_root;
 use crate::expansion::NoExpansion;
 use crate::pipeline::{FoldOptions, fold_perf_script_with};
 
@@ -64,4 +65,42 @@ fn a_rendered_path_renders_each_stack_whole() {
         let expected = root_first.iter().map(|&index| names[index]).collect::<Vec<_>>().join(";");
         assert_eq!(String::from_utf8_lossy(&path.text), expected, "stack {root_first:?}");
     }
+}
+
+/// A benchmark's stacks start at the benchmark: the task function (the
+/// outermost frame of the user's code) under its root, what ran it folded
+/// into the root; a stack without the task keeps what lies past the start
+/// it shares with the task's stacks, the process's root at least.
+#[test]
+fn stacks_start_at_the_benchmark_then_its_task() {
+    let script = "\
+node 7/7 [000] 1.000000: 1000 cpu-clock:
+\t    aaaa leaf+0x1 (/usr/bin/node)
+\t    bbbb JS:~task /app/bench.js:3:1 (/tmp/perf-7.map)
+\t    cccc JS:~run /app/node_modules/tinybench/dist/index.js:10:1 (/tmp/perf-7.map)
+\t    dddd main+0x2 (/usr/bin/node)
+
+node 7/7 [000] 1.001000: 1000 cpu-clock:
+\t    eeee now+0x1 (/usr/bin/node)
+\t    cccc JS:~run /app/node_modules/tinybench/dist/index.js:10:1 (/tmp/perf-7.map)
+\t    dddd main+0x2 (/usr/bin/node)
+
+node 7/7 [000] 1.002000: 1000 cpu-clock:
+\t    ffff getenv+0x1 (/usr/lib/libc.so.6)
+
+";
+    let mut options = FoldOptions { threads: Some(1), ..FoldOptions::default() };
+    options.collapse.one_root_per_process = true;
+    let folded = fold_perf_script_with(script.as_bytes(), &options, false, || NoExpansion).unwrap();
+    let mut folder = folded.folder;
+    folder.name_process_roots();
+    let root = folder.start_at_task(&task_root::root_frame_name("sum; of squares"), task_root::code_owner);
+    let mut text = Vec::new();
+    folder.write_folded(&mut text).unwrap();
+    assert_eq!(
+        String::from_utf8(text).unwrap(),
+        "sum, of squares;JS:~task /app/bench.js:3:1;leaf 1000\nsum, of squares;getenv 1000\nsum, of squares;now 1000\n"
+    );
+    assert!(root.task_found);
+    assert_eq!(root.folded_frames, ["node", "main", "JS:~run /app/node_modules/tinybench/dist/index.js:10:1"]);
 }

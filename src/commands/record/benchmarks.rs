@@ -1,21 +1,20 @@
 //! One profile per benchmark from one run: the windows the preload
 //! (`preload.cjs`, "Benchmarks") wrote down, grouped into benchmarks; the
-//! outputs of each (`DIR/benchmarks/<slug>/`); `DIR/benchmarks.json` and
-//! `DIR/recording.json`, as compare reads them (the contract is in
-//! docs/benchmarks.md).
+//! directory of each (`DIR/benchmarks/<slug>/`) and what to write there,
+//! which the pipeline's one writer writes (`crate::pipeline::outputs`);
+//! `DIR/benchmarks.json` and `DIR/recording.json`, as compare reads them
+//! (the contract is in docs/benchmarks.md).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::collapse::CollapseSummary;
 use crate::files::replace_file;
 use crate::model::benchmarks::{Benchmark, TimePerIteration, Window};
-use crate::model::timeline::Timeline;
-use crate::output::cpuprofile::{CpuProfile, CpuProfileOptions, ThreadSelection};
-use crate::output::firefox::{firefox_profile, write_firefox_profile};
-use crate::output::flamegraph::{FlameGraphStyle, SvgOptions, write_svg};
-use crate::pipeline::outputs::{BenchmarkStacks, OutputRequest};
+use crate::output::cpuprofile::ThreadSelection;
+use crate::pipeline::outputs::{BenchmarkOutputs, OutputRequest};
 
 /// The file the preload writes the windows to, in the recording's private
 /// directory; preload.cjs spells the same name.
@@ -198,89 +197,48 @@ fn duration(nanoseconds: f64) -> String {
     format!("{value:.decimals$} {unit}")
 }
 
-/// How a benchmark's flame graph is drawn and titled.
-pub(crate) struct BenchmarkGraphs<'a> {
-    /// The recording's title (`v8inline record: COMMAND`).
-    pub(crate) title: &'a str,
-    /// The sampled event.
-    pub(crate) event: Option<String>,
-    /// The style asked for the recording's graph.
-    pub(crate) style: FlameGraphStyle,
-    /// The recording's outputs: a benchmark gets its own `.cpuprofile` and
-    /// Firefox profile when they ask for the recording's.
-    pub(crate) outputs: &'a [OutputRequest],
-}
-
-/// A benchmark's `.cpuprofile` (its thread, JavaScript only when the
-/// recording's is) and Firefox profile, when the recording's outputs have
-/// them, into its `directory`.
-fn write_timeline_outputs(
-    directory: &Path,
-    benchmark: &Benchmark,
-    timeline: &Timeline,
-    graphs: &BenchmarkGraphs,
-) -> Result<(), (PathBuf, std::io::Error)> {
-    for output in graphs.outputs {
-        match output {
-            OutputRequest::CpuProfile { javascript_only, .. } => {
-                let thread = ThreadSelection { pid: Some(benchmark.pid), tid: Some(benchmark.tid) };
-                let options = CpuProfileOptions { thread, javascript_only: *javascript_only };
-                // A benchmark without samples has no thread to profile.
-                let Ok((cpuprofile, _)) = CpuProfile::from_timeline(timeline, &options) else { continue };
-                let path = directory.join(super::CPUPROFILE_FILE);
-                replace_file(&path, |output| cpuprofile.write(output)).map_err(|error| (path, error))?;
-            }
-            OutputRequest::FirefoxProfile(_) => {
-                let profile = firefox_profile(timeline, &format!("{}: benchmark {}", graphs.title, benchmark.name));
-                let path = directory.join(super::FIREFOX_PROFILE_FILE);
-                replace_file(&path, |output| write_firefox_profile(&profile, output, true))
-                    .map_err(|error| (path, error))?;
-            }
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
-/// Writes each benchmark's profile.folded and flamegraph.svg (and its
-/// profile.cpuprofile and profile.firefox.json.gz when the recording has
-/// them) into `output_dir/benchmarks/<slug>/`, and `output_dir/benchmarks.json`;
-/// returns what to report of each. `stacks` are in the order of
-/// `benchmarks`.
-pub(crate) fn write_benchmarks(
+/// Each benchmark's directory (`benchmarks/<slug>`, relative to the
+/// recording's), made in `output_dir`, and what to write there: the
+/// recording's `outputs` of the benchmark's samples alone, under the same
+/// file names ([`OutputRequest::for_benchmark`]), titled `TITLE: benchmark
+/// NAME`. In the order of `benchmarks`.
+pub(crate) fn benchmark_outputs(
     output_dir: &Path,
     benchmarks: &[Benchmark],
-    stacks: &[BenchmarkStacks],
-    graphs: &BenchmarkGraphs,
-) -> Result<Vec<BenchmarkSummary>, (PathBuf, std::io::Error)> {
+    outputs: &[OutputRequest],
+    title: &str,
+) -> Result<(Vec<String>, Vec<BenchmarkOutputs>), (PathBuf, std::io::Error)> {
     let mut taken = std::collections::HashSet::new();
-    let mut entries = Vec::with_capacity(benchmarks.len());
-    let mut summaries = Vec::with_capacity(benchmarks.len());
-    let empty = BenchmarkStacks { folded: Vec::new(), summary: Default::default(), timeline: None };
-    for (index, benchmark) in benchmarks.iter().enumerate() {
-        let stacks = stacks.get(index).unwrap_or(&empty);
+    let mut directories = Vec::with_capacity(benchmarks.len());
+    let mut asked = Vec::with_capacity(benchmarks.len());
+    for benchmark in benchmarks {
         let directory = format!("{BENCHMARKS_DIRECTORY}/{}", slug(&benchmark.name, &mut taken));
         let path = output_dir.join(&directory);
         std::fs::create_dir_all(&path).map_err(|error| (path.clone(), error))?;
-        let folded_path = path.join(super::FOLDED_FILE);
-        replace_file(&folded_path, |output| output.write_all(&stacks.folded)).map_err(|error| (folded_path, error))?;
-        let svg_options = SvgOptions {
-            title: format!("{}: benchmark {}", graphs.title, benchmark.name),
-            event: graphs.event.clone(),
-            samples: stacks.summary.samples_kept,
-            total_count: stacks.summary.total_count,
-            style: graphs.style,
-            differential: false,
-        };
-        let svg_path = path.join(super::FLAMEGRAPH_FILE);
-        let text = String::from_utf8_lossy(&stacks.folded);
-        replace_file(&svg_path, |output| write_svg(text.lines(), &svg_options, output))
-            .map_err(|error| (svg_path, error))?;
-        if let Some(timeline) = &stacks.timeline {
-            write_timeline_outputs(&path, benchmark, timeline, graphs)?;
-        }
-        let samples = stacks.summary.samples_kept;
-        summaries.push(BenchmarkSummary {
+        let thread = ThreadSelection { pid: Some(benchmark.pid), tid: Some(benchmark.tid) };
+        asked.push(BenchmarkOutputs {
+            title: format!("{title}: benchmark {}", benchmark.name),
+            outputs: outputs.iter().filter_map(|output| output.for_benchmark(&path, thread)).collect(),
+        });
+        directories.push(directory);
+    }
+    Ok((directories, asked))
+}
+
+/// Writes `output_dir/benchmarks.json`: each benchmark with its directory
+/// and the samples its outputs hold (`summaries`, in the order of
+/// `benchmarks`); returns what to report of each.
+pub(crate) fn write_benchmarks_file(
+    output_dir: &Path,
+    benchmarks: &[Benchmark],
+    directories: &[String],
+    summaries: &[CollapseSummary],
+) -> Result<Vec<BenchmarkSummary>, (PathBuf, std::io::Error)> {
+    let mut entries = Vec::with_capacity(benchmarks.len());
+    let mut reported = Vec::with_capacity(benchmarks.len());
+    for (index, (benchmark, directory)) in benchmarks.iter().zip(directories).enumerate() {
+        let samples = summaries.get(index).map_or(0, |summary| summary.samples_kept);
+        reported.push(BenchmarkSummary {
             name: benchmark.name.clone(),
             harness: benchmark.harness.clone(),
             directory: directory.clone(),
@@ -289,7 +247,7 @@ pub(crate) fn write_benchmarks(
         });
         entries.push(BenchmarkEntry {
             name: &benchmark.name,
-            directory,
+            directory: directory.clone(),
             harness: &benchmark.harness,
             pid: benchmark.pid,
             tid: benchmark.tid,
@@ -305,7 +263,7 @@ pub(crate) fn write_benchmarks(
         output.write_all(b"\n")
     })
     .map_err(|error| (path, error))?;
-    Ok(summaries)
+    Ok(reported)
 }
 
 /// recording.json: where the project is, what ran, on which runtime.

@@ -641,12 +641,20 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         ..CollapseOptions::default()
     };
     let split = split_by_benchmarks(&sampler, &found_benchmarks, unreadable_windows, &mut notes);
+    let title = format!("v8inline record: {}", display_command(&options.command));
+    // Each benchmark's outputs, written by the same writer as the run's.
+    let (benchmark_directories, benchmark_outputs) = match &split {
+        Some(_) => benchmarks::benchmark_outputs(&output_dir, &found_benchmarks, &options.outputs, &title)
+            .map_err(|(path, source)| RecordError::Output { path: path.display().to_string(), source })?,
+        None => (Vec::new(), Vec::new()),
+    };
     let job = Job {
         inputs,
         fold: FoldOptions { collapse, code_logs, timeline: true, benchmarks: split, ..FoldOptions::default() },
         outputs: options.outputs.clone(),
-        title: Some(format!("v8inline record: {}", display_command(&options.command))),
+        title: Some(title),
         strict: options.strict,
+        benchmarks: benchmark_outputs,
     };
     let mut cpuprofile_threads = BTreeMap::new();
     let mut stats = String::new();
@@ -668,13 +676,8 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         &options.command,
         runtime_binary,
         &found_benchmarks,
+        &benchmark_directories,
         &run,
-        &benchmarks::BenchmarkGraphs {
-            title: &job.title.clone().unwrap_or_default(),
-            event: run.summary.event.clone(),
-            style: flame_graph_style(&options.outputs),
-            outputs: &options.outputs,
-        },
     )?;
     let written = options
         .outputs
@@ -786,26 +789,15 @@ fn split_by_benchmarks(
     Some(std::sync::Arc::new(crate::model::benchmarks::BenchmarkWindows::new(found.to_vec())))
 }
 
-/// The style of the flame graph asked for, for the benchmarks' own.
-fn flame_graph_style(outputs: &[OutputRequest]) -> crate::output::flamegraph::FlameGraphStyle {
-    outputs
-        .iter()
-        .find_map(|output| match output {
-            OutputRequest::FlameGraph { style, .. } => Some(*style),
-            _ => None,
-        })
-        .unwrap_or_default()
-}
-
-/// Writes recording.json, and each benchmark's outputs and benchmarks.json
-/// when the run split the samples by benchmark.
+/// Writes recording.json, and benchmarks.json when the run split the
+/// samples by benchmark (into `directories`).
 fn write_benchmark_files(
     output_dir: &Path,
     command: &[OsString],
     runtime_binary: Option<(Runtime, PathBuf)>,
     found: &[crate::model::benchmarks::Benchmark],
+    directories: &[String],
     run: &crate::pipeline::outputs::RunSummary,
-    graphs: &benchmarks::BenchmarkGraphs,
 ) -> Result<Vec<benchmarks::BenchmarkSummary>, RecordError> {
     let output_error =
         |(path, source): (PathBuf, std::io::Error)| RecordError::Output { path: path.display().to_string(), source };
@@ -824,10 +816,10 @@ fn write_benchmark_files(
         runtime.as_deref(),
     )
     .map_err(output_error)?;
-    if found.is_empty() || run.benchmarks.is_empty() {
+    if found.is_empty() || directories.is_empty() {
         return Ok(Vec::new());
     }
-    benchmarks::write_benchmarks(output_dir, found, &run.benchmarks, graphs).map_err(output_error)
+    benchmarks::write_benchmarks_file(output_dir, found, directories, &run.benchmarks).map_err(output_error)
 }
 
 /// What the `node` script and the preload wrote down of the nodes they saw.
