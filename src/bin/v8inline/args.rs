@@ -304,10 +304,15 @@ pub(crate) struct CompareArgs {
     /// regressed beyond noise.
     #[arg(long)]
     pub(crate) fail_on_regression: bool,
+    /// With several runs per side: the least change of time per iteration,
+    /// in percent, that is a regression or an improvement (of a benchmark,
+    /// or by a function's own time).
+    #[arg(long, value_name = "PERCENT", default_value_t = 5.0)]
+    pub(crate) threshold: f64,
     /// With --format github: annotate only functions whose self share also
     /// grew by at least this many percentage points (besides beyond noise).
     #[arg(long, value_name = "POINTS", default_value_t = 0.0)]
-    pub(crate) threshold: f64,
+    pub(crate) least_growth: f64,
     /// Annotations and locations relative to this directory (default: the
     /// git toplevel of the working directory).
     #[arg(long, value_name = "DIR")]

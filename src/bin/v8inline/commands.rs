@@ -55,7 +55,8 @@ pub(crate) fn compare(args: CompareArgs) -> Result<u8, Failure> {
         CompareFormat::Github => ComparisonFormat::Github,
     };
     options.top = args.top;
-    options.least_growth = args.threshold / 100.0;
+    options.least_growth = args.least_growth / 100.0;
+    options.threshold = args.threshold / 100.0;
     options.source_root = args.source_root;
     options.base_root = args.base_root;
     options.head_root = args.head_root;

@@ -119,15 +119,19 @@ pub enum Verdict {
     Improved,
     /// Within noise.
     Unchanged,
+    /// Over several runs per side: the change's interval holds both a
+    /// change beyond the threshold and none; more runs would tell.
+    Undecided,
 }
 
 impl Verdict {
-    /// `regressed`, `improved`, `within noise`.
+    /// `regressed`, `improved`, `within noise`, `undecided`.
     pub fn name(self) -> &'static str {
         match self {
             Verdict::Regressed => "regressed",
             Verdict::Improved => "improved",
             Verdict::Unchanged => "within noise",
+            Verdict::Undecided => "undecided",
         }
     }
 }
