@@ -12,6 +12,7 @@ pub mod differential;
 pub mod noise;
 pub mod profile;
 pub mod render;
+pub mod runs;
 
 use std::collections::BTreeMap;
 
