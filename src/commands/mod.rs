@@ -1,12 +1,14 @@
 //! Commands beyond the main job, as library functions the binary calls.
 //!
 //! - [`record`]: run a node or Deno program under perf and fold it.
+//! - [`bench`]: `record` in a base and a head tree, round after round, judged over runs.
 //! - [`lookup`]: the inline stack of one address.
 //! - [`compare`]: two profiles' functions, share by share.
 //! - [`repair`]: a jitdump with V8's mis-sized records corrected.
 //! - [`debuginfo`]: DWARF with the inlined frames in perf inject's jitted files.
 //! - [`inject`]: `record --inject`, a recording through perf inject and debuginfo.
 
+pub mod bench;
 pub mod compare;
 pub mod debuginfo;
 pub mod inject;
