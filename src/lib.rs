@@ -92,7 +92,8 @@ pub use commands::bench::{
     StopReason, bench, judge_sides, parse_duration,
 };
 pub use commands::compare::{
-    BenchmarkSvg, CompareCommandError, CompareOptions, Comparison, ComparisonFormat, benchmark_svg_path, compare_files,
+    BenchmarkOutcome, BenchmarkSvg, CompareCommandError, CompareOptions, Comparison, ComparisonFormat,
+    benchmark_svg_path, compare_files,
 };
 pub use commands::debuginfo::{
     DebugInfoCommandError, DebugInfoOptions, DebugInfoSummary, FileProblem, FileProblemCause, debuginfo,

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::commands::bench::DEFAULT_THRESHOLD;
 use crate::error::Error;
 use crate::files::read_file;
 use crate::output::annotations::SourceRoot;
@@ -34,9 +35,6 @@ pub enum ComparisonFormat {
     /// beyond noise.
     Github,
 }
-
-/// The default of [`CompareOptions::threshold`]: 5 %.
-pub const DEFAULT_THRESHOLD: f64 = 0.05;
 
 /// What to compare and how.
 #[derive(Debug, Clone)]

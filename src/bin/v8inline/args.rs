@@ -312,7 +312,7 @@ pub(crate) struct CompareArgs {
     /// With several runs per side: the least change of time per iteration,
     /// in percent, that is a regression or an improvement (of a benchmark,
     /// or by a function's own time).
-    #[arg(long, value_name = "PERCENT", default_value_t = 5.0)]
+    #[arg(long, value_name = "PERCENT", default_value_t = v8inline::DEFAULT_THRESHOLD * 100.0)]
     pub(crate) threshold: f64,
     /// With --format github: annotate only functions whose self share also
     /// grew by at least this many percentage points (besides beyond noise).
