@@ -438,3 +438,109 @@ fn the_real_suite_differential_flame_graphs() {
         assert!(is_empty_red, "{name}");
     }
 }
+
+/// A side directory as `v8inline bench` writes it (runs.json), its runs
+/// being these recordings (absolute paths: runs.json's directories are
+/// joined to the side directory).
+fn side_directory(directory: &Path, recordings: &[String]) -> String {
+    std::fs::create_dir_all(directory).unwrap();
+    let runs: Vec<String> = recordings
+        .iter()
+        .enumerate()
+        .map(|(index, recording)| format!("{{\"directory\": {recording:?}, \"round\": {}}}", index + 1))
+        .collect();
+    let json = format!("{{\"version\": 1, \"side\": \"base\", \"runs\": [{}]}}", runs.join(", "));
+    std::fs::write(directory.join("runs.json"), json).unwrap();
+    directory.display().to_string()
+}
+
+/// Over several runs per side, on the real suite's unchanged recordings
+/// (testdata/benchsuite/false-alarms-runs.sh: 11 rotations of 5 "a"
+/// recordings against the 5 "b" beside them): no regression, no
+/// annotation, no function beyond noise by the own-time rule; every
+/// benchmark's interval holds ±5 % and more, so it is undecided, with its
+/// interval and minimum detectable change printed.
+#[test]
+fn several_runs_of_unchanged_code_raise_nothing() {
+    let mut a = vec![benchsuite("base-1")];
+    let mut b = vec![benchsuite("base-2")];
+    for pair in 1..=10 {
+        a.push(benchsuite(&format!("noise/pair-{pair:02}-a")));
+        b.push(benchsuite(&format!("noise/pair-{pair:02}-b")));
+    }
+    let directory = tempdir().join("runs-unchanged");
+    for start in 0..11 {
+        let pick = |side: &[String]| (0..5).map(|offset| side[(start + offset) % 11].clone()).collect::<Vec<_>>();
+        let base = side_directory(&directory.join(format!("{start}/base")), &pick(&a));
+        let head = side_directory(&directory.join(format!("{start}/head")), &pick(&b));
+        let run = compare(&[&base, &head, "--format", "github", "--fail-on-regression"]);
+        assert_eq!((run.status, run.stdout.as_str()), (0, ""), "rotation {start}: {}", run.stderr);
+        let run = compare(&[&base, &head, "--top", "100000"]);
+        let verdicts: Vec<&str> = run.stdout.lines().filter(|line| line.starts_with("benchmark \"")).collect();
+        assert_eq!(verdicts.len(), 2, "{}", run.stdout);
+        assert!(verdicts.iter().all(|line| line.ends_with(": undecided")), "rotation {start}: {}", run.stdout);
+        assert!(!run.stdout.contains("  regressed") && !run.stdout.contains("  improved"), "{}", run.stdout);
+        assert!(!run.stdout.contains("one run per side"), "{}", run.stdout);
+        if start == 0 {
+            assert_eq!(
+                verdicts[0],
+                "benchmark \"parse resource_map.yaml\": 5 → 5 runs, 28.1 ms → 30.4 ms CPU per iteration (medians \
+                 of runs), +3.1% (interval -7.9% to +15.5%, minimum detectable change 17.6%): undecided"
+            );
+        }
+    }
+}
+
+/// Three interleaved runs per side (testdata/action, recorded by its
+/// record.sh): checksum made 3× slower regresses both benchmarks that run
+/// it, checksum is annotated by the own-time rule at bench.mjs:6 with the
+/// change's interval, and "count vowels" stays within ±5 %; the unchanged
+/// head raises nothing. The markdown shows each change with its interval
+/// and minimum detectable change.
+#[test]
+fn several_runs_find_the_slowed_function() {
+    let action =
+        |name: &str| Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/action").join(name).display().to_string();
+    let (base, slower, unchanged) = (action("base"), action("slower"), action("unchanged"));
+    let run = compare(&[&base, &slower, "--fail-on-regression"]);
+    assert_eq!(run.status, 1, "{}", run.stdout);
+    let verdicts: Vec<&str> = run.stdout.lines().filter(|line| line.starts_with("benchmark \"")).collect();
+    assert_eq!(
+        verdicts,
+        [
+            "benchmark \"checksum and words\": 3 → 3 runs, 7.19 µs → 13.5 µs CPU per iteration (medians of runs), \
+             +81.8% (interval +65.0% to +100.3%, minimum detectable change 15.7%): regressed",
+            "benchmark \"checksum alone\": 3 → 3 runs, 3.47 µs → 9.38 µs CPU per iteration (medians of runs), \
+             +167.2% (interval +148.8% to +187.0%, minimum detectable change 12.8%): regressed",
+            "benchmark \"count vowels\": 3 → 3 runs, 5.11 µs → 5.13 µs CPU per iteration (medians of runs), +0.3% \
+             (interval -2.6% to +3.3%, minimum detectable change 8.1%): within noise",
+        ]
+    );
+    let found = annotations(&compare(&[&base, &slower, "--format", "github"]).stdout);
+    assert_eq!(found.len(), 1);
+    assert_eq!((found[0].file.as_str(), found[0].line.as_str()), ("bench.mjs", "6"));
+    assert_eq!(found[0].title, "v8inline: checksum self +19.21 pp in checksum and words, checksum alone");
+    assert!(
+        found[0].message.starts_with(
+            "checksum (inlined into (anonymous)): self time +19.21 pp; own CPU time per iteration 3.27 µs → 8.50 µs \
+             (medians of runs), +49.9% (interval +42.8% to +57.4%, minimum detectable change 10.2%) of the benchmark"
+        ),
+        "{}",
+        found[0].message
+    );
+    let markdown = compare(&[&base, &slower, "--format", "markdown"]).stdout;
+    assert!(
+        markdown.contains(
+            "| checksum alone | 3.47 µs | 9.38 µs | +167.2% (+148.8% to +187.0%; detectable 12.8%) | 🔴 regressed |\n"
+        ),
+        "{markdown}"
+    );
+    assert!(markdown.contains("\n3 → 3 runs per side; each change with its interval"), "{markdown}");
+    let run = compare(&[&base, &unchanged, "--format", "github", "--fail-on-regression"]);
+    assert_eq!((run.status, run.stdout.as_str()), (0, ""));
+    // One run against several: today's model, and it says what it cannot see.
+    let single = compare(&[&format!("{base}/run-01"), &slower]);
+    assert!(single.stdout.ends_with("note: one run per side: the noise between runs (a neighbour slowing the machine for a second, V8 deciding differently in another process) is not seen; `v8inline bench` runs several\n"), "{}", single.stdout);
+    let markdown = compare(&[&format!("{base}/run-01"), &format!("{slower}/run-01"), "--format", "markdown"]).stdout;
+    assert!(markdown.contains("_Note: one run per side: the noise between runs"), "{markdown}");
+}
