@@ -329,3 +329,59 @@ pub fn judge_function(
         verdict,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::compare::profile::KeyOptions;
+    use std::path::Path;
+
+    /// A run: `f` with `f_samples` samples, inlined into `main` or not,
+    /// the rest `main`'s; 100 iterations.
+    fn run(f_samples: u64, inlined: bool) -> BenchmarkRun {
+        let f = if inlined { "JS:*f /p/a.js:5:1_[i]" } else { "JS:*f /p/a.js:5:1" };
+        let text =
+            format!("node;JS:*main /p/a.js:1:1;{f} {f_samples}\nnode;JS:*main /p/a.js:1:1 {}\n", 1000 - f_samples);
+        let options = KeyOptions { project_root: None, separate_native: false };
+        let mut profile = SideProfile::from_folded(&text, Path::new("x"), &options).unwrap();
+        profile.sample_weight = 1;
+        let timing =
+            Timing { mean: 10.0, stddev: 1.0, samples: 100.0, median: Some(10.0), cpu_per_iteration: Some(10.0) };
+        BenchmarkRun { profile, timing: Some(timing) }
+    }
+
+    fn f() -> Function {
+        Function {
+            name: "f".into(),
+            file: Some("/p/a.js".into()),
+            start: Some(crate::model::frames::SourceLine { line: 5, column: Some(1) }),
+        }
+    }
+
+    /// f runs 100 samples inlined and 500 not inlined. Base inlined it in
+    /// every run, head in 1 of 6: head's own time is higher, but the runs
+    /// that ran it alike (inlined) do not show it: V8's choice. Half and
+    /// half, the spread leaves it undecided, not a regression either.
+    #[test]
+    fn a_change_of_v8_s_choice_is_not_a_regression() {
+        let base: Vec<BenchmarkRun> = (0..4).map(|index| run(100 + index, true)).collect();
+        let head: Vec<BenchmarkRun> =
+            std::iter::once(run(101, true)).chain((0..5).map(|index| run(500 + index, false))).collect();
+        let judged = judge_function(&f(), &base, &head, true, 10.0, 0.05);
+        assert_eq!(judged.verdict, Verdict::Regressed, "{judged:?}");
+        assert!(judged.explained_by_choices);
+        assert_eq!(
+            judged.choices.describe().unwrap(),
+            "V8's runs disagree: base inlined into main (TurboFan) in 4 of 4 runs; head TurboFan in 5 of 6 runs, \
+             inlined into main (TurboFan) in 1"
+        );
+        let head = vec![run(101, true), run(300, false), run(102, true), run(301, false)];
+        let judged = judge_function(&f(), &base, &head, true, 10.0, 0.05);
+        assert_eq!((judged.verdict, judged.change.verdict), (Verdict::Unchanged, RunsVerdict::Undecided));
+        // Slower in every head run, inlined alike: a regression.
+        let head: Vec<BenchmarkRun> = (0..4).map(|index| run(300 + index, true)).collect();
+        let judged = judge_function(&f(), &base, &head, true, 10.0, 0.05);
+        assert_eq!((judged.verdict, judged.explained_by_choices), (Verdict::Regressed, false));
+        assert_eq!(judged.choices.describe(), None);
+    }
+}

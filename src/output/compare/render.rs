@@ -353,10 +353,11 @@ fn text_table(profile: &ProfileComparison, root: &SourceRoot, limit: usize) -> S
         text.push_str(line.trim_end());
         text.push('\n');
         if let Some(change) = change {
+            // How V8 ran it at base and head, under a change beyond noise;
+            // where its runs disagree, always.
             let notes = ran_as_notes(profile, change);
-            let shown =
-                change.beyond_noise() || change.across_runs.as_ref().is_some_and(|runs| runs.explained_by_choices);
-            for note in notes.iter().filter(|_| shown) {
+            let disagree = change.across_runs.as_ref().is_some_and(|runs| runs.choices.disagree());
+            for note in notes.iter().filter(|_| change.beyond_noise() || disagree) {
                 let _ = writeln!(text, "    {note}");
             }
             if let Some(runs) = change.across_runs.as_ref().filter(|_| change.beyond_noise()) {
