@@ -88,8 +88,13 @@ pub use v8::inline_map::SourceOptions;
 pub use v8::source_map::{SourceMapOptions, SourceMapOverride};
 
 // The commands: each a library function the binary calls.
+pub use commands::bench::{
+    Bench, BenchError, BenchFile, BenchOptions, BenchRound, BenchSide, BenchmarkRuns, DEFAULT_THRESHOLD, SideRuns,
+    StopReason, bench, judge_sides, parse_duration,
+};
 pub use commands::compare::{
-    BenchmarkSvg, CompareCommandError, CompareOptions, Comparison, ComparisonFormat, benchmark_svg_path, compare_files,
+    BenchmarkOutcome, BenchmarkSvg, CompareCommandError, CompareOptions, Comparison, ComparisonFormat,
+    benchmark_svg_path, compare_files,
 };
 pub use commands::debuginfo::{
     DebugInfoCommandError, DebugInfoOptions, DebugInfoSummary, FileProblem, FileProblemCause, debuginfo,
@@ -104,6 +109,7 @@ pub use commands::record::{
     prepare_output_directory, record,
 };
 pub use commands::repair::{RepairError, Repaired, repair_jitdump};
+pub use output::compare::runs::{ChangeInterval, RunsChange, RunsVerdict, judge_runs};
 
 /// The crate's modules, for its own tests, benches and fuzz targets: not
 /// part of the API (anything here may change in any release).

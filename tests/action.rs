@@ -9,6 +9,11 @@
 //! tinybench comes from npm through the script's install step (`npm ci`),
 //! at base and at head. Needs node, git, npm and perf; skipped with a
 //! message otherwise.
+//!
+//! The live runs check the plumbing only (what ran, what was written, an
+//! exit status that matches its messages): one run a side is noise's to
+//! flip on a shared machine (issue 46). The verdicts are asserted on the
+//! recordings of testdata/action (its record.sh made them).
 
 mod common;
 
@@ -28,41 +33,7 @@ use std::sync::Mutex;
 /// `checksum alone` runs only `checksum` (with tinybench's loop: about 80 %
 /// of its samples at base).
 /// `count vowels` runs code the head leaves.
-const BENCHMARK: &str = r#"import { Bench } from 'tinybench';
-
-const ROUNDS = 1;
-const text = 'the quick brown fox jumps over the lazy dog '.repeat(40);
-
-function checksum(input) {
-  let hash = 0;
-  for (let round = 0; round < ROUNDS; round++) {
-    for (let i = 0; i < input.length; i++) hash = (hash * 31 + input.charCodeAt(i)) | 0;
-  }
-  return hash;
-}
-
-function countWords(input) {
-  let words = 0;
-  for (let i = 0; i < input.length; i++) if (input.charCodeAt(i) === 32) words = (words + i) | 0;
-  return words;
-}
-
-function countVowels(input) {
-  let vowels = 0;
-  for (let i = 0; i < input.length; i++) {
-    const code = input.charCodeAt(i);
-    if (code === 97 || code === 101 || code === 105 || code === 111 || code === 117) vowels++;
-  }
-  return vowels;
-}
-
-const bench = new Bench({ time: 1000, warmupTime: 200 });
-bench.add('checksum and words', () => checksum(text) + countWords(text));
-bench.add('checksum alone', () => checksum(text));
-bench.add('count vowels', () => countVowels(text));
-await bench.run();
-console.table(bench.table());
-"#;
+const BENCHMARK: &str = include_str!("../testdata/action/bench.mjs");
 
 /// `checksum`'s first line in `BENCHMARK` (the head changes no line count).
 const CHECKSUM_LINE: usize = 6;
@@ -209,7 +180,9 @@ fn run_action(root: &Path, checkout: &Path, fail_on_regression: bool, binary: Bi
                 format!(
                     "#!/usr/bin/env bash\n\
                      [ \"$1 $2\" = \"--yes v8inline@{version}\" ] || {{ echo \"npx: unexpected $*\" >&2; exit 99; }}\n\
+                     touch {ran:?}\n\
                      exec {binary:?} \"${{@:3}}\"\n",
+                    ran = bin.join("ran"),
                     version = env!("CARGO_PKG_VERSION"),
                     binary = env!("CARGO_BIN_EXE_v8inline"),
                 ),
@@ -240,25 +213,28 @@ fn summary_row<'a>(summary: &'a str, benchmark: &str) -> &'a str {
     summary.lines().find(|line| line.starts_with(&start)).unwrap_or_else(|| panic!("no row {start} in\n{summary}"))
 }
 
-#[test]
-fn the_action_records_base_and_head_and_reports_the_slower_function() {
-    let root = common::temp_dir("action", "regression");
-    let Some(origin) = origin(&root) else { return };
-    let checkout = shallow_checkout(&root, &origin, "slower");
-
-    let run = run_action(&root, &checkout, true, Binary::Variable);
+/// What every run of the script must leave, whatever noise made of the
+/// verdict: exit 0 or 1 (1 only with fail-on-regression, and then with its
+/// error line), the summary written and kept beside the recordings, both
+/// sides recorded with the suite's three benchmarks, annotations (if any)
+/// well-formed and at most 3, the base's worktree gone. The verdict itself
+/// is asserted on committed recordings
+/// (`verdicts_on_committed_recordings`): one live run a side is noise's to
+/// flip (unchanged code read +53 % in a fresh CI run, issue 46).
+fn assert_plumbing(run: &ActionRun, checkout: &Path, fail_on_regression: bool) {
     let (log, summary) = (&run.log, &run.summary);
     let errors = String::from_utf8_lossy(&run.output.stderr);
     assert!(log.starts_with("fetching main from origin\n"), "{log}");
-    // fail-on-regression: checksum, three times as slow, is a regression.
-    assert_eq!(run.output.status.code(), Some(1), "{log}\n{errors}");
-    assert!(
-        log.contains("::error title=v8inline benchmark::a regression beyond noise against main (fail-on-regression)"),
-        "{log}"
-    );
-    // Both recordings, for the artifact, where the step's output says;
-    // each with the two benchmarks tinybench ran (installed by `npm ci` in
-    // each tree).
+    let code = run.output.status.code();
+    let gate = "::error title=v8inline benchmark::a regression beyond noise against main (fail-on-regression): see the job summary";
+    match code {
+        Some(0) => assert!(!log.contains("::error"), "{log}"),
+        Some(1) if fail_on_regression => {
+            assert!(log.lines().any(|line| line == gate), "{log}");
+            assert!(summary.contains("regressed"), "{summary}");
+        }
+        _ => panic!("exit {code:?}\n{log}\n{errors}"),
+    }
     assert_eq!(run.github_output, format!("recordings={}\n", run.recordings.display()));
     for side in ["base", "head"] {
         let benchmarks = std::fs::read_to_string(run.recordings.join(side).join("benchmarks.json")).unwrap();
@@ -268,48 +244,78 @@ fn the_action_records_base_and_head_and_reports_the_slower_function() {
         assert_eq!(names, ["checksum and words", "checksum alone", "count vowels"], "{side}");
     }
     assert_eq!(std::fs::read_to_string(run.recordings.join("comparison.md")).unwrap(), *summary);
-    // The job summary: both benchmarks, checksum regressed, count vowels not.
-    assert!(summary_row(summary, "checksum and words").contains("regressed"), "{summary}");
-    assert!(summary_row(summary, "checksum alone").contains("regressed"), "{summary}");
-    assert!(!summary_row(summary, "count vowels").contains("regressed"), "{summary}");
-    // The annotations: checksum's first, at its line of bench.mjs relative
-    // to the repository root (not the working-directory), at most 3, none
-    // about the unchanged benchmark.
+    for benchmark in ["checksum and words", "checksum alone", "count vowels"] {
+        summary_row(summary, benchmark);
+    }
     let annotations = run.annotations();
-    assert!(!annotations.is_empty() && annotations.len() <= 3, "{log}");
-    assert!(annotations[0].starts_with(&format!("::warning file=benchmarks/bench.mjs,line={CHECKSUM_LINE},")), "{log}");
-    assert!(annotations[0].contains("::checksum "), "{log}");
-    // One annotation for checksum, naming both benchmarks it slowed (in
-    // `checksum alone` its share is near the whole on both sides: where it
-    // cannot grow beyond noise, its own CPU time per iteration does,
-    // src/output/compare/noise.rs, own_time_verdicts).
-    assert_eq!(annotations.iter().filter(|line| line.contains("::checksum ")).count(), 1, "{log}");
-    assert!(annotations[0].contains("in benchmark \"checksum alone\""), "{log}");
-    assert!(!annotations.iter().any(|line| line.contains("countVowels") || line.contains("count vowels")), "{log}");
-    // The base's worktree is gone.
-    assert_eq!(git(&checkout, &["worktree", "list"]).lines().count(), 1);
-
-    // Without fail-on-regression: the same report, and success.
-    let run = run_action(&root, &checkout, false, Binary::Variable);
-    let log = &run.log;
-    assert_eq!(run.output.status.code(), Some(0), "{log}\n{}", String::from_utf8_lossy(&run.output.stderr));
-    assert!(summary_row(&run.summary, "checksum and words").contains("regressed"), "{}", run.summary);
-    assert!(run.annotations().first().is_some_and(|line| line.contains("checksum")), "{log}");
-    assert!(!log.contains("::error"), "{log}");
+    assert!(annotations.len() <= 3, "{log}");
+    for annotation in annotations {
+        assert!(annotation.starts_with("::warning file=benchmarks/bench.mjs,line="), "{log}");
+    }
+    assert_eq!(git(checkout, &["worktree", "list"]).lines().count(), 1);
 }
 
 #[test]
-fn unchanged_code_raises_nothing_and_npx_runs_v8inline() {
+fn the_action_records_base_and_head_and_gates() {
+    let root = common::temp_dir("action", "regression");
+    let Some(origin) = origin(&root) else { return };
+    let checkout = shallow_checkout(&root, &origin, "slower");
+    let run = run_action(&root, &checkout, true, Binary::Variable);
+    assert_plumbing(&run, &checkout, true);
+    // Without fail-on-regression: success, whatever the comparison says.
+    let run = run_action(&root, &checkout, false, Binary::Variable);
+    assert_eq!(run.output.status.code(), Some(0), "{}", run.log);
+    assert_plumbing(&run, &checkout, false);
+}
+
+#[test]
+fn npx_runs_v8inline() {
     let root = common::temp_dir("action", "unchanged");
     let Some(origin) = origin(&root) else { return };
     let checkout = shallow_checkout(&root, &origin, "docs-only");
     let run = run_action(&root, &checkout, true, Binary::Npx);
-    let log = &run.log;
-    assert_eq!(run.output.status.code(), Some(0), "{log}\n{}", String::from_utf8_lossy(&run.output.stderr));
-    assert!(run.annotations().is_empty(), "{log}");
-    assert!(!log.contains("::error"), "{log}");
-    for benchmark in ["checksum and words", "checksum alone", "count vowels"] {
-        assert!(!summary_row(&run.summary, benchmark).contains("regressed"), "{}", run.summary);
+    assert!(root.join("npx-bin/ran").exists(), "{}", run.log);
+    assert_plumbing(&run, &checkout, true);
+}
+
+/// `v8inline compare` as the script runs it, on recordings of
+/// testdata/action (record.sh: the suite at base, with `checksum` three times
+/// as slow, and unchanged in another tree).
+fn compare_committed(base: &str, head: &str, format: &str) -> (Option<i32>, String) {
+    let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/action");
+    let output = Command::new(env!("CARGO_BIN_EXE_v8inline"))
+        .args(["compare", "--format", format, "--fail-on-regression", "--source-root"])
+        .arg(&testdata)
+        .arg(testdata.join(base))
+        .arg(testdata.join(head))
+        .output()
+        .unwrap();
+    assert!(output.status.code().is_some_and(|code| code <= 1), "{}", String::from_utf8_lossy(&output.stderr));
+    (output.status.code(), String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// Each run of the committed recordings compared with the base's run of
+/// the same round, as the script compares one recording a side.
+#[test]
+fn verdicts_on_committed_recordings() {
+    for run in ["run-01", "run-02", "run-03"] {
+        // checksum three times as slow: the gate fails, checksum annotated
+        // first at its line, count vowels (code the head leaves) not regressed.
+        let (base, slower, unchanged) = (format!("base/{run}"), format!("slower/{run}"), format!("unchanged/{run}"));
+        let (code, annotations) = compare_committed(&base, &slower, "github");
+        assert_eq!(code, Some(1), "{run}: {annotations}");
+        let first = annotations.lines().next().unwrap_or_default();
+        assert!(first.starts_with(&format!("::warning file=bench.mjs,line={CHECKSUM_LINE},")), "{run}: {annotations}");
+        assert!(first.contains("::checksum "), "{run}: {annotations}");
+        assert_eq!(annotations.lines().filter(|line| line.contains("::checksum ")).count(), 1, "{run}: {annotations}");
+        assert!(!annotations.contains("countVowels") && !annotations.contains("count vowels"), "{run}: {annotations}");
+        let (_, summary) = compare_committed(&base, &slower, "markdown");
+        assert!(summary_row(&summary, "checksum and words").contains("regressed"), "{run}: {summary}");
+        assert!(summary_row(&summary, "checksum alone").contains("regressed"), "{run}: {summary}");
+        assert!(!summary_row(&summary, "count vowels").contains("regressed"), "{run}: {summary}");
+        // Unchanged code: the gate passes, nothing annotated.
+        let (code, annotations) = compare_committed(&base, &unchanged, "github");
+        assert_eq!((code, annotations.as_str()), (Some(0), ""), "{run}");
     }
 }
 

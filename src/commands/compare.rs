@@ -9,15 +9,17 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::commands::bench::DEFAULT_THRESHOLD;
 use crate::error::Error;
 use crate::files::read_file;
 use crate::output::annotations::SourceRoot;
+use crate::output::compare::across::BenchmarkRun;
 use crate::output::compare::differential::{FoldedSide, differential_svg};
-use crate::output::compare::noise::Timing;
+use crate::output::compare::noise::{Timing, Verdict};
 use crate::output::compare::profile::SideProfile;
+use crate::output::compare::runs::RunsChange;
 use crate::output::compare::{
-    CompareError, KeyOptions, SuiteComparison, UnmatchedBenchmark, compare_benchmark, compare_profiles, is_json_report,
-    render,
+    CompareError, KeyOptions, SuiteComparison, UnmatchedBenchmark, compare_benchmark_runs, is_json_report, render,
 };
 use crate::output::flamegraph::FlameGraphStyle;
 
@@ -61,6 +63,10 @@ pub struct CompareOptions {
     /// Annotate only functions whose self share also grew by at least this
     /// share (0.005 is half a point).
     pub least_growth: f64,
+    /// Over several runs per side: the least relative change of time per
+    /// iteration that counts (0.05 is 5 %), for benchmarks and, by the
+    /// own-time rule, for functions.
+    pub threshold: f64,
     /// Also render differential flame graphs (folded stacks only).
     pub flame_graph: bool,
     /// How they are drawn.
@@ -81,6 +87,7 @@ impl CompareOptions {
             head_root: None,
             separate_native: false,
             least_growth: 0.0,
+            threshold: DEFAULT_THRESHOLD,
             flame_graph: false,
             flame_graph_style: FlameGraphStyle::default(),
         }
@@ -96,16 +103,36 @@ pub struct Comparison {
     /// Whether a benchmark (or without benchmarks, the profile) regressed
     /// beyond noise.
     pub regressed: bool,
+    /// Whether a benchmark's verdict is undecided: over several runs, its
+    /// change's interval holds both a change beyond the threshold and none.
+    pub undecided: bool,
+    /// Each benchmark's verdict, in head's order (`v8inline bench` adds
+    /// rounds while one is undecided).
+    pub benchmarks: Vec<BenchmarkOutcome>,
     /// The differential flame graph of the whole run, when asked for.
     pub svg: Option<Vec<u8>>,
     /// One per benchmark: its slug (`OUT-<slug>.svg`) and the graph.
     pub benchmark_svgs: Vec<BenchmarkSvg>,
 }
 
+/// A benchmark's verdict.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct BenchmarkOutcome {
+    /// Its name, as the harness names it.
+    pub name: String,
+    /// Its verdict.
+    pub verdict: Verdict,
+    /// Over several runs per side: its change, interval and minimum
+    /// detectable change.
+    pub runs: Option<RunsChange>,
+}
+
 /// A benchmark's differential flame graph.
 #[derive(Debug, Clone)]
 pub struct BenchmarkSvg {
-    /// The benchmark's name made a file name part: `parse-small-js`.
+    /// Its file name part: the last component of its directory in
+    /// benchmarks.json (`parse-small-js`).
     pub slug: String,
     /// The SVG.
     pub svg: Vec<u8>,
@@ -165,19 +192,83 @@ struct TimePerIteration {
     median: Option<f64>,
 }
 
-/// One side as read: its whole profile and its benchmarks.
+/// `runs.json` of a side directory, as `v8inline bench` writes it: the
+/// recordings of one side, one per run.
+#[derive(Debug, Deserialize)]
+struct RunsFile {
+    runs: Vec<RunEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RunEntry {
+    /// The run's recording directory, relative to the side directory.
+    directory: PathBuf,
+}
+
+/// One side as read: a recording, or a side directory's runs.
 struct Side {
     /// What names it in titles and errors.
     path: PathBuf,
-    /// The whole run's folded stacks or JSON report, and its file.
-    text: String,
+    /// Its recordings, one per run (one for a recording or a file).
+    runs: Vec<Recording>,
+}
+
+impl Side {
+    /// The first run's project root: where its locations are relative to.
+    fn project_root(&self) -> Option<&Path> {
+        self.runs.first().and_then(|run| run.project_root.as_deref())
+    }
+
+    /// Whether every run has benchmarks.
+    fn has_benchmarks(&self) -> bool {
+        self.runs.iter().all(|run| !run.benchmarks.is_empty())
+    }
+
+    /// The whole profiles of every run, one after the other (for the
+    /// differential flame graph: counts of folded lines add up).
+    fn whole_text(&self) -> Result<String, CompareCommandError> {
+        let mut text = String::new();
+        for run in &self.runs {
+            text.push_str(&run.whole_text()?);
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+        }
+        Ok(text)
+    }
+}
+
+/// One recording as read: its whole profile and its benchmarks.
+struct Recording {
+    /// The whole run's folded stacks or JSON report file.
     text_path: PathBuf,
     project_root: Option<PathBuf>,
     benchmarks: Vec<SideBenchmark>,
 }
 
+impl Recording {
+    /// The whole run's folded stacks or JSON report. A recording kept for
+    /// its benchmarks alone (CI artifacts, testdata) may leave out the
+    /// whole run's profile: their profiles together stand for it.
+    fn whole_text(&self) -> Result<String, CompareCommandError> {
+        if !self.text_path.exists() && !self.benchmarks.is_empty() {
+            let mut text = String::new();
+            for benchmark in &self.benchmarks {
+                text.push_str(&String::from_utf8_lossy(&read_file(&benchmark.folded_path)?));
+                if !text.ends_with('\n') {
+                    text.push('\n');
+                }
+            }
+            return Ok(text);
+        }
+        Ok(String::from_utf8_lossy(&read_file(&self.text_path)?).into_owned())
+    }
+}
+
 struct SideBenchmark {
     name: String,
+    /// Its directory in benchmarks.json: its file names come from it.
+    directory: PathBuf,
     folded_path: PathBuf,
     samples: Option<u64>,
     timing: Option<Timing>,
@@ -198,12 +289,31 @@ fn folded_in(directory: &Path) -> PathBuf {
     if !plain.exists() && gzipped.exists() { gzipped } else { plain }
 }
 
+/// Reads a side: a side directory (`runs.json`, one recording per run), a
+/// recording directory, or one file.
 fn read_side(path: &Path, root: Option<&Path>) -> Result<Side, CompareCommandError> {
+    let runs_path = path.join("runs.json");
+    if path.is_dir() && runs_path.exists() {
+        let runs_file: RunsFile = read_json(&runs_path)?;
+        if runs_file.runs.is_empty() {
+            return Err(CompareCommandError::Recording { path: runs_path, message: "no runs".to_string() });
+        }
+        let runs = runs_file
+            .runs
+            .iter()
+            .map(|run| read_recording(&path.join(&run.directory), root))
+            .collect::<Result<Vec<Recording>, CompareCommandError>>()?;
+        return Ok(Side { path: path.to_owned(), runs });
+    }
+    Ok(Side { path: path.to_owned(), runs: vec![read_recording(path, root)?] })
+}
+
+/// Reads one recording: a directory `record` wrote, or one file.
+fn read_recording(path: &Path, root: Option<&Path>) -> Result<Recording, CompareCommandError> {
     if !path.is_dir() {
-        let text = String::from_utf8_lossy(&read_file(path)?).into_owned();
-        return Ok(Side {
-            path: path.to_owned(),
-            text,
+        // Read now, so that a missing file is named at once.
+        read_file(path)?;
+        return Ok(Recording {
             text_path: path.to_owned(),
             project_root: root.map(Path::to_path_buf),
             benchmarks: Vec::new(),
@@ -219,6 +329,7 @@ fn read_side(path: &Path, root: Option<&Path>) -> Result<Side, CompareCommandErr
             .into_iter()
             .map(|entry| SideBenchmark {
                 folded_path: folded_in(&path.join(&entry.directory)),
+                directory: entry.directory,
                 name: entry.name,
                 samples: entry.samples,
                 timing: entry.time_per_iteration.map(|time| Timing {
@@ -234,29 +345,11 @@ fn read_side(path: &Path, root: Option<&Path>) -> Result<Side, CompareCommandErr
         Vec::new()
     };
     let text_path = folded_in(path);
-    // A recording kept for its benchmarks alone (CI artifacts, testdata)
-    // may leave out the whole run's profile: their profiles together stand
-    // for it (the whole-run flame graph, and the profile comparison when the
-    // other side has no benchmarks).
-    let text = if !text_path.exists() && !benchmarks.is_empty() {
-        let mut text = String::new();
-        for benchmark in &benchmarks {
-            text.push_str(&String::from_utf8_lossy(&read_file(&benchmark.folded_path)?));
-            if !text.ends_with('\n') {
-                text.push('\n');
-            }
-        }
-        text
-    } else {
-        String::from_utf8_lossy(&read_file(&text_path)?).into_owned()
-    };
-    Ok(Side {
-        path: path.to_owned(),
-        text,
-        text_path,
-        project_root: root.map(Path::to_path_buf).or(recorded_root),
-        benchmarks,
-    })
+    if !text_path.exists() && benchmarks.is_empty() {
+        // Named as a missing file.
+        read_file(&text_path)?;
+    }
+    Ok(Recording { text_path, project_root: root.map(Path::to_path_buf).or(recorded_root), benchmarks })
 }
 
 /// A benchmark's timing with the profile's CPU time per iteration: the
@@ -272,17 +365,50 @@ fn with_cpu_per_iteration(benchmark: &SideBenchmark, profile: &SideProfile) -> O
     Some(timing)
 }
 
-/// The git toplevel of the working directory, else the working directory.
-fn default_source_root() -> PathBuf {
-    let toplevel = std::process::Command::new("git")
-        .args(["rev-parse", "--show-toplevel"])
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()
-        .filter(|output| output.status.success())
-        .and_then(|output| String::from_utf8(output.stdout).ok())
-        .map(|text| PathBuf::from(text.trim_end()));
-    toplevel.filter(|path| !path.as_os_str().is_empty()).unwrap_or_else(|| PathBuf::from("."))
+/// The git toplevel of `directory` (the working directory when `None`).
+fn git_toplevel(directory: Option<&Path>) -> Option<PathBuf> {
+    let mut command = std::process::Command::new("git");
+    if let Some(directory) = directory {
+        command.arg("-C").arg(directory);
+    }
+    let output = command.args(["rev-parse", "--show-toplevel"]).stderr(std::process::Stdio::null()).output().ok()?;
+    let text = String::from_utf8(output.stdout).ok().filter(|_| output.status.success())?;
+    let toplevel = PathBuf::from(text.trim_end());
+    (!toplevel.as_os_str().is_empty()).then_some(toplevel)
+}
+
+/// Where locations and annotations' `file=` are relative to: `--source-root`
+/// when given; else the git toplevel of head's project root (the repository
+/// head's code is in), else head's project root (recording.json), else the
+/// git toplevel of the working directory. Each script takes the first of
+/// these it is under; one under none stays relative to its own project root.
+fn location_root(explicit: Option<&Path>, head_project_root: Option<&Path>) -> SourceRoot {
+    if let Some(explicit) = explicit {
+        return SourceRoot::new(explicit);
+    }
+    let mut roots: Vec<PathBuf> = Vec::new();
+    if let Some(project_root) = head_project_root {
+        roots.extend(git_toplevel(Some(project_root)));
+        roots.push(project_root.to_path_buf());
+    }
+    roots.extend(git_toplevel(None));
+    let mut roots = roots.into_iter();
+    let Some(first) = roots.next() else {
+        // Nothing to be relative to: scripts stay relative to their project
+        // root (a root no script is under).
+        return SourceRoot::new(Path::new("/nonexistent-v8inline-source-root"));
+    };
+    roots.fold(SourceRoot::new(&first), |root, fallback| root.or_else(&fallback))
+}
+
+/// A benchmark's file name part: the last component of its directory in
+/// benchmarks.json (`benchmarks/parse-small-js` → `parse-small-js`), or for
+/// a recording of one benchmark at its root (`.`), [`slug`] of its name.
+fn file_part(benchmark: &SideBenchmark) -> String {
+    match benchmark.directory.file_name().and_then(|name| name.to_str()) {
+        Some(name) if !name.is_empty() && name != "." => name.to_string(),
+        _ => slug(&benchmark.name),
+    }
 }
 
 /// A benchmark's name as a file name part: letters and digits kept
@@ -312,57 +438,98 @@ pub fn benchmark_svg_path(svg_path: &Path, slug: &str) -> PathBuf {
     svg_path.with_file_name(name)
 }
 
+/// Each benchmark's name in the order of a side's runs.
+fn benchmark_names(side: &Side) -> Vec<&str> {
+    let mut names: Vec<&str> = Vec::new();
+    for run in &side.runs {
+        for benchmark in &run.benchmarks {
+            if !names.contains(&benchmark.name.as_str()) {
+                names.push(&benchmark.name);
+            }
+        }
+    }
+    names
+}
+
+/// The benchmark named `name` in each run of `side` that has it.
+fn runs_of<'side>(side: &'side Side, name: &str) -> Vec<(&'side Recording, &'side SideBenchmark)> {
+    side.runs
+        .iter()
+        .filter_map(|run| Some((run, run.benchmarks.iter().find(|benchmark| benchmark.name == name)?)))
+        .collect()
+}
+
+/// One benchmark's profile and timing in one run.
+fn read_benchmark_run(benchmark: &SideBenchmark, keys: &KeyOptions) -> Result<BenchmarkRun, CompareCommandError> {
+    let text = String::from_utf8_lossy(&read_file(&benchmark.folded_path)?).into_owned();
+    let mut profile = SideProfile::parse(&text, &benchmark.folded_path, keys)?;
+    // The harness-side count of samples, when record gave it, fixes one
+    // sample's weight.
+    if let Some(samples) = benchmark.samples.filter(|samples| *samples > 0) {
+        profile.sample_weight = (profile.total_weight / samples).max(1);
+    }
+    let timing = with_cpu_per_iteration(benchmark, &profile);
+    Ok(BenchmarkRun { profile, timing })
+}
+
 /// Reads both sides and renders their comparison.
 pub fn compare_files(options: &CompareOptions) -> Result<Comparison, CompareCommandError> {
     let base = read_side(&options.base, options.base_root.as_deref())?;
     let head = read_side(&options.head, options.head_root.as_deref())?;
-    let key_options = |side: &Side| KeyOptions {
-        project_root: side.project_root.as_deref().map(SourceRoot::new),
+    let key_options = |recording: &Recording| KeyOptions {
+        project_root: recording.project_root.as_deref().map(SourceRoot::new),
         separate_native: options.separate_native,
     };
-    let (base_keys, head_keys) = (key_options(&base), key_options(&head));
-    let with_benchmarks = !base.benchmarks.is_empty() && !head.benchmarks.is_empty();
-    let mut compared = SuiteComparison { benchmarks: Vec::new(), unmatched: Vec::new(), whole: None };
-    let mut benchmark_texts: Vec<(String, String, String)> = Vec::new();
+    let with_benchmarks = base.has_benchmarks() && head.has_benchmarks();
+    let mut compared = SuiteComparison {
+        benchmarks: Vec::new(),
+        unmatched: Vec::new(),
+        whole: None,
+        base_runs: base.runs.len(),
+        head_runs: head.runs.len(),
+    };
+    let mut drawn: Vec<(String, String, Vec<&SideBenchmark>, Vec<&SideBenchmark>)> = Vec::new();
     if with_benchmarks {
-        for head_benchmark in &head.benchmarks {
-            let Some(base_benchmark) = base.benchmarks.iter().find(|benchmark| benchmark.name == head_benchmark.name)
-            else {
-                compared.unmatched.push(UnmatchedBenchmark { name: head_benchmark.name.clone(), in_head: true });
+        let (base_names, head_names) = (benchmark_names(&base), benchmark_names(&head));
+        for name in &head_names {
+            let (base_runs, head_runs) = (runs_of(&base, name), runs_of(&head, name));
+            if base_runs.is_empty() {
+                compared.unmatched.push(UnmatchedBenchmark { name: name.to_string(), in_head: true });
                 continue;
-            };
-            let read =
-                |benchmark: &SideBenchmark, keys: &KeyOptions| -> Result<(String, SideProfile), CompareCommandError> {
-                    let text = String::from_utf8_lossy(&read_file(&benchmark.folded_path)?).into_owned();
-                    let mut profile = SideProfile::parse(&text, &benchmark.folded_path, keys)?;
-                    // The harness-side count of samples, when record gave it,
-                    // fixes one sample's weight.
-                    if let Some(samples) = benchmark.samples.filter(|samples| *samples > 0) {
-                        profile.sample_weight = (profile.total_weight / samples).max(1);
-                    }
-                    Ok((text, profile))
-                };
-            let (base_text, base_profile) = read(base_benchmark, &base_keys)?;
-            let (head_text, head_profile) = read(head_benchmark, &head_keys)?;
-            compared.benchmarks.push(compare_benchmark(
-                &head_benchmark.name,
-                with_cpu_per_iteration(base_benchmark, &base_profile),
-                with_cpu_per_iteration(head_benchmark, &head_profile),
-                compare_profiles(&base_profile, &head_profile),
-            ));
-            benchmark_texts.push((head_benchmark.name.clone(), base_text, head_text));
-        }
-        for base_benchmark in &base.benchmarks {
-            if !head.benchmarks.iter().any(|benchmark| benchmark.name == base_benchmark.name) {
-                compared.unmatched.push(UnmatchedBenchmark { name: base_benchmark.name.clone(), in_head: false });
             }
+            let read = |runs: &[(&Recording, &SideBenchmark)]| {
+                runs.iter()
+                    .map(|(recording, benchmark)| read_benchmark_run(benchmark, &key_options(recording)))
+                    .collect::<Result<Vec<BenchmarkRun>, CompareCommandError>>()
+            };
+            compared.benchmarks.push(compare_benchmark_runs(
+                name,
+                &read(&base_runs)?,
+                &read(&head_runs)?,
+                options.threshold,
+            ));
+            let part = file_part(head_runs[0].1);
+            let base_benchmarks = base_runs.into_iter().map(|(_, benchmark)| benchmark).collect();
+            let head_benchmarks = head_runs.into_iter().map(|(_, benchmark)| benchmark).collect();
+            drawn.push((name.to_string(), part, base_benchmarks, head_benchmarks));
+        }
+        for name in base_names.iter().filter(|name| !head_names.contains(name)) {
+            compared.unmatched.push(UnmatchedBenchmark { name: name.to_string(), in_head: false });
         }
     } else {
-        let base_profile = SideProfile::parse(&base.text, &base.text_path, &base_keys)?;
-        let head_profile = SideProfile::parse(&head.text, &head.text_path, &head_keys)?;
-        compared.whole = Some(compare_profiles(&base_profile, &head_profile));
+        let read = |side: &Side| {
+            side.runs
+                .iter()
+                .map(|run| {
+                    let text = run.whole_text()?;
+                    let profile = SideProfile::parse(&text, &run.text_path, &key_options(run))?;
+                    Ok(BenchmarkRun { profile, timing: None })
+                })
+                .collect::<Result<Vec<BenchmarkRun>, CompareCommandError>>()
+        };
+        compared.whole = Some(compare_benchmark_runs("", &read(&base)?, &read(&head)?, options.threshold).profile);
     }
-    let source_root = SourceRoot::new(&options.source_root.clone().unwrap_or_else(default_source_root));
+    let source_root = location_root(options.source_root.as_deref(), head.project_root());
     let text = match options.format {
         ComparisonFormat::Text => render::text(&compared, &source_root, options.top),
         ComparisonFormat::Markdown => render::markdown(&compared, &source_root, options.top),
@@ -374,11 +541,12 @@ pub fn compare_files(options: &CompareOptions) -> Result<Comparison, CompareComm
     let mut svg = None;
     let mut benchmark_svgs = Vec::new();
     if options.flame_graph {
-        if is_json_report(&base.text) || is_json_report(&head.text) {
+        let (base_text, head_text) = (base.whole_text()?, head.whole_text()?);
+        if is_json_report(&base_text) || is_json_report(&head_text) {
             return Err(CompareCommandError::FlameGraphOfReports);
         }
-        let base_root = base.project_root.as_deref().and_then(Path::to_str);
-        let head_root = head.project_root.as_deref().and_then(Path::to_str);
+        let base_root = base.project_root().and_then(Path::to_str);
+        let head_root = head.project_root().and_then(Path::to_str);
         let draw = |base_text: &str, head_text: &str, title: String| {
             differential_svg(
                 FoldedSide { folded: base_text, project_root: base_root },
@@ -390,19 +558,45 @@ pub fn compare_files(options: &CompareOptions) -> Result<Comparison, CompareComm
             .unwrap_or_default()
         };
         let title = format!("v8inline: {} → {}", base.path.display(), head.path.display());
-        svg = Some(draw(&base.text, &head.text, title.clone()));
+        svg = Some(draw(&base_text, &head_text, title.clone()));
+        let folded = |benchmarks: &[&SideBenchmark]| -> Result<String, CompareCommandError> {
+            let mut text = String::new();
+            for benchmark in benchmarks {
+                text.push_str(&String::from_utf8_lossy(&read_file(&benchmark.folded_path)?));
+                if !text.ends_with('\n') {
+                    text.push('\n');
+                }
+            }
+            Ok(text)
+        };
         let mut slugs = std::collections::BTreeSet::new();
-        for (name, base_text, head_text) in &benchmark_texts {
-            // Names that slug alike (`a b`, `a-b`) get `-2`, `-3`...
-            let mut unique = slug(name);
+        for (name, part, base_benchmarks, head_benchmarks) in &drawn {
+            // Parts that are alike (two recordings' `.`) get `-2`, `-3`...
+            let mut unique = part.clone();
             let mut suffix = 1;
             while !slugs.insert(unique.clone()) {
                 suffix += 1;
-                unique = format!("{}-{suffix}", slug(name));
+                unique = format!("{part}-{suffix}");
             }
-            benchmark_svgs
-                .push(BenchmarkSvg { slug: unique, svg: draw(base_text, head_text, format!("{title}: {name}")) });
+            let graph = draw(&folded(base_benchmarks)?, &folded(head_benchmarks)?, format!("{title}: {name}"));
+            benchmark_svgs.push(BenchmarkSvg { slug: unique, svg: graph });
         }
     }
-    Ok(Comparison { text, regressed: compared.regressed(), svg, benchmark_svgs })
+    let outcomes = compared
+        .benchmarks
+        .iter()
+        .map(|benchmark| BenchmarkOutcome {
+            name: benchmark.name.clone(),
+            verdict: benchmark.verdict(),
+            runs: benchmark.runs.as_ref().map(|runs| runs.change),
+        })
+        .collect();
+    Ok(Comparison {
+        text,
+        regressed: compared.regressed(),
+        undecided: compared.undecided(),
+        benchmarks: outcomes,
+        svg,
+        benchmark_svgs,
+    })
 }

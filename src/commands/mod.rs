@@ -1,6 +1,7 @@
 //! Commands beyond the main job, as library functions the binary calls.
 //!
 //! - [`record`]: run a node or Deno program under perf and fold it.
+//! - [`bench`]: `record` in a base and a head tree, round after round, judged over runs.
 //! - [`lookup`]: the inline stack of one address.
 //! - [`compare`]: two profiles' functions, share by share.
 //! - [`repair`]: a jitdump with V8's mis-sized records corrected.
@@ -9,6 +10,7 @@
 //! - [`output_choices`]: the outputs a command line asks for, as the
 //!   requests the main job and `record` hand the one writer.
 
+pub mod bench;
 pub mod compare;
 pub mod debuginfo;
 pub mod inject;

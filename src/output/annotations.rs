@@ -14,6 +14,8 @@ use crate::model::frames::{FrameKind, Function};
 pub struct SourceRoot {
     /// The directory paths are made relative to (absolute).
     root: PathBuf,
+    /// Directories tried in order for a path not under `root`.
+    fallbacks: Vec<PathBuf>,
 }
 
 impl SourceRoot {
@@ -25,7 +27,14 @@ impl SourceRoot {
         } else {
             std::env::current_dir().map(|current| current.join(root)).unwrap_or_else(|_| root.to_path_buf())
         };
-        SourceRoot { root: normalize(&root) }
+        SourceRoot { root: normalize(&root), fallbacks: Vec::new() }
+    }
+
+    /// This root, and for paths not under it, `fallback` (after any
+    /// fallbacks given before).
+    pub fn or_else(mut self, fallback: &Path) -> SourceRoot {
+        self.fallbacks.push(SourceRoot::new(fallback).root);
+        self
     }
 
     /// `script` relative to the root, if it is under it. V8 names ES
@@ -36,8 +45,11 @@ impl SourceRoot {
         if !path.is_absolute() {
             return None;
         }
-        let relative = normalize(path).strip_prefix(&self.root).ok()?.to_str()?.to_string();
-        (!relative.is_empty()).then_some(relative)
+        let path = normalize(path);
+        std::iter::once(&self.root).chain(&self.fallbacks).find_map(|root| {
+            let relative = path.strip_prefix(root).ok()?.to_str()?.to_string();
+            (!relative.is_empty()).then_some(relative)
+        })
     }
 
     /// `script` relative to the root when under it, else as it is.

@@ -224,6 +224,11 @@ pub(crate) enum Command {
     /// profile with inlined frames: `v8inline record -- node app.js`,
     /// `v8inline record -- npm run bench`, `v8inline record -- deno run -A app.js`.
     Record(RecordArgs),
+    /// Run a benchmark command under `record` in a base tree and a head tree,
+    /// in rounds (each round both, in a random order) until every benchmark is
+    /// decided or the budget is spent, then compare them as `compare` does:
+    /// `v8inline bench --base ../main --head . -- npm run bench`.
+    Bench(BenchArgs),
     /// Write a copy of a jitdump with the DEBUG_INFO records that V8 (node
     /// 26, Deno) mis-sized given their true size, so that `perf inject -j`
     /// and samply read it whole.
@@ -308,10 +313,15 @@ pub(crate) struct CompareArgs {
     /// regressed beyond noise.
     #[arg(long)]
     pub(crate) fail_on_regression: bool,
+    /// With several runs per side: the least change of time per iteration,
+    /// in percent, that is a regression or an improvement (of a benchmark,
+    /// or by a function's own time).
+    #[arg(long, value_name = "PERCENT", default_value_t = v8inline::DEFAULT_THRESHOLD * 100.0)]
+    pub(crate) threshold: f64,
     /// With --format github: annotate only functions whose self share also
     /// grew by at least this many percentage points (besides beyond noise).
     #[arg(long, value_name = "POINTS", default_value_t = 0.0)]
-    pub(crate) threshold: f64,
+    pub(crate) least_growth: f64,
     /// Annotations and locations relative to this directory (default: the
     /// git toplevel of the working directory).
     #[arg(long, value_name = "DIR")]
@@ -339,6 +349,62 @@ pub(crate) struct CompareArgs {
     /// How --flamegraph is drawn.
     #[arg(long, value_name = "STYLE", default_value = "icicle")]
     pub(crate) flamegraph_style: FlameGraphStyleArg,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct BenchArgs {
+    /// The base's tree (a checkout): COMMAND runs there.
+    #[arg(long, value_name = "TREE")]
+    pub(crate) base: PathBuf,
+    /// The head's tree.
+    #[arg(long, value_name = "TREE")]
+    pub(crate) head: PathBuf,
+    /// Where base/, head/ (every run's recording) and bench.json go: a new or
+    /// empty directory.
+    #[arg(long, value_name = "DIR", default_value = "v8inline-bench")]
+    pub(crate) output_dir: PathBuf,
+    /// A benchmark regressed (or improved) when its CPU time per iteration's
+    /// interval over runs lies wholly beyond ±PERCENT, unchanged when wholly
+    /// within, else undecided.
+    #[arg(long, value_name = "PERCENT", default_value_t = v8inline::DEFAULT_THRESHOLD * 100.0)]
+    pub(crate) threshold: f64,
+    /// Rounds before bench may stop (at least 2).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub(crate) min_rounds: u32,
+    /// Rounds at most.
+    #[arg(long, value_name = "N", default_value_t = 30)]
+    pub(crate) max_rounds: u32,
+    /// Start no round that would end later than this (3m, 90s, 1h).
+    #[arg(long, value_name = "DURATION", default_value = "3m", value_parser = v8inline::parse_duration)]
+    pub(crate) max_time: std::time::Duration,
+    /// The seed of the rounds' random orders (default: from the clock; bench.json keeps it).
+    #[arg(long, value_name = "N")]
+    pub(crate) seed: Option<u64>,
+    /// Output format: text, markdown (a pull request comment) or github.
+    #[arg(long, value_name = "FORMAT", default_value = "text")]
+    pub(crate) format: CompareFormat,
+    /// Functions per benchmark (text, markdown), annotations in all (github).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub(crate) top: usize,
+    /// Exit 1 when a benchmark regressed.
+    #[arg(long)]
+    pub(crate) fail_on_regression: bool,
+    /// Exit 1 also when a benchmark is still undecided once the budget is spent.
+    #[arg(long)]
+    pub(crate) fail_on_undecided: bool,
+    /// Annotations and locations relative to this directory (default: the
+    /// git toplevel of the working directory).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) source_root: Option<PathBuf>,
+    /// Write the comparison here instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+    /// Samples per second.
+    #[arg(long, default_value_t = 997, value_name = "HZ")]
+    pub(crate) frequency: u32,
+    /// The benchmark command, run in each tree (`npm run bench`, `node bench.mjs`).
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub(crate) command: Vec<std::ffi::OsString>,
 }
 
 /// Formats of `compare`.

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use crate::args::{CompareArgs, CompareFormat, DebuginfoArgs, LookupArgs, RecordArgs, RepairJitDumpArgs};
+use crate::args::{BenchArgs, CompareArgs, CompareFormat, DebuginfoArgs, LookupArgs, RecordArgs, RepairJitDumpArgs};
 use crate::failure::{Failure, report_warnings, standard_output_failure, write_file, write_output};
 use v8inline::{AddressQuery, LookupError};
 use v8inline::{CompareCommandError, CompareOptions, ComparisonFormat, compare_files};
@@ -43,13 +43,10 @@ pub(crate) fn lookup(args: LookupArgs) -> Result<(), Failure> {
 /// regression and one was found.
 pub(crate) fn compare(args: CompareArgs) -> Result<u8, Failure> {
     let mut options = CompareOptions::new(args.base, args.head);
-    options.format = match args.format {
-        CompareFormat::Text => ComparisonFormat::Text,
-        CompareFormat::Markdown => ComparisonFormat::Markdown,
-        CompareFormat::Github => ComparisonFormat::Github,
-    };
+    options.format = args.format.into();
     options.top = args.top;
-    options.least_growth = args.threshold / 100.0;
+    options.least_growth = args.least_growth / 100.0;
+    options.threshold = args.threshold / 100.0;
     options.source_root = args.source_root;
     options.base_root = args.base_root;
     options.head_root = args.head_root;
@@ -71,6 +68,50 @@ pub(crate) fn compare(args: CompareArgs) -> Result<u8, Failure> {
         }
     }
     Ok(u8::from(args.fail_on_regression && comparison.regressed))
+}
+
+/// `bench`: returns the status to exit with: 1 on a regression with
+/// --fail-on-regression (or an undecided benchmark with --fail-on-undecided),
+/// the command's when it failed in a tree.
+pub(crate) fn bench(args: BenchArgs) -> Result<u8, Failure> {
+    let mut options = v8inline::BenchOptions::new(args.base, args.head, args.output_dir, args.command);
+    options.threshold = args.threshold / 100.0;
+    (options.min_rounds, options.max_rounds, options.max_time) = (args.min_rounds, args.max_rounds, args.max_time);
+    options.seed = args.seed;
+    options.frequency = args.frequency;
+    let bench = v8inline::bench(&options, &mut |line| eprintln!("v8inline: {line}")).map_err(|error| match error {
+        v8inline::BenchError::Usage(_) => Failure::Usage(error.to_string()),
+        v8inline::BenchError::CommandFailed { code, .. } => Failure::Command { message: error.to_string(), code },
+        error => Failure::Input(error.to_string()),
+    })?;
+    let mut compare = CompareOptions::new(bench.output_dir.join("base"), bench.output_dir.join("head"));
+    compare.format = args.format.into();
+    (compare.top, compare.source_root) = (args.top, args.source_root);
+    let comparison = match compare_files(&compare) {
+        Ok(comparison) => comparison,
+        // Until compare reads side directories (issue 46, branch compare46):
+        // the functions of each side's last run.
+        Err(error) => {
+            let last = |side: &str| bench.output_dir.join(side).join(format!("run-{:02}", bench.rounds.len()));
+            eprintln!("v8inline: {error}: comparing the last run of each side");
+            (compare.base, compare.head) = (last("base"), last("head"));
+            compare_files(&compare).map_err(|error| Failure::Input(error.to_string()))?
+        }
+    };
+    write_output(args.output.as_deref(), comparison.text.as_bytes(), false)?;
+    let regressed = comparison.regressed
+        || bench.benchmarks.iter().any(|benchmark| benchmark.change.verdict == v8inline::RunsVerdict::Regressed);
+    Ok(u8::from((args.fail_on_regression && regressed) || (args.fail_on_undecided && bench.undecided())))
+}
+
+impl From<CompareFormat> for ComparisonFormat {
+    fn from(format: CompareFormat) -> ComparisonFormat {
+        match format {
+            CompareFormat::Text => ComparisonFormat::Text,
+            CompareFormat::Markdown => ComparisonFormat::Markdown,
+            CompareFormat::Github => ComparisonFormat::Github,
+        }
+    }
 }
 
 /// `record`: returns the status to exit with, the command's.

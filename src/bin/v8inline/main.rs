@@ -56,6 +56,8 @@ fn main() -> ExitCode {
         Some(Command::Compare(args)) => commands::compare(args),
         // The command's own status (CI sees its failure).
         Some(Command::Record(args)) => commands::record(args),
+        // 1 on a regression with --fail-on-regression; the command's status when it failed.
+        Some(Command::Bench(args)) => commands::bench(args),
         Some(Command::RepairJitdump(args)) => succeeded(commands::repair_jitdump(args)),
         Some(Command::Debuginfo(args)) => succeeded(commands::debuginfo(args)),
         None => succeeded(fold::fold(cli.fold)),

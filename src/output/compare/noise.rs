@@ -119,15 +119,19 @@ pub enum Verdict {
     Improved,
     /// Within noise.
     Unchanged,
+    /// Over several runs per side: the change's interval holds both a
+    /// change beyond the threshold and none; more runs would tell.
+    Undecided,
 }
 
 impl Verdict {
-    /// `regressed`, `improved`, `within noise`.
+    /// `regressed`, `improved`, `within noise`, `undecided`.
     pub fn name(self) -> &'static str {
         match self {
             Verdict::Regressed => "regressed",
             Verdict::Improved => "improved",
             Verdict::Unchanged => "within noise",
+            Verdict::Undecided => "undecided",
         }
     }
 }
@@ -278,7 +282,7 @@ fn student_t_two_sided_p(t: f64, degrees: f64) -> f64 {
 }
 
 /// The `t` whose two-sided p-value is `alpha`, by bisection.
-fn student_t_critical(alpha: f64, degrees: f64) -> f64 {
+pub(crate) fn student_t_critical(alpha: f64, degrees: f64) -> f64 {
     let (mut low, mut high) = (0.0f64, 1e3f64);
     for _ in 0..100 {
         let middle = (low + high) / 2.0;

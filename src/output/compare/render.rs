@@ -4,7 +4,9 @@
 
 use std::fmt::Write as _;
 
+use super::across::{FunctionRuns, median};
 use super::noise::{Statistic, TimeChange, Timing, Verdict};
+use super::runs::RunsChange;
 use super::{BenchmarkComparison, FunctionChange, ProfileComparison, SuiteComparison};
 use crate::output::annotations::{GithubAnnotation, Severity, SourceRoot, markdown_cell};
 
@@ -76,6 +78,9 @@ fn name_with_inlining(change: &FunctionChange) -> String {
 
 /// `+16.20 pp ± 1.00 pp`.
 fn self_change_text(change: &FunctionChange) -> String {
+    if let Some(runs) = &change.across_runs {
+        return format!("{}; {}", points(change.self_change.change), own_time_text(runs));
+    }
     let share = format!("{} ± {:.2} pp", points(change.self_change.change), change.self_change.noise * 100.0);
     match change.self_change.own_time {
         // The share alone is within noise: say what was beyond it.
@@ -88,9 +93,103 @@ fn self_change_text(change: &FunctionChange) -> String {
     }
 }
 
+/// `own CPU time per iteration 0.41 ms → 7.52 ms, +19.8% of the
+/// benchmark (interval …)`, or for shares, the share's change over runs.
+fn own_time_text(runs: &FunctionRuns) -> String {
+    let what = if runs.per_iteration {
+        format!(
+            "own CPU time per iteration {} → {} (medians of runs)",
+            duration(median(&runs.base_own)),
+            duration(median(&runs.head_own))
+        )
+    } else {
+        format!("self share {} → {} (medians of runs)", share(median(&runs.base_own)), share(median(&runs.head_own)))
+    };
+    format!("{what}, {} of the benchmark", runs_change_text(&runs.change))
+}
+
+/// A function's verdict as its row says it: V8's choice when the runs
+/// that ran it alike do not show its change.
+fn function_verdict(change: &FunctionChange) -> String {
+    match &change.across_runs {
+        Some(runs) if runs.explained_by_choices => format!("{}, V8's choice", runs.verdict.name()),
+        _ => change.self_change.verdict.name().to_string(),
+    }
+}
+
+/// The lines under a function's row: how V8 ran it differently between
+/// base and head, and where its runs disagree.
+fn ran_as_notes(profile: &ProfileComparison, change: &FunctionChange) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(mix) = profile.ran_as_change(change) {
+        notes.push(mix);
+    }
+    if let Some(disagreement) = change.across_runs.as_ref().and_then(|runs| runs.choices.describe()) {
+        let explained = change.across_runs.as_ref().is_some_and(|runs| runs.explained_by_choices);
+        notes.push(if explained {
+            format!("{disagreement}; the runs that ran it alike do not show the change: not a regression")
+        } else {
+            disagreement
+        });
+    }
+    notes
+}
+
+/// How functions were matched across scripts, and which scripts were not.
+fn matching_notes(profile: &ProfileComparison) -> Vec<String> {
+    let mut notes = Vec::new();
+    let scripts = &profile.matching.scripts;
+    if !scripts.is_empty() {
+        let functions: usize = scripts.iter().map(|script| script.functions).sum();
+        let mut shown: Vec<String> =
+            scripts.iter().take(3).map(|script| format!("base's {} as head's {}", script.base, script.head)).collect();
+        if scripts.len() > 3 {
+            shown.push(format!("{} more", scripts.len() - 3));
+        }
+        notes.push(format!(
+            "{functions} functions matched by name across {} scripts whose paths differ (another checkout without its \
+             project root, or one side read through a source map): {}",
+            scripts.len(),
+            shown.join(", ")
+        ));
+    }
+    let unmatched: Vec<String> = profile
+        .matching
+        .unmatched_scripts
+        .iter()
+        .map(|script| {
+            format!(
+                "{} {} ({} functions)",
+                if script.in_head { "head's" } else { "base's" },
+                script.script,
+                script.functions
+            )
+        })
+        .collect();
+    if !unmatched.is_empty() {
+        notes.push(format!(
+            "could not match these scripts to the other side's (they are shown as new or gone): {}",
+            unmatched.join(", ")
+        ));
+    }
+    notes
+}
+
 /// `465 µs → 568 µs median per iteration, +22.2% (noise ± 10.0%); mean
 /// +7.7% (Welch p = 0.18): regressed`.
 fn time_text(benchmark: &BenchmarkComparison) -> String {
+    if let Some(runs) = &benchmark.runs {
+        return format!(
+            "{} → {} runs, {} → {} {} per iteration (medians of runs), {}: {}",
+            runs.base.len(),
+            runs.head.len(),
+            duration(median(&runs.base)),
+            duration(median(&runs.head)),
+            runs.statistic.name(),
+            runs_change_text(&runs.change),
+            benchmark.verdict().name()
+        );
+    }
     match (benchmark.base_timing, benchmark.head_timing, benchmark.time) {
         (Some(base), Some(head), Some(time)) => {
             let statistic = |timing: Timing| time.statistic.of(timing);
@@ -125,6 +224,26 @@ fn time_text(benchmark: &BenchmarkComparison) -> String {
     }
 }
 
+/// `+2.4% (interval -3.1% to +8.0%, minimum detectable change 6.2%)`.
+fn runs_change_text(change: &RunsChange) -> String {
+    format!(
+        "{} (interval {} to {}, minimum detectable change {:.1}%)",
+        relative(change.change),
+        relative(change.interval.low),
+        relative(change.interval.high),
+        change.minimum_detectable * 100.0
+    )
+}
+
+/// Each run's value: `4.98 ms, 5.24 ms, 7.60 ms`.
+fn run_values(values: &[f64]) -> String {
+    values.iter().map(|value| duration(*value)).collect::<Vec<_>>().join(", ")
+}
+
+/// Said wherever a verdict is, when a side has one run.
+pub const ONE_RUN_NOTE: &str = "one run per side: the noise between runs (a neighbour slowing the machine for a \
+    second, V8 deciding differently in another process) is not seen; `v8inline bench` runs several";
+
 fn profile_verdict(profile: &ProfileComparison) -> Verdict {
     if profile.regressed() { Verdict::Regressed } else { Verdict::Unchanged }
 }
@@ -158,6 +277,14 @@ pub fn text(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -> St
     let mut text = String::new();
     for benchmark in &comparison.benchmarks {
         let _ = writeln!(text, "benchmark {:?}: {}", benchmark.name, time_text(benchmark));
+        if let Some(runs) = &benchmark.runs {
+            let name = runs.statistic.name();
+            let _ = writeln!(text, "  {name} per iteration of each run: base {}", run_values(&runs.base));
+            let _ = writeln!(text, "  {name} per iteration of each run: head {}", run_values(&runs.head));
+        }
+        for note in matching_notes(&benchmark.profile) {
+            let _ = writeln!(text, "  {note}");
+        }
         text.push_str(&text_table(&benchmark.profile, root, limit));
         text.push('\n');
     }
@@ -173,7 +300,13 @@ pub fn text(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -> St
             whole.head_samples,
             profile_verdict(whole).name()
         );
+        for note in matching_notes(whole) {
+            let _ = writeln!(text, "  {note}");
+        }
         text.push_str(&text_table(whole, root, limit));
+    }
+    if !comparison.across_runs() {
+        let _ = writeln!(text, "note: {ONE_RUN_NOTE}");
     }
     text
 }
@@ -188,7 +321,7 @@ fn text_table(profile: &ProfileComparison, root: &SourceRoot, limit: usize) -> S
                 format!("±{:.2}", change.self_change.noise * 100.0),
                 format!("{} → {}", share(change.base_self_share), share(change.head_self_share)),
                 points(change.inclusive_change()),
-                change.self_change.verdict.name().to_string(),
+                function_verdict(change),
                 shortened(&name_with_inlining(change), 100),
                 location_text(change, root),
                 String::new(),
@@ -219,10 +352,17 @@ fn text_table(profile: &ProfileComparison, root: &SourceRoot, limit: usize) -> S
         }
         text.push_str(line.trim_end());
         text.push('\n');
-        if let Some(mix) =
-            change.filter(|change| change.beyond_noise()).and_then(|change| profile.ran_as_change(change))
-        {
-            let _ = writeln!(text, "    {mix}");
+        if let Some(change) = change {
+            // How V8 ran it at base and head, under a change beyond noise;
+            // where its runs disagree, always.
+            let notes = ran_as_notes(profile, change);
+            let disagree = change.across_runs.as_ref().is_some_and(|runs| runs.choices.disagree());
+            for note in notes.iter().filter(|_| change.beyond_noise() || disagree) {
+                let _ = writeln!(text, "    {note}");
+            }
+            if let Some(runs) = change.across_runs.as_ref().filter(|_| change.beyond_noise()) {
+                let _ = writeln!(text, "    {}", own_time_text(runs));
+            }
         }
     }
     text
@@ -234,6 +374,7 @@ fn verdict_cell(verdict: Verdict) -> &'static str {
         Verdict::Regressed => "🔴 regressed",
         Verdict::Improved => "🟢 improved",
         Verdict::Unchanged => "⚪ within noise",
+        Verdict::Undecided => "🟡 undecided",
     }
 }
 
@@ -254,22 +395,36 @@ pub fn markdown(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -
         );
         text.push_str("| Benchmark | Base | Head | Change | Verdict |\n|---|---:|---:|---:|---|\n");
         for benchmark in &comparison.benchmarks {
-            // The statistic judged: CPU per iteration, else medians.
-            let statistic = benchmark.time.map_or(Statistic::Mean, |time| time.statistic);
-            let timing = |timing: Option<Timing>| {
-                timing.map(|timing| duration(statistic.of(timing))).unwrap_or_else(|| "–".into())
+            let (base, head, change) = match &benchmark.runs {
+                // Over runs: the medians of runs, the change with its interval.
+                Some(runs) => (
+                    duration(median(&runs.base)),
+                    duration(median(&runs.head)),
+                    format!(
+                        "{} ({} to {}; detectable {:.1}%)",
+                        relative(runs.change.change),
+                        relative(runs.change.interval.low),
+                        relative(runs.change.interval.high),
+                        runs.change.minimum_detectable * 100.0
+                    ),
+                ),
+                None => {
+                    // The statistic judged: CPU per iteration, else medians.
+                    let statistic = benchmark.time.map_or(Statistic::Mean, |time| time.statistic);
+                    let timing = |timing: Option<Timing>| {
+                        timing.map(|timing| duration(statistic.of(timing))).unwrap_or_else(|| "–".into())
+                    };
+                    let change = benchmark
+                        .time
+                        .map(|time: TimeChange| format!("{} ± {:.1}%", relative(time.relative), time.noise * 100.0))
+                        .unwrap_or_else(|| "–".into());
+                    (timing(benchmark.base_timing), timing(benchmark.head_timing), change)
+                }
             };
-            let change = benchmark
-                .time
-                .map(|time: TimeChange| format!("{} ± {:.1}%", relative(time.relative), time.noise * 100.0))
-                .unwrap_or_else(|| "–".into());
             let _ = writeln!(
                 text,
-                "| {} | {} | {} | {} | {} |",
+                "| {} | {base} | {head} | {change} | {} |",
                 markdown_cell(&benchmark.name),
-                timing(benchmark.base_timing),
-                timing(benchmark.head_timing),
-                change,
                 verdict_cell(benchmark.verdict())
             );
         }
@@ -278,6 +433,21 @@ pub fn markdown(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -
             let _ = writeln!(text, "| {} | | | | only in {side} |", markdown_cell(&unmatched.name));
         }
         text.push('\n');
+        if comparison.across_runs() {
+            let _ = writeln!(
+                text,
+                "{} → {} runs per side; each change with its interval and the smallest change this comparison could \
+                 have detected.\n",
+                comparison.base_runs, comparison.head_runs
+            );
+        } else {
+            let _ = writeln!(text, "_Note: {ONE_RUN_NOTE}._\n");
+        }
+        for benchmark in &comparison.benchmarks {
+            for note in matching_notes(&benchmark.profile) {
+                let _ = writeln!(text, "> {}: {}\n", markdown_cell(&benchmark.name), markdown_cell(&note));
+            }
+        }
         // Each benchmark beyond noise with the functions that explain it,
         // while the comment has room (a quarter is kept for the rest).
         for benchmark in &comparison.benchmarks {
@@ -310,6 +480,12 @@ pub fn markdown(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -
             whole.base_samples,
             whole.head_samples
         );
+        for note in matching_notes(whole) {
+            let _ = writeln!(text, "> {}\n", markdown_cell(&note));
+        }
+        if !comparison.across_runs() {
+            let _ = writeln!(text, "_Note: {ONE_RUN_NOTE}._\n");
+        }
         let explaining: Vec<&FunctionChange> = whole.explaining().collect();
         if explaining.is_empty() {
             text.push_str("none.\n");
@@ -355,23 +531,14 @@ pub fn markdown(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -
 }
 
 /// A table of functions that explain a change, each with how V8 ran it
-/// when that changed.
+/// when that changed (or its runs disagree).
 fn markdown_functions(profile: &ProfileComparison, changes: &[&FunctionChange], root: &SourceRoot) -> String {
     let mut text = String::from("| Self Δ | Self base → head | Function | Location |\n|---:|---:|---|---|\n");
     let mut notes = String::new();
     for change in changes {
-        let _ = writeln!(
-            text,
-            "| {} | {} → {} | `{}`{} | {} |",
-            self_change_text(change),
-            share(change.base_self_share),
-            share(change.head_self_share),
-            markdown_cell(&change.function.name),
-            inlined_note(change),
-            markdown_cell(&location_text(change, root)),
-        );
-        if let Some(mix) = profile.ran_as_change(change) {
-            let _ = writeln!(notes, "> `{}`: {}", markdown_cell(&change.function.name), markdown_cell(&mix));
+        let _ = writeln!(text, "| {} |", function_cells(change, root));
+        for note in ran_as_notes(profile, change) {
+            let _ = writeln!(notes, "> `{}`: {}", markdown_cell(&change.function.name), markdown_cell(&note));
         }
     }
     if !notes.is_empty() {
@@ -379,6 +546,20 @@ fn markdown_functions(profile: &ProfileComparison, changes: &[&FunctionChange], 
         text.push_str(&notes);
     }
     text
+}
+
+/// A function's cells, formatted once for both tables: self change, self
+/// shares, name (and where it was inlined), location.
+fn function_cells(change: &FunctionChange, root: &SourceRoot) -> String {
+    format!(
+        "{} | {} → {} | `{}`{} | {}",
+        self_change_text(change),
+        share(change.base_self_share),
+        share(change.head_self_share),
+        markdown_cell(&change.function.name),
+        inlined_note(change),
+        markdown_cell(&location_text(change, root)),
+    )
 }
 
 fn inlined_note(change: &FunctionChange) -> String {
@@ -390,21 +571,11 @@ fn inlined_note(change: &FunctionChange) -> String {
     }
 }
 
+/// The collapsed table's rows: the benchmark, then [`function_cells`].
 fn markdown_rows(changes: &[&FunctionChange], root: &SourceRoot, benchmark: Option<&str>) -> Vec<String> {
     changes
         .iter()
-        .map(|change| {
-            format!(
-                "| {} | {} | {} → {} | `{}`{} | {} |\n",
-                markdown_cell(benchmark.unwrap_or("")),
-                self_change_text(change),
-                share(change.base_self_share),
-                share(change.head_self_share),
-                markdown_cell(&change.function.name),
-                inlined_note(change),
-                markdown_cell(&location_text(change, root)),
-            )
-        })
+        .map(|change| format!("| {} | {} |\n", markdown_cell(benchmark.unwrap_or("")), function_cells(change, root)))
         .collect()
 }
 
@@ -459,17 +630,22 @@ pub fn annotations(
             for slowed in list {
                 match slowed.benchmark {
                     Some(benchmark) => {
-                        let time = benchmark
-                            .time
-                            .map(|time| {
-                                format!(
-                                    ", {} time per iteration {} ± {:.1}%",
-                                    time.statistic.name(),
-                                    relative(time.relative),
-                                    time.noise * 100.0
-                                )
-                            })
-                            .unwrap_or_default();
+                        let time = match (&benchmark.runs, benchmark.time) {
+                            (Some(runs), _) => format!(
+                                ", {} time per iteration over {} → {} runs {}",
+                                runs.statistic.name(),
+                                runs.base.len(),
+                                runs.head.len(),
+                                runs_change_text(&runs.change)
+                            ),
+                            (None, Some(time)) => format!(
+                                ", {} time per iteration {} ± {:.1}%",
+                                time.statistic.name(),
+                                relative(time.relative),
+                                time.noise * 100.0
+                            ),
+                            (None, None) => String::new(),
+                        };
                         let _ = writeln!(
                             message,
                             "{name}: self time {} ({} → {}) in benchmark \"{}\"{time}",
@@ -489,9 +665,12 @@ pub fn annotations(
                         );
                     }
                 }
-                if let Some(mix) = slowed.profile.ran_as_change(slowed.change) {
-                    let _ = writeln!(message, "{mix}");
+                for note in ran_as_notes(slowed.profile, slowed.change) {
+                    let _ = writeln!(message, "{note}");
                 }
+            }
+            if !comparison.across_runs() {
+                let _ = writeln!(message, "({ONE_RUN_NOTE})");
             }
             let benchmarks: Vec<&str> =
                 list.iter().filter_map(|slowed| slowed.benchmark.map(|benchmark| benchmark.name.as_str())).collect();

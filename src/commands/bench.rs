@@ -1,0 +1,672 @@
+//! `v8inline bench --base TREE --head TREE -- COMMAND…`: runs COMMAND
+//! under `record` in the base tree and the head tree, round after round,
+//! both sides in each round in an order drawn at random (randomized
+//! multiple interleaved trials, Abedi & Brecht, "Conducting Repeatable
+//! Experiments in Highly Variable Cloud Computing Environments", ICPE
+//! 2017), so that a machine that drifts slower or faster hits both sides
+//! alike. After each round (from `min_rounds` on) every benchmark's CPU time
+//! per iteration is judged over the runs ([`judge_runs`]); it stops when
+//! no benchmark is undecided or the budget is spent, as google/tachometer's
+//! auto-sample does.
+//!
+//! Writes (BENCH-CONTRACT.md):
+//! - `OUT/base/`, `OUT/head/`: side directories, each `runs.json` and one
+//!   `record` directory per run (`run-01`, `run-02`…);
+//! - `OUT/bench.json`: the command, the trees, each round's order and why it
+//!   stopped.
+
+use std::ffi::OsString;
+use std::io::BufRead as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::commands::record::{RecordError, RecordOptions, record};
+use crate::files::replace_file;
+use crate::output::compare::runs::{RunsChange, RunsVerdict, judge_runs};
+use crate::pipeline::outputs::{Destination, OutputRequest};
+
+/// `bench.json`, the run's account.
+pub const BENCH_FILE: &str = "bench.json";
+/// A side directory's list of runs.
+pub const RUNS_FILE: &str = "runs.json";
+
+/// What to run and how long.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct BenchOptions {
+    /// The base's tree: COMMAND runs there.
+    pub base_tree: PathBuf,
+    /// The head's tree.
+    pub head_tree: PathBuf,
+    /// Where `base/`, `head/` and `bench.json` go: a directory that does not
+    /// exist or is empty.
+    pub output_dir: PathBuf,
+    /// The benchmark command, as `record` takes it.
+    pub command: Vec<OsString>,
+    /// A benchmark is decided when its interval lies wholly beyond or
+    /// wholly within ±threshold (0.05 is 5 %).
+    pub threshold: f64,
+    /// Rounds before the first judgement (at least 2: one run a side shows
+    /// no spread).
+    pub min_rounds: u32,
+    /// At most this many rounds.
+    pub max_rounds: u32,
+    /// No round starts that would end after this much time, by the
+    /// longest round so far.
+    pub max_time: Duration,
+    /// The seed of the rounds' orders (default: from the clock).
+    pub seed: Option<u64>,
+    /// Samples per second of each recording.
+    pub frequency: u32,
+}
+
+impl BenchOptions {
+    /// Compares `base_tree` and `head_tree` with [`DEFAULT_THRESHOLD`],
+    /// 3 to 30 rounds within 3 minutes.
+    pub fn new(base_tree: PathBuf, head_tree: PathBuf, output_dir: PathBuf, command: Vec<OsString>) -> BenchOptions {
+        BenchOptions {
+            base_tree,
+            head_tree,
+            output_dir,
+            command,
+            threshold: DEFAULT_THRESHOLD,
+            min_rounds: 3,
+            max_rounds: 30,
+            max_time: Duration::from_secs(180),
+            seed: None,
+            frequency: 997,
+        }
+    }
+}
+
+/// The default threshold of a benchmark's verdict over runs, relative.
+pub const DEFAULT_THRESHOLD: f64 = 0.05;
+
+/// A side of the comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BenchSide {
+    /// Before.
+    Base,
+    /// After.
+    Head,
+}
+
+impl BenchSide {
+    /// `base`, `head`: also its directory's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            BenchSide::Base => "base",
+            BenchSide::Head => "head",
+        }
+    }
+}
+
+/// One round: both sides, in this order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BenchRound {
+    /// 1, 2…
+    pub round: u32,
+    /// The order the sides ran in.
+    pub order: [BenchSide; 2],
+}
+
+/// Why the rounds stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// No benchmark is undecided.
+    AllDecided,
+    /// `--max-rounds` reached.
+    MaxRounds(u32),
+    /// `--max-time` spent (or would be by another round).
+    MaxTime(Duration),
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StopReason::AllDecided => write!(formatter, "all benchmarks decided"),
+            StopReason::MaxRounds(rounds) => write!(formatter, "--max-rounds {rounds} reached"),
+            StopReason::MaxTime(time) => write!(formatter, "--max-time {} spent", duration_text(*time)),
+        }
+    }
+}
+
+/// A benchmark's runs and their judgement.
+#[derive(Debug, Clone)]
+pub struct BenchmarkRuns {
+    /// As the harness names it.
+    pub name: String,
+    /// CPU time per iteration of each base run, ns.
+    pub base: Vec<f64>,
+    /// Of each head run.
+    pub head: Vec<f64>,
+    /// The change judged over runs.
+    pub change: RunsChange,
+}
+
+/// What `bench` did.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Bench {
+    /// Where it wrote (absolute).
+    pub output_dir: PathBuf,
+    /// The rounds that ran.
+    pub rounds: Vec<BenchRound>,
+    /// Why it stopped.
+    pub stopped: StopReason,
+    /// Wall time of the rounds.
+    pub elapsed: Duration,
+    /// The benchmarks both sides ran, judged over all runs.
+    pub benchmarks: Vec<BenchmarkRuns>,
+}
+
+impl Bench {
+    /// Whether a benchmark is still undecided.
+    pub fn undecided(&self) -> bool {
+        self.benchmarks.iter().any(|benchmark| benchmark.change.verdict == RunsVerdict::Undecided)
+    }
+}
+
+/// Why `bench` could not finish.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BenchError {
+    /// A usage error: what is wrong with the options.
+    #[error("{0}")]
+    Usage(String),
+    /// The output directory cannot be used or written.
+    #[error("{}: {source}", path.display())]
+    Output {
+        /// The file or directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A recording failed.
+    #[error("{side} run {round}: {source}", side = side.name())]
+    Record {
+        /// Where.
+        side: BenchSide,
+        /// In which round.
+        round: u32,
+        /// Why.
+        source: RecordError,
+    },
+    /// The command failed in a tree (bench.json's `failed` says where).
+    #[error("the command failed at {side} (exit {code}) in round {round}: {}", directory.display(), side = side.name())]
+    CommandFailed {
+        /// Where.
+        side: BenchSide,
+        /// In which round.
+        round: u32,
+        /// Its exit status (as `record` exits).
+        code: u8,
+        /// The run's recording.
+        directory: PathBuf,
+    },
+    /// A run's recording that cannot be read back.
+    #[error("{}: {message}", path.display())]
+    Recording {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with its line when it has one.
+        message: String,
+    },
+}
+
+/// `bench.json`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct BenchFile {
+    /// 1.
+    pub version: u32,
+    /// The command, as given.
+    pub command: Vec<String>,
+    /// The base's tree, absolute.
+    pub base_tree: PathBuf,
+    /// The head's tree, absolute.
+    pub head_tree: PathBuf,
+    /// The seed of the rounds' orders.
+    pub seed: u64,
+    /// The rounds so far.
+    pub rounds: Vec<BenchRound>,
+    /// Why it stopped (absent while it runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+    /// Where the command failed, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<FailedRun>,
+    /// V8 flags bench added to the command's (none: add them to COMMAND).
+    pub flags: Vec<String>,
+}
+
+/// A run whose command failed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FailedRun {
+    /// Where.
+    pub side: BenchSide,
+    /// In which round.
+    pub round: u32,
+    /// Its exit status.
+    pub exit: u8,
+}
+
+/// A side directory's `runs.json`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SideRuns {
+    /// 1.
+    pub version: u32,
+    /// `base` or `head`.
+    pub side: BenchSide,
+    /// The runs, in the order they ran.
+    pub runs: Vec<SideRun>,
+}
+
+/// A run of a side.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SideRun {
+    /// Its `record` directory, relative to the side directory.
+    pub directory: PathBuf,
+    /// The round it ran in.
+    pub round: u32,
+}
+
+/// A small random generator (xorshift64*, Vigna 2016): the rounds' orders
+/// need no more, and the seed in bench.json replays them.
+struct Xorshift(u64);
+
+impl Xorshift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+}
+
+fn clock_seed() -> u64 {
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|time| time.as_nanos()).unwrap_or(1);
+    (nanos as u64) ^ (u64::from(std::process::id()) << 32)
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_owned()
+    } else {
+        std::env::current_dir().map(|directory| directory.join(path)).unwrap_or_else(|_| path.to_owned())
+    }
+}
+
+fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), BenchError> {
+    replace_file(path, |file| {
+        serde_json::to_writer_pretty(&mut *file, value).map_err(std::io::Error::other)?;
+        file.write_all(b"\n")
+    })
+    .map_err(|source| BenchError::Output { path: path.to_owned(), source })
+}
+
+/// Runs the rounds. `progress` hears a line per run and per round.
+pub fn bench(options: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result<Bench, BenchError> {
+    if options.min_rounds < 2 {
+        return Err(BenchError::Usage("--min-rounds must be at least 2: one run a side shows no spread".into()));
+    }
+    if options.max_rounds < options.min_rounds {
+        return Err(BenchError::Usage(format!(
+            "--max-rounds {} is below --min-rounds {}",
+            options.max_rounds, options.min_rounds
+        )));
+    }
+    crate::commands::record::check_command(&options.command).map_err(|source| BenchError::Record {
+        side: BenchSide::Base,
+        round: 0,
+        source,
+    })?;
+    let trees = [(BenchSide::Base, absolute(&options.base_tree)), (BenchSide::Head, absolute(&options.head_tree))];
+    for (side, tree) in &trees {
+        if !tree.is_dir() {
+            return Err(BenchError::Usage(format!("--{} {}: no such directory", side.name(), tree.display())));
+        }
+    }
+    let output_dir = absolute(&options.output_dir);
+    let occupied = std::fs::read_dir(&output_dir).map(|mut entries| entries.next().is_some()).unwrap_or(false);
+    if occupied {
+        return Err(BenchError::Usage(format!(
+            "{}: not empty (bench writes base/, head/ and bench.json into a new directory)",
+            output_dir.display()
+        )));
+    }
+    for side in [BenchSide::Base, BenchSide::Head] {
+        let directory = output_dir.join(side.name());
+        std::fs::create_dir_all(&directory).map_err(|source| BenchError::Output { path: directory, source })?;
+    }
+    let seed = options.seed.unwrap_or_else(clock_seed);
+    let mut random = Xorshift(seed.max(1));
+    let mut account = BenchFile {
+        version: 1,
+        command: options.command.iter().map(|part| part.to_string_lossy().into_owned()).collect(),
+        base_tree: trees[0].1.clone(),
+        head_tree: trees[1].1.clone(),
+        seed,
+        rounds: Vec::new(),
+        stopped: None,
+        failed: None,
+        flags: Vec::new(),
+    };
+    let bench_path = output_dir.join(BENCH_FILE);
+    write_json(&bench_path, &account)?;
+    let mut runs: [Vec<SideRun>; 2] = [Vec::new(), Vec::new()];
+    let started = Instant::now();
+    let mut longest_round = Duration::ZERO;
+    let working_directory = std::env::current_dir().ok();
+    let (stopped, benchmarks) = loop {
+        let round = account.rounds.len() as u32 + 1;
+        let order = if random.next() >> 63 == 0 {
+            [BenchSide::Base, BenchSide::Head]
+        } else {
+            [BenchSide::Head, BenchSide::Base]
+        };
+        account.rounds.push(BenchRound { round, order });
+        write_json(&bench_path, &account)?;
+        let round_started = Instant::now();
+        let mut times = Vec::new();
+        for side in order {
+            let index = side as usize;
+            let run = PathBuf::from(format!("run-{round:02}"));
+            let directory = output_dir.join(side.name()).join(&run);
+            let run_started = Instant::now();
+            let code = record_run(options, &trees[index].1, &directory, working_directory.as_deref())
+                .map_err(|source| BenchError::Record { side, round, source })?;
+            if code != 0 {
+                account.failed = Some(FailedRun { side, round, exit: code });
+                write_json(&bench_path, &account)?;
+                return Err(BenchError::CommandFailed { side, round, code, directory });
+            }
+            times.push(format!("{} {:.1} s", side.name(), run_started.elapsed().as_secs_f64()));
+            runs[index].push(SideRun { directory: run, round });
+            let runs_path = output_dir.join(side.name()).join(RUNS_FILE);
+            write_json(&runs_path, &SideRuns { version: 1, side, runs: runs[index].clone() })?;
+        }
+        longest_round = longest_round.max(round_started.elapsed());
+        let benchmarks = judge_sides(&output_dir.join("base"), &output_dir.join("head"), options.threshold)?;
+        let undecided =
+            benchmarks.iter().filter(|benchmark| benchmark.change.verdict == RunsVerdict::Undecided).count();
+        progress(&format!(
+            "round {round} ({}): {}; {} of {} benchmarks undecided",
+            order.map(BenchSide::name).join(", "),
+            times.join(", "),
+            undecided,
+            benchmarks.len()
+        ));
+        for benchmark in &benchmarks {
+            progress(&format!("  {}: {}", benchmark.name, change_text(&benchmark.change)));
+        }
+        if round >= options.min_rounds && undecided == 0 {
+            break (StopReason::AllDecided, benchmarks);
+        }
+        if round >= options.max_rounds {
+            break (StopReason::MaxRounds(options.max_rounds), benchmarks);
+        }
+        if started.elapsed() + longest_round > options.max_time {
+            break (StopReason::MaxTime(options.max_time), benchmarks);
+        }
+    };
+    account.stopped = Some(stopped.to_string());
+    write_json(&bench_path, &account)?;
+    let elapsed = started.elapsed();
+    progress(&format!("{} rounds in {}: stopped because {stopped}", account.rounds.len(), duration_text(elapsed)));
+    Ok(Bench { output_dir, rounds: account.rounds, stopped, elapsed, benchmarks })
+}
+
+/// Records one run in `tree` (the working directory of the command and the
+/// recording's project root: `record` takes both from the process's working
+/// directory, which is set for the run and put back after it).
+fn record_run(
+    options: &BenchOptions,
+    tree: &Path,
+    directory: &Path,
+    working_directory: Option<&Path>,
+) -> Result<u8, RecordError> {
+    let mut record_options = RecordOptions::new(options.command.clone(), directory.to_owned());
+    record_options.frequency = options.frequency;
+    record_options.outputs = vec![OutputRequest::Folded(Destination::File(directory.join(crate::FOLDED_FILE)))];
+    std::env::set_current_dir(tree)
+        .map_err(|source| RecordError::Output { path: tree.display().to_string(), source })?;
+    let recorded = {
+        let _stdout_to_stderr = StdoutToStderr::new();
+        record(&record_options, &mut |_| {})
+    };
+    if let Some(directory) = working_directory {
+        let _ = std::env::set_current_dir(directory);
+    }
+    Ok(recorded?.exit_code())
+}
+
+/// While it lives, file descriptor 1 is standard error: the command's
+/// output (the harness's table) goes there, and standard output keeps the
+/// comparison alone, as `compare` writes it.
+struct StdoutToStderr {
+    saved: libc::c_int,
+}
+
+impl StdoutToStderr {
+    fn new() -> StdoutToStderr {
+        use std::io::Write as _;
+        let _ = std::io::stdout().flush();
+        // SAFETY: dup and dup2 on the process's own standard descriptors;
+        // a failure leaves standard output as it was (saved < 0).
+        let saved = unsafe { libc::dup(1) };
+        if saved >= 0 {
+            unsafe { libc::dup2(2, 1) };
+        }
+        StdoutToStderr { saved }
+    }
+}
+
+impl Drop for StdoutToStderr {
+    fn drop(&mut self) {
+        if self.saved >= 0 {
+            // SAFETY: puts back the descriptor saved in `new`, then closes the copy.
+            unsafe {
+                libc::dup2(self.saved, 1);
+                libc::close(self.saved);
+            }
+        }
+    }
+}
+
+/// `+3.2 % [-1.0 %, +7.5 %], could see ±9.1 %: undecided`.
+pub fn change_text(change: &RunsChange) -> String {
+    let percent = |value: f64| {
+        if value.is_finite() { format!("{:+.1} %", value * 100.0) } else { "∞".to_string() }
+    };
+    format!(
+        "{} [{}, {}], smallest detectable {}: {} ({} + {} runs)",
+        percent(change.change),
+        percent(change.interval.low),
+        percent(change.interval.high),
+        percent(change.minimum_detectable),
+        change.verdict.name(),
+        change.base_runs,
+        change.head_runs
+    )
+}
+
+/// `3m`, `90s`, `1m30s`, `1h`, `500ms`, or plain seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let mut total = Duration::ZERO;
+    let mut rest = text.trim();
+    if rest.is_empty() {
+        return Err("an empty duration".into());
+    }
+    if let Ok(seconds) = rest.parse::<f64>() {
+        return Duration::try_from_secs_f64(seconds).map_err(|error| format!("{text}: {error}"));
+    }
+    while !rest.is_empty() {
+        let digits = rest.find(|character: char| !character.is_ascii_digit() && character != '.').unwrap_or(rest.len());
+        let number: f64 =
+            rest[..digits].parse().map_err(|_| format!("{text}: expected a number before a unit (3m, 90s, 1h)"))?;
+        rest = &rest[digits..];
+        let unit_end = rest.find(|character: char| character.is_ascii_digit()).unwrap_or(rest.len());
+        let seconds = match &rest[..unit_end] {
+            "ms" => number / 1000.0,
+            "s" => number,
+            "m" | "min" => number * 60.0,
+            "h" => number * 3600.0,
+            unit => return Err(format!("{text}: unknown unit {unit:?} (ms, s, m, h)")),
+        };
+        total += Duration::try_from_secs_f64(seconds).map_err(|error| format!("{text}: {error}"))?;
+        rest = &rest[unit_end..];
+    }
+    Ok(total)
+}
+
+/// `3m`, `1m30s`, `12.5s`.
+pub fn duration_text(duration: Duration) -> String {
+    let seconds = duration.as_secs_f64();
+    if seconds >= 60.0 && (seconds % 60.0) < 0.05 {
+        format!("{}m", (seconds / 60.0).round())
+    } else if seconds >= 60.0 {
+        format!("{}m{:.0}s", (seconds / 60.0).floor(), seconds % 60.0)
+    } else {
+        format!("{seconds:.1}s")
+    }
+}
+
+/// Every benchmark both side directories ran, each judged over its runs
+/// (head's order).
+pub fn judge_sides(base: &Path, head: &Path, threshold: f64) -> Result<Vec<BenchmarkRuns>, BenchError> {
+    let base_times = side_times(base)?;
+    let head_times = side_times(head)?;
+    Ok(head_times
+        .into_iter()
+        .filter_map(|(name, head)| {
+            let base = base_times.iter().find(|(base_name, _)| *base_name == name)?.1.clone();
+            let change = judge_runs(&base, &head, threshold);
+            Some(BenchmarkRuns { name, base, head, change })
+        })
+        .collect())
+}
+
+#[derive(Deserialize)]
+struct BenchmarksFile {
+    benchmarks: Vec<BenchmarkEntry>,
+}
+
+#[derive(Deserialize)]
+struct BenchmarkEntry {
+    name: String,
+    directory: PathBuf,
+    #[serde(default)]
+    samples: Option<u64>,
+    #[serde(default)]
+    time_per_iteration: Option<Iterations>,
+}
+
+#[derive(Deserialize)]
+struct Iterations {
+    samples: f64,
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, BenchError> {
+    let bytes = std::fs::read(path).map_err(|source| BenchError::Output { path: path.to_owned(), source })?;
+    serde_json::from_slice(&bytes)
+        .map_err(|error| BenchError::Recording { path: path.to_owned(), message: error.to_string() })
+}
+
+/// Each benchmark of a side directory with its runs' CPU time per
+/// iteration (ns): the weight of its samples (`profile.folded`, its
+/// windows alone) over the iterations the harness timed; a run without
+/// them counts as none.
+fn side_times(side: &Path) -> Result<Vec<(String, Vec<f64>)>, BenchError> {
+    let listing: SideRuns = read_json(&side.join(RUNS_FILE))?;
+    let mut times: Vec<(String, Vec<f64>)> = Vec::new();
+    for run in &listing.runs {
+        let directory = side.join(&run.directory);
+        let benchmarks_path = directory.join("benchmarks.json");
+        if !benchmarks_path.exists() {
+            continue;
+        }
+        let benchmarks: BenchmarksFile = read_json(&benchmarks_path)?;
+        for benchmark in benchmarks.benchmarks {
+            let iterations = benchmark.time_per_iteration.map_or(0.0, |time| time.samples);
+            let time = if benchmark.samples.is_some_and(|samples| samples > 0) && iterations >= 1.0 {
+                folded_weight(&directory.join(&benchmark.directory))? as f64 / iterations
+            } else {
+                f64::NAN
+            };
+            match times.iter_mut().find(|(name, _)| *name == benchmark.name) {
+                Some((_, runs)) => runs.push(time),
+                None => times.push((benchmark.name, vec![time])),
+            }
+        }
+    }
+    Ok(times)
+}
+
+/// The sum of a benchmark directory's folded stacks' counts
+/// (`profile.folded`, or `profile.folded.gz`).
+fn folded_weight(directory: &Path) -> Result<u64, BenchError> {
+    let plain = directory.join(crate::FOLDED_FILE);
+    let gzipped = directory.join(format!("{}.gz", crate::FOLDED_FILE));
+    let (path, reader): (PathBuf, Box<dyn std::io::BufRead>) = if !plain.exists() && gzipped.exists() {
+        let file =
+            std::fs::File::open(&gzipped).map_err(|source| BenchError::Output { path: gzipped.clone(), source })?;
+        (gzipped, Box::new(std::io::BufReader::new(flate2::read::GzDecoder::new(file))))
+    } else {
+        let file = std::fs::File::open(&plain).map_err(|source| BenchError::Output { path: plain.clone(), source })?;
+        (plain, Box::new(std::io::BufReader::new(file)))
+    };
+    let mut total = 0u64;
+    for (number, line) in reader.lines().enumerate() {
+        let line = line.map_err(|source| BenchError::Output { path: path.clone(), source })?;
+        if line.is_empty() {
+            continue;
+        }
+        let count = line.rsplit_once(' ').and_then(|(_, count)| count.parse::<u64>().ok()).ok_or_else(|| {
+            BenchError::Recording { path: path.clone(), message: format!("line {}: not `STACK COUNT`", number + 1) }
+        })?;
+        total = total.saturating_add(count);
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("3m"), Ok(Duration::from_secs(180)));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("90"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert!(parse_duration("3 parsecs").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("").is_err());
+        assert!(parse_duration("-1").is_err());
+        assert_eq!(duration_text(Duration::from_secs(180)), "3m");
+        assert_eq!(duration_text(Duration::from_secs(95)), "1m35s");
+        assert_eq!(duration_text(Duration::from_millis(12_340)), "12.3s");
+    }
+
+    #[test]
+    fn stop_reasons_read_as_the_contract_spells_them() {
+        assert_eq!(StopReason::AllDecided.to_string(), "all benchmarks decided");
+        assert_eq!(StopReason::MaxRounds(20).to_string(), "--max-rounds 20 reached");
+        assert_eq!(StopReason::MaxTime(Duration::from_secs(180)).to_string(), "--max-time 3m spent");
+    }
+
+    #[test]
+    fn orders_replay_from_the_seed() {
+        let orders = |seed| {
+            let mut random = Xorshift(seed);
+            (0..64).map(|_| random.next() >> 63).collect::<Vec<_>>()
+        };
+        assert_eq!(orders(7), orders(7));
+        let heads = orders(7).iter().filter(|bit| **bit == 1).count();
+        assert!((20..=44).contains(&heads), "{heads} of 64");
+    }
+}

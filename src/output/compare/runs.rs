@@ -1,0 +1,234 @@
+//! A benchmark's change judged with the run as the unit: each run (one
+//! process of the benchmark command) gives one CPU time per iteration, and
+//! the runs of a side are the sample.
+//!
+//! Within one run the iterations are not independent: a slow second of a
+//! shared machine slows every iteration in it, and V8's JIT decides once per
+//! process (inlined or not, Maglev or TurboFan). Only runs at different
+//! moments, in separate processes, see that spread (Kalibera & Jones,
+//! "Rigorous Benchmarking in Reasonable Time", ISMM 2013: the level that
+//! varies most, here the process, must be repeated).
+//!
+//! The estimator: the ratio of the sides' geometric means, with Welch's
+//! t interval on the difference of the mean log times (Welch, "The
+//! generalization of 'Student's' problem when several different population
+//! variances are involved", Biometrika 1947; degrees of freedom by
+//! Welch–Satterthwaite). On the log scale a relative change is a
+//! difference, so the interval of the ratio is exact under log-normal run
+//! times, without the delta method's linearisation (google/tachometer uses
+//! Welch with the delta method on the plain scale).
+
+use super::noise::student_t_critical;
+
+/// Confidence of the interval of [`judge_runs`].
+pub const RUNS_CONFIDENCE: f64 = 0.95;
+
+/// A relative change and its interval: 0.05 is +5 %.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ChangeInterval {
+    /// Lower bound (at least -1: nothing is faster than free).
+    pub low: f64,
+    /// Upper bound (infinite when a side has fewer than two runs).
+    pub high: f64,
+}
+
+/// A benchmark's verdict over runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RunsVerdict {
+    /// The whole interval lies above +threshold.
+    Regressed,
+    /// The whole interval lies below -threshold.
+    Improved,
+    /// The whole interval lies within ±threshold.
+    Unchanged,
+    /// The interval straddles a threshold: more runs would tell.
+    Undecided,
+}
+
+impl RunsVerdict {
+    /// `regressed`, `improved`, `unchanged`, `undecided`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunsVerdict::Regressed => "regressed",
+            RunsVerdict::Improved => "improved",
+            RunsVerdict::Unchanged => "unchanged",
+            RunsVerdict::Undecided => "undecided",
+        }
+    }
+}
+
+/// A benchmark's change of CPU time per iteration, head against base, over
+/// runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunsChange {
+    /// Head's geometric mean over base's, minus one (0.05 is 5 % slower).
+    pub change: f64,
+    /// Its interval at [`RUNS_CONFIDENCE`].
+    pub interval: ChangeInterval,
+    /// The smallest change this comparison could have called a
+    /// regression: `(1 + threshold)·exp(t·se) − 1`, the change whose
+    /// interval, at this spread, would just clear `+threshold`.
+    pub minimum_detectable: f64,
+    /// The verdict from the interval against the threshold.
+    pub verdict: RunsVerdict,
+    /// Runs of base used (finite positive times).
+    pub base_runs: usize,
+    /// Runs of head used.
+    pub head_runs: usize,
+}
+
+/// Judges head against base, each a run's CPU time per iteration (any unit,
+/// the same on both sides), against `threshold` (0.05: ±5 %), at
+/// [`RUNS_CONFIDENCE`]. Times that are not finite and positive are left
+/// out. With fewer than two runs on a side the spread is unknown: the
+/// interval is [-1, ∞) and the verdict undecided.
+pub fn judge_runs(base: &[f64], head: &[f64], threshold: f64) -> RunsChange {
+    judge_runs_at(base, head, threshold, RUNS_CONFIDENCE)
+}
+
+/// [`judge_runs`] at another confidence (0.99: a 99 % interval).
+pub fn judge_runs_at(base: &[f64], head: &[f64], threshold: f64, confidence: f64) -> RunsChange {
+    let base = LogSample::of(base);
+    let head = LogSample::of(head);
+    let (base_runs, head_runs) = (base.runs, head.runs);
+    if base_runs == 0 || head_runs == 0 {
+        return RunsChange {
+            change: f64::NAN,
+            interval: ChangeInterval { low: -1.0, high: f64::INFINITY },
+            minimum_detectable: f64::INFINITY,
+            verdict: RunsVerdict::Undecided,
+            base_runs,
+            head_runs,
+        };
+    }
+    let difference = head.mean - base.mean;
+    let change = difference.exp() - 1.0;
+    let half_width = if base_runs < 2 || head_runs < 2 {
+        f64::INFINITY
+    } else {
+        let (base_part, head_part) = (base.variance / base_runs as f64, head.variance / head_runs as f64);
+        let standard_error = (base_part + head_part).sqrt();
+        if standard_error == 0.0 {
+            0.0
+        } else {
+            // Welch–Satterthwaite.
+            let degrees = (base_part + head_part).powi(2)
+                / (base_part.powi(2) / (base_runs - 1) as f64 + head_part.powi(2) / (head_runs - 1) as f64);
+            student_t_critical(1.0 - confidence, degrees) * standard_error
+        }
+    };
+    let interval =
+        ChangeInterval { low: (difference - half_width).exp() - 1.0, high: (difference + half_width).exp() - 1.0 };
+    let minimum_detectable = (1.0 + threshold) * half_width.exp() - 1.0;
+    let verdict = if interval.low > threshold {
+        RunsVerdict::Regressed
+    } else if interval.high < -threshold {
+        RunsVerdict::Improved
+    } else if interval.low > -threshold && interval.high < threshold {
+        RunsVerdict::Unchanged
+    } else {
+        RunsVerdict::Undecided
+    };
+    RunsChange { change, interval, minimum_detectable, verdict, base_runs, head_runs }
+}
+
+/// The mean and sample variance of the logs of a side's usable times.
+struct LogSample {
+    runs: usize,
+    mean: f64,
+    variance: f64,
+}
+
+impl LogSample {
+    fn of(times: &[f64]) -> LogSample {
+        let logs: Vec<f64> =
+            times.iter().filter(|time| time.is_finite() && **time > 0.0).map(|time| time.ln()).collect();
+        let runs = logs.len();
+        let mean = logs.iter().sum::<f64>() / runs.max(1) as f64;
+        let variance =
+            if runs < 2 { 0.0 } else { logs.iter().map(|log| (log - mean).powi(2)).sum::<f64>() / (runs - 1) as f64 };
+        LogSample { runs, mean, variance }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(actual: f64, expected: f64) -> bool {
+        (actual - expected).abs() < 1e-9
+    }
+
+    #[test]
+    fn equal_runs_give_a_point_interval() {
+        let judged = judge_runs(&[100.0, 100.0, 100.0], &[110.0, 110.0, 110.0], 0.05);
+        assert!(close(judged.change, 0.10), "{judged:?}");
+        assert!(close(judged.interval.low, 0.10) && close(judged.interval.high, 0.10), "{judged:?}");
+        assert!(close(judged.minimum_detectable, 0.05), "{judged:?}");
+        assert_eq!(judged.verdict, RunsVerdict::Regressed);
+        assert_eq!((judged.base_runs, judged.head_runs), (3, 3));
+    }
+
+    #[test]
+    fn welch_interval_on_log_times() {
+        // By hand (python3: Simpson's rule on Student's density): mean log
+        // difference 0.2052479, se 0.0636750, Welch df 2.83366,
+        // t(0.975, 2.83366) = 3.290785, half-width 0.2095407.
+        let judged = judge_runs(&[100.0, 110.0, 90.0], &[120.0, 130.0, 125.0, 115.0], 0.05);
+        assert!((judged.change - 0.227_829_456).abs() < 1e-8, "{judged:?}");
+        assert!((judged.interval.low - (-0.004_283_566)).abs() < 1e-6, "{judged:?}");
+        assert!((judged.interval.high - 0.514_050_709).abs() < 1e-6, "{judged:?}");
+        assert!((judged.minimum_detectable - 0.294_767_149).abs() < 1e-6, "{judged:?}");
+        assert_eq!(judged.verdict, RunsVerdict::Undecided);
+        // Above +5 % were the interval's low end not just below zero.
+        assert_eq!(
+            judge_runs(&[100.0, 110.0, 90.0], &[120.0, 130.0, 125.0, 115.0], 0.0).verdict,
+            RunsVerdict::Undecided
+        );
+    }
+
+    #[test]
+    fn verdicts_against_the_threshold() {
+        let base = [100.0, 101.0, 99.0, 100.5, 99.5];
+        let verdict = |head: &[f64], threshold| judge_runs(&base, head, threshold).verdict;
+        assert_eq!(verdict(&[125.0, 126.0, 124.0, 125.5, 124.5], 0.10), RunsVerdict::Regressed);
+        assert_eq!(verdict(&[80.0, 81.0, 79.0, 80.5, 79.5], 0.10), RunsVerdict::Improved);
+        assert_eq!(verdict(&[101.0, 102.0, 100.0, 101.5, 100.5], 0.10), RunsVerdict::Unchanged);
+        // +25 % is beyond a 30 % threshold? No: wholly inside ±30 %.
+        assert_eq!(verdict(&[125.0, 126.0, 124.0, 125.5, 124.5], 0.30), RunsVerdict::Unchanged);
+        // A change near the threshold straddles it.
+        assert_eq!(verdict(&[110.0, 111.0, 109.0, 110.5, 109.5], 0.10), RunsVerdict::Undecided);
+        // A wide spread straddles both.
+        assert_eq!(verdict(&[70.0, 140.0, 100.0, 90.0, 120.0], 0.10), RunsVerdict::Undecided);
+    }
+
+    #[test]
+    fn one_run_a_side_cannot_see_the_spread() {
+        let judged = judge_runs(&[100.0], &[200.0], 0.05);
+        assert!(close(judged.change, 1.0));
+        assert_eq!(judged.interval, ChangeInterval { low: -1.0, high: f64::INFINITY });
+        assert_eq!(judged.minimum_detectable, f64::INFINITY);
+        assert_eq!(judged.verdict, RunsVerdict::Undecided);
+    }
+
+    #[test]
+    fn unusable_times_are_left_out() {
+        let judged = judge_runs(&[100.0, f64::NAN, 0.0, -3.0, 100.0], &[], 0.05);
+        assert_eq!((judged.base_runs, judged.head_runs), (2, 0));
+        assert_eq!(judged.verdict, RunsVerdict::Undecided);
+        assert!(judged.change.is_nan());
+        let judged = judge_runs(&[100.0, f64::INFINITY, 100.0], &[100.0, 100.0], 0.05);
+        assert_eq!((judged.base_runs, judged.head_runs), (2, 2));
+        assert_eq!(judged.verdict, RunsVerdict::Unchanged);
+    }
+
+    #[test]
+    fn more_confidence_widens_the_interval() {
+        let (base, head) = ([100.0, 104.0, 97.0, 102.0], [108.0, 111.0, 105.0, 110.0]);
+        let at_95 = judge_runs_at(&base, &head, 0.05, 0.95);
+        let at_99 = judge_runs_at(&base, &head, 0.05, 0.99);
+        assert!(close(at_95.change, at_99.change));
+        assert!(at_99.interval.low < at_95.interval.low && at_99.interval.high > at_95.interval.high);
+        assert!(at_99.minimum_detectable > at_95.minimum_detectable);
+    }
+}
