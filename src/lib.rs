@@ -88,11 +88,12 @@ pub use v8::source_map::{SourceMapOptions, SourceMapOverride};
 
 // The commands: each a library function the binary calls.
 pub use commands::bench::{
-    Bench, BenchError, BenchFile, BenchOptions, BenchRound, BenchSide, BenchmarkRuns, DEFAULT_THRESHOLD, SideRuns,
-    StopReason, bench, judge_sides, parse_duration,
+    Bench, BenchError, BenchFile, BenchOptions, BenchRound, BenchSide, DEFAULT_THRESHOLD, SideRuns, StopReason, bench,
+    parse_duration,
 };
 pub use commands::compare::{
-    BenchmarkSvg, CompareCommandError, CompareOptions, Comparison, ComparisonFormat, benchmark_svg_path, compare_files,
+    BenchmarkOutcome, BenchmarkSvg, CompareCommandError, CompareOptions, Comparison, ComparisonFormat,
+    benchmark_svg_path, compare_files,
 };
 pub use commands::debuginfo::{
     DebugInfoCommandError, DebugInfoOptions, DebugInfoSummary, FileProblem, FileProblemCause, debuginfo,
