@@ -161,12 +161,8 @@ case "$status" in
   *) error "v8inline bench failed (exit $status)"; exit "$status" ;;
 esac
 cat "$comparison" >>"$summary"
-annotate() { v8inline compare "$1" "$2" --source-root "$repository" --format github; }
-annotate "$recordings/base" "$recordings/head" 2>/dev/null || {
-  # Until compare reads side directories (issue 46): each side's last run.
-  last() { echo "$recordings/$1/$(jq -r '.runs[-1].directory' "$recordings/$1/runs.json")"; }
-  annotate "$(last base)" "$(last head)"
-}
+# The annotations: compare of the runs bench left (the same verdicts).
+v8inline compare "$recordings/base" "$recordings/head" --source-root "$repository" --format github
 if [ "$status" -eq 1 ]; then
   error "a regression beyond noise against $base_ref (fail-on-regression): see the job summary"
   exit 1
