@@ -215,7 +215,7 @@ fn bench_stops_when_the_time_is_spent_and_when_the_command_fails() {
         ],
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let last_round = stderr.lines().filter(|line| line.starts_with("v8inline: round 2 (")).last().unwrap_or_default();
+    let last_round = stderr.lines().rfind(|line| line.starts_with("v8inline: round 2 (")).unwrap_or_default();
     let undecided = !last_round.ends_with(": 0 of 2 benchmarks undecided");
     assert!(last_round.ends_with(" of 2 benchmarks undecided"), "{stderr}");
     assert_eq!(output.status.code(), Some(i32::from(undecided)), "{stderr}");
@@ -251,4 +251,84 @@ fn bench_refuses_what_it_cannot_run() {
     );
     refused(&["--base", "base", "--head", "base", "--max-time", "3 weeks", "--", "node", "x.js"], "unknown unit");
     assert!(!root.join("v8inline-bench").exists());
+}
+
+/// testdata/bench46/results: the busy-machine study (study.sh, judge.sh).
+fn study() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/bench46/results")
+}
+
+/// Each run's CPU time per iteration of each benchmark of a comparison
+/// (`NAME.times.json`), by side.
+fn study_times(name: &str) -> Vec<(String, Vec<f64>, Vec<f64>)> {
+    let times = json(&study().join(format!("{name}.times.json")));
+    let side = |side: &str, benchmark: &str| -> Vec<f64> {
+        times["sides"][side]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|run| run["cpu_per_iteration"][benchmark].as_f64())
+            .collect()
+    };
+    times["self_shares"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|benchmark| (benchmark.clone(), side("base", benchmark), side("head", benchmark)))
+        .collect()
+}
+
+/// The study's runs judged again with the run as the unit at the default
+/// threshold: unchanged code is never called regressed or improved (10
+/// comparisons, 20 benchmarks), a 25 % slower inlined function never
+/// unchanged or improved (10 comparisons).
+#[test]
+fn the_study_s_runs_judged_over_runs() {
+    use v8inline::{DEFAULT_THRESHOLD, RunsVerdict, judge_runs};
+    for number in 1..=10 {
+        for (benchmark, base, head) in study_times(&format!("unchanged-{number:02}")) {
+            assert!(base.len() >= 2 && head.len() >= 2, "unchanged-{number:02} {benchmark}");
+            let verdict = judge_runs(&base, &head, DEFAULT_THRESHOLD).verdict;
+            assert!(
+                matches!(verdict, RunsVerdict::Unchanged | RunsVerdict::Undecided),
+                "unchanged-{number:02} {benchmark}: {verdict:?}"
+            );
+        }
+        for (benchmark, base, head) in study_times(&format!("slower25-{number:02}")) {
+            let judged = judge_runs(&base, &head, DEFAULT_THRESHOLD);
+            assert!(judged.change > 0.10, "slower25-{number:02} {benchmark}: {judged:?}");
+            assert!(
+                matches!(judged.verdict, RunsVerdict::Regressed | RunsVerdict::Undecided),
+                "slower25-{number:02} {benchmark}: {judged:?}"
+            );
+        }
+    }
+}
+
+/// Two of the study's comparisons kept whole, compared as `bench` ends:
+/// unchanged code passes the gate with no annotation; the 25 % slower
+/// isEmpty fails it, annotated first at its line.
+#[test]
+fn the_study_s_kept_comparisons() {
+    let compare = |name: &str, format: &str| {
+        let directory = study().join(name);
+        let output = Command::new(env!("CARGO_BIN_EXE_v8inline"))
+            .args(["compare", "--fail-on-regression", "--format", format, "--source-root", "/tmp/v8inline-bench46"])
+            .arg(directory.join("base"))
+            .arg(directory.join("head"))
+            .output()
+            .unwrap();
+        (output.status.code(), String::from_utf8_lossy(&output.stdout).into_owned())
+    };
+    assert_eq!(compare("unchanged-01", "github"), (Some(0), String::new()));
+    let (code, text) = compare("unchanged-01", "text");
+    assert_eq!(code, Some(0));
+    assert!(!text.contains("): regressed") && !text.contains("): improved"), "{text}");
+    let (code, annotations) = compare("slower25-01", "github");
+    assert_eq!(code, Some(1), "{annotations}");
+    assert!(
+        annotations.starts_with("::warning file=head25/node_modules/yaml/dist/parse/lexer.js,line=73,"),
+        "{annotations}"
+    );
+    assert!(annotations.lines().next().unwrap().contains("::isEmpty "), "{annotations}");
 }

@@ -58,3 +58,26 @@ for (kind, threshold), comparisons in sorted(groups.items()):
           f"benchmark verdicts {dict(verdicts)}; minimum detectable change median {mdc[len(mdc)//2]:.1f}% "
           f"({mdc[0]:.1f}-{mdc[-1]:.1f}%); rounds {rounds[0]}-{rounds[-1]}; wall {walls[0] if walls else '?'}-{walls[-1] if walls else '?'} s")
 PYTHON
+
+# Two comparisons kept whole (as compare reads them: runs.json, each run's
+# recording.json, benchmarks.json and gzipped per-benchmark profiles) for
+# tests/bench.rs: the first unchanged one and the first at 25 %.
+for name in ${KEEP:-unchanged-01 slower25-01}; do
+  kept=$here/results/$name
+  rm -rf "$kept"
+  cp "$work/out/$name/bench.json" "$here/results/$name.bench.json"
+  for side in base head; do
+    mkdir -p "$kept/$side"
+    cp "$work/out/$name/$side/runs.json" "$kept/$side/"
+    for run in "$work/out/$name/$side"/run-*/; do
+      run_name=$(basename "$run")
+      mkdir -p "$kept/$side/$run_name"
+      cp "$run/recording.json" "$run/benchmarks.json" "$kept/$side/$run_name/"
+      for folded in "$run"/benchmarks/*/profile.folded; do
+        slug=$(basename "$(dirname "$folded")")
+        mkdir -p "$kept/$side/$run_name/benchmarks/$slug"
+        gzip -9n <"$folded" >"$kept/$side/$run_name/benchmarks/$slug/profile.folded.gz"
+      done
+    done
+  done
+done
