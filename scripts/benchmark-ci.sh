@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The steps of the v8inline GitHub Action (action.yml): records a benchmark
-# command at the pull request's base (in a git worktree) and at its head,
-# compares the two recordings, writes the comparison to the job summary and
-# its annotations to the log, and fails on a regression when asked.
+# The steps of the v8inline GitHub Action (action.yml): runs a benchmark
+# command at the pull request's base (in a git worktree) and at its head with
+# `v8inline bench` (rounds of both, in a random order each, until every
+# benchmark is decided or the budget is spent), writes the comparison to the
+# job summary and its annotations to the log, and fails on a regression when
+# asked.
 #
 # Inputs, as action.yml passes them (environment variables):
 #   V8INLINE_RUN                 the benchmark command (bash), e.g. `npm run bench` (required)
@@ -11,14 +13,18 @@
 #   V8INLINE_BASE_REF            the base to compare with (default: the pull request's base
 #                                branch, GITHUB_BASE_REF, fetched from origin if missing)
 #   V8INLINE_FAIL_ON_REGRESSION  true: exit 1 when compare finds a regression
+#   V8INLINE_MIN_ROUNDS          bench's --min-rounds (default: bench's, 3)
+#   V8INLINE_MAX_ROUNDS          bench's --max-rounds (default: bench's, 30)
+#   V8INLINE_MAX_TIME            bench's --max-time (default: bench's, 3m)
 #   V8INLINE_SETUP_PERF          true: install perf (linux-tools) and allow it (the Action)
 #   V8INLINE_BINARY              a v8inline binary to run instead of `npx v8inline@VERSION`,
 #                                VERSION being this repository's (Cargo.toml)
 # and GitHub's: GITHUB_WORKSPACE (the checkout; default the working directory),
 # GITHUB_STEP_SUMMARY, GITHUB_OUTPUT, RUNNER_TEMP.
 #
-# Writes RUNNER_TEMP/v8inline-recordings/{base,head} (`v8inline record`'s
-# directories) and the output `recordings` (that directory) for the upload.
+# Writes RUNNER_TEMP/v8inline-recordings (`v8inline bench`'s directory: base/
+# and head/ with every run's recording, bench.json, comparison.md) and the
+# output `recordings` (that directory) for the upload.
 # Exit status: 0; 1 a regression (with V8INLINE_FAIL_ON_REGRESSION=true);
 # otherwise the failing step's (the benchmark at head, compare, setup).
 set -euo pipefail
@@ -101,58 +107,63 @@ git -C "$repository" worktree add --quiet --detach "$base_tree" "$base_commit"
 trap 'git -C "$repository" worktree remove --force "$base_tree" >/dev/null 2>&1 || true' EXIT
 echo "recordings=$recordings" >>"$outputs"
 
-# Installs and records in one tree; its status is the failing step's, named
-# in failed_step and failed_command. (Each step is a subshell with `&&`:
-# errexit does not apply inside `( ... ) || status=$?`.)
-failed_step= failed_command=
-record() {
+# Installs in one tree; its status is the install's.
+install_in() {
   local side=$1 tree=$2 status=0
-  echo "::group::$side: $run ($(git -C "$tree" rev-parse --short HEAD))"
   if [ -n "$install" ]; then
+    echo "::group::$side: $install ($(git -C "$tree" rev-parse --short HEAD))"
     (cd "$tree/$working_directory" && bash -c "$install") || status=$?
-    failed_step=install failed_command=$install
+    echo "::endgroup::"
   fi
-  if [ "$status" -eq 0 ]; then
-    (cd "$tree/$working_directory" && v8inline record --output-dir "$recordings/$side" -- bash -c "$run") ||
-      status=$?
-    failed_step=benchmark failed_command=$run
-  fi
-  echo "::endgroup::"
   return "$status"
+}
+nothing_to_compare() {
+  # A benchmark the pull request adds: nothing to compare with.
+  warning "the $1 failed at base $base_ref (exit $2): nothing to compare"
+  printf '### v8inline\n\nThe %s `%s` failed at base %s (exit %s): nothing to compare.\n' "$1" "$3" "$base_ref" "$2" >>"$summary"
+  exit 0
 }
 
 base_status=0
-record base "$base_tree" || base_status=$?
-base_failed_step=$failed_step base_failed_command=$failed_command
+install_in base "$base_tree" || base_status=$?
 head_status=0
-record head "$repository" || head_status=$?
+install_in head "$repository" || head_status=$?
 if [ "$head_status" -ne 0 ]; then
-  error "the $failed_step failed at head (exit $head_status): \`$failed_command\`"
+  error "the install failed at head (exit $head_status): \`$install\`"
   exit "$head_status"
 fi
-if [ "$base_status" -ne 0 ]; then
-  # A benchmark the pull request adds: nothing to compare with.
-  warning "the $base_failed_step failed at base $base_ref (exit $base_status): nothing to compare"
-  printf '### v8inline\n\nThe %s `%s` failed at base %s (exit %s): nothing to compare.\n' \
-    "$base_failed_step" "$base_failed_command" "$base_ref" "$base_status" >>"$summary"
-  exit 0
-fi
+[ "$base_status" -eq 0 ] || nothing_to_compare install "$base_status" "$install"
 
+budget=()
+[ -z "${V8INLINE_MIN_ROUNDS:-}" ] || budget+=(--min-rounds "$V8INLINE_MIN_ROUNDS")
+[ -z "${V8INLINE_MAX_ROUNDS:-}" ] || budget+=(--max-rounds "$V8INLINE_MAX_ROUNDS")
+[ -z "${V8INLINE_MAX_TIME:-}" ] || budget+=(--max-time "$V8INLINE_MAX_TIME")
+gate=()
+[ "$fail_on_regression" = false ] || gate=(--fail-on-regression)
+comparison=$recordings/comparison.md
 # Annotations name files relative to the repository root, as GitHub wants
 # them (whatever the working directory).
 cd "$repository"
-compare() { v8inline compare "$recordings/base" "$recordings/head" --source-root "$repository" "$@"; }
-comparison=$recordings/comparison.md
-compare --format markdown -o "$comparison"
+echo "::group::v8inline bench: $run"
+status=0
+v8inline bench --base "$base_tree/$working_directory" --head "$repository/$working_directory" \
+  --output-dir "$recordings" --source-root "$repository" --format markdown -o "$comparison" \
+  "${budget[@]}" "${gate[@]}" -- bash -c "$run" || status=$?
+echo "::endgroup::"
+# Where the benchmark failed, if it did (bench.json's `failed`).
+failed_side=$(jq -r '.failed.side // empty' "$recordings/bench.json" 2>/dev/null || true)
+case "$failed_side" in
+  head) error "the benchmark failed at head (exit $status): \`$run\`"; exit "$status" ;;
+  base) nothing_to_compare benchmark "$status" "$run" ;;
+esac
+case "$status" in
+  0 | 1) ;;
+  *) error "v8inline bench failed (exit $status)"; exit "$status" ;;
+esac
 cat "$comparison" >>"$summary"
-if [ "$fail_on_regression" = true ]; then
-  status=0
-  compare --format github --fail-on-regression || status=$?
-  case "$status" in
-    0) ;;
-    1) error "a regression beyond noise against $base_ref (fail-on-regression): see the job summary"; exit 1 ;;
-    *) error "v8inline compare failed (exit $status)"; exit "$status" ;;
-  esac
-else
-  compare --format github
+# The annotations: compare of the runs bench left (the same verdicts).
+v8inline compare "$recordings/base" "$recordings/head" --source-root "$repository" --format github
+if [ "$status" -eq 1 ]; then
+  error "a regression beyond noise against $base_ref (fail-on-regression): see the job summary"
+  exit 1
 fi

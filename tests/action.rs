@@ -162,6 +162,10 @@ fn run_action(root: &Path, checkout: &Path, fail_on_regression: bool, binary: Bi
         .env_remove("V8INLINE_BASE_REF")
         .env("V8INLINE_WORKING_DIRECTORY", "benchmarks")
         .env_remove("V8INLINE_SETUP_PERF")
+        // Two rounds: the plumbing, not a verdict, is what the live runs check.
+        .env("V8INLINE_MIN_ROUNDS", "2")
+        .env("V8INLINE_MAX_ROUNDS", "2")
+        .env_remove("V8INLINE_MAX_TIME")
         .env("GITHUB_BASE_REF", "main")
         .env("GITHUB_WORKSPACE", checkout)
         .env("GITHUB_STEP_SUMMARY", &summary)
@@ -236,13 +240,27 @@ fn assert_plumbing(run: &ActionRun, checkout: &Path, fail_on_regression: bool) {
         _ => panic!("exit {code:?}\n{log}\n{errors}"),
     }
     assert_eq!(run.github_output, format!("recordings={}\n", run.recordings.display()));
+    // `v8inline bench`'s directory: two rounds, each side's two runs with the
+    // suite's three benchmarks (installed by `npm ci` in each tree).
+    let account: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.recordings.join("bench.json")).unwrap()).unwrap();
+    assert_eq!(account["stopped"], "--max-rounds 2 reached");
+    assert_eq!(account["rounds"].as_array().unwrap().len(), 2);
+    assert_eq!(account["command"], serde_json::json!(["bash", "-c", "node bench.mjs"]));
     for side in ["base", "head"] {
-        let benchmarks = std::fs::read_to_string(run.recordings.join(side).join("benchmarks.json")).unwrap();
-        let benchmarks: serde_json::Value = serde_json::from_str(&benchmarks).unwrap();
-        let names: Vec<&str> =
-            benchmarks["benchmarks"].as_array().unwrap().iter().map(|b| b["name"].as_str().unwrap()).collect();
-        assert_eq!(names, ["checksum and words", "checksum alone", "count vowels"], "{side}");
+        let runs: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(run.recordings.join(side).join("runs.json")).unwrap())
+                .unwrap();
+        assert_eq!(runs["runs"].as_array().unwrap().len(), 2, "{side}");
+        for directory in ["run-01", "run-02"] {
+            let path = run.recordings.join(side).join(directory).join("benchmarks.json");
+            let benchmarks: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+            let names: Vec<&str> =
+                benchmarks["benchmarks"].as_array().unwrap().iter().map(|b| b["name"].as_str().unwrap()).collect();
+            assert_eq!(names, ["checksum and words", "checksum alone", "count vowels"], "{side}");
+        }
     }
+    assert!(log.contains("\n::group::v8inline bench: node bench.mjs\n"), "{log}");
     assert_eq!(std::fs::read_to_string(run.recordings.join("comparison.md")).unwrap(), *summary);
     for benchmark in ["checksum and words", "checksum alone", "count vowels"] {
         summary_row(summary, benchmark);
@@ -294,28 +312,29 @@ fn compare_committed(base: &str, head: &str, format: &str) -> (Option<i32>, Stri
     (output.status.code(), String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
-/// Each run of the committed recordings compared with the base's run of
-/// the same round, as the script compares one recording a side.
+/// The committed side directories (3 runs each, as `v8inline bench` leaves
+/// them) compared as the script compares bench's.
 #[test]
 fn verdicts_on_committed_recordings() {
-    for run in ["run-01", "run-02", "run-03"] {
-        // checksum three times as slow: the gate fails, checksum annotated
-        // first at its line, count vowels (code the head leaves) not regressed.
-        let (base, slower, unchanged) = (format!("base/{run}"), format!("slower/{run}"), format!("unchanged/{run}"));
-        let (code, annotations) = compare_committed(&base, &slower, "github");
-        assert_eq!(code, Some(1), "{run}: {annotations}");
-        let first = annotations.lines().next().unwrap_or_default();
-        assert!(first.starts_with(&format!("::warning file=bench.mjs,line={CHECKSUM_LINE},")), "{run}: {annotations}");
-        assert!(first.contains("::checksum "), "{run}: {annotations}");
-        assert_eq!(annotations.lines().filter(|line| line.contains("::checksum ")).count(), 1, "{run}: {annotations}");
-        assert!(!annotations.contains("countVowels") && !annotations.contains("count vowels"), "{run}: {annotations}");
-        let (_, summary) = compare_committed(&base, &slower, "markdown");
-        assert!(summary_row(&summary, "checksum and words").contains("regressed"), "{run}: {summary}");
-        assert!(summary_row(&summary, "checksum alone").contains("regressed"), "{run}: {summary}");
-        assert!(!summary_row(&summary, "count vowels").contains("regressed"), "{run}: {summary}");
-        // Unchanged code: the gate passes, nothing annotated.
-        let (code, annotations) = compare_committed(&base, &unchanged, "github");
-        assert_eq!((code, annotations.as_str()), (Some(0), ""), "{run}");
+    // checksum three times as slow: the gate fails, checksum annotated first
+    // at its line, count vowels (code the head leaves) not regressed.
+    let (code, annotations) = compare_committed("base", "slower", "github");
+    assert_eq!(code, Some(1), "{annotations}");
+    let first = annotations.lines().next().unwrap_or_default();
+    assert!(first.starts_with(&format!("::warning file=bench.mjs,line={CHECKSUM_LINE},")), "{annotations}");
+    assert!(first.contains("::checksum "), "{annotations}");
+    assert_eq!(annotations.lines().filter(|line| line.contains("::checksum ")).count(), 1, "{annotations}");
+    assert!(!annotations.contains("countVowels") && !annotations.contains("count vowels"), "{annotations}");
+    let (_, summary) = compare_committed("base", "slower", "markdown");
+    assert!(summary_row(&summary, "checksum and words").contains("regressed"), "{summary}");
+    assert!(summary_row(&summary, "checksum alone").contains("regressed"), "{summary}");
+    assert!(!summary_row(&summary, "count vowels").contains("regressed"), "{summary}");
+    // Unchanged code: the gate passes, nothing annotated, no row regressed.
+    let (code, annotations) = compare_committed("base", "unchanged", "github");
+    assert_eq!((code, annotations.as_str()), (Some(0), ""));
+    let (_, summary) = compare_committed("base", "unchanged", "markdown");
+    for benchmark in ["checksum and words", "checksum alone", "count vowels"] {
+        assert!(!summary_row(&summary, benchmark).contains("regressed"), "{summary}");
     }
 }
 

@@ -5,7 +5,8 @@
 //! Experiments in Highly Variable Cloud Computing Environments", ICPE
 //! 2017), so that a machine that drifts slower or faster hits both sides
 //! alike. After each round (from `min_rounds` on) every benchmark's CPU time
-//! per iteration is judged over the runs ([`judge_runs`]); it stops when
+//! per iteration is judged over the runs (`compare`'s verdict, from
+//! [`crate::output::compare::runs::judge_runs`]); it stops when
 //! no benchmark is undecided or the budget is spent, as google/tachometer's
 //! auto-sample does.
 //!
@@ -16,15 +17,16 @@
 //!   stopped.
 
 use std::ffi::OsString;
-use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::commands::compare::{BenchmarkOutcome, CompareCommandError, CompareOptions, compare_files};
 use crate::commands::record::{RecordError, RecordOptions, record};
 use crate::files::replace_file;
-use crate::output::compare::runs::{RunsChange, RunsVerdict, judge_runs};
+use crate::output::compare::noise::Verdict;
+use crate::output::compare::runs::RunsChange;
 use crate::pipeline::outputs::{Destination, OutputRequest};
 
 /// `bench.json`, the run's account.
@@ -134,19 +136,6 @@ impl std::fmt::Display for StopReason {
     }
 }
 
-/// A benchmark's runs and their judgement.
-#[derive(Debug, Clone)]
-pub struct BenchmarkRuns {
-    /// As the harness names it.
-    pub name: String,
-    /// CPU time per iteration of each base run, ns.
-    pub base: Vec<f64>,
-    /// Of each head run.
-    pub head: Vec<f64>,
-    /// The change judged over runs.
-    pub change: RunsChange,
-}
-
 /// What `bench` did.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -159,14 +148,15 @@ pub struct Bench {
     pub stopped: StopReason,
     /// Wall time of the rounds.
     pub elapsed: Duration,
-    /// The benchmarks both sides ran, judged over all runs.
-    pub benchmarks: Vec<BenchmarkRuns>,
+    /// The benchmarks both sides ran, judged over all runs (compare's
+    /// verdicts after the last round).
+    pub benchmarks: Vec<BenchmarkOutcome>,
 }
 
 impl Bench {
     /// Whether a benchmark is still undecided.
     pub fn undecided(&self) -> bool {
-        self.benchmarks.iter().any(|benchmark| benchmark.change.verdict == RunsVerdict::Undecided)
+        self.benchmarks.iter().any(|benchmark| benchmark.verdict == Verdict::Undecided)
     }
 }
 
@@ -207,14 +197,9 @@ pub enum BenchError {
         /// The run's recording.
         directory: PathBuf,
     },
-    /// A run's recording that cannot be read back.
-    #[error("{}: {message}", path.display())]
-    Recording {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong, with its line when it has one.
-        message: String,
-    },
+    /// The runs cannot be compared.
+    #[error(transparent)]
+    Compare(CompareCommandError),
 }
 
 /// `bench.json`.
@@ -390,9 +375,10 @@ pub fn bench(options: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result<B
             write_json(&runs_path, &SideRuns { version: 1, side, runs: runs[index].clone() })?;
         }
         longest_round = longest_round.max(round_started.elapsed());
-        let benchmarks = judge_sides(&output_dir.join("base"), &output_dir.join("head"), options.threshold)?;
-        let undecided =
-            benchmarks.iter().filter(|benchmark| benchmark.change.verdict == RunsVerdict::Undecided).count();
+        let mut judging = CompareOptions::new(output_dir.join("base"), output_dir.join("head"));
+        judging.threshold = options.threshold;
+        let benchmarks = compare_files(&judging).map_err(BenchError::Compare)?.benchmarks;
+        let undecided = benchmarks.iter().filter(|benchmark| benchmark.verdict == Verdict::Undecided).count();
         progress(&format!(
             "round {round} ({}): {}; {} of {} benchmarks undecided",
             order.map(BenchSide::name).join(", "),
@@ -401,7 +387,11 @@ pub fn bench(options: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result<B
             benchmarks.len()
         ));
         for benchmark in &benchmarks {
-            progress(&format!("  {}: {}", benchmark.name, change_text(&benchmark.change)));
+            let judged = match &benchmark.runs {
+                Some(change) => change_text(change),
+                None => benchmark.verdict.name().to_string(),
+            };
+            progress(&format!("  {}: {judged}", benchmark.name));
         }
         if round >= options.min_rounds && undecided == 0 {
             break (StopReason::AllDecided, benchmarks);
@@ -533,104 +523,6 @@ pub fn duration_text(duration: Duration) -> String {
     } else {
         format!("{seconds:.1}s")
     }
-}
-
-/// Every benchmark both side directories ran, each judged over its runs
-/// (head's order).
-pub fn judge_sides(base: &Path, head: &Path, threshold: f64) -> Result<Vec<BenchmarkRuns>, BenchError> {
-    let base_times = side_times(base)?;
-    let head_times = side_times(head)?;
-    Ok(head_times
-        .into_iter()
-        .filter_map(|(name, head)| {
-            let base = base_times.iter().find(|(base_name, _)| *base_name == name)?.1.clone();
-            let change = judge_runs(&base, &head, threshold);
-            Some(BenchmarkRuns { name, base, head, change })
-        })
-        .collect())
-}
-
-#[derive(Deserialize)]
-struct BenchmarksFile {
-    benchmarks: Vec<BenchmarkEntry>,
-}
-
-#[derive(Deserialize)]
-struct BenchmarkEntry {
-    name: String,
-    directory: PathBuf,
-    #[serde(default)]
-    samples: Option<u64>,
-    #[serde(default)]
-    time_per_iteration: Option<Iterations>,
-}
-
-#[derive(Deserialize)]
-struct Iterations {
-    samples: f64,
-}
-
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, BenchError> {
-    let bytes = std::fs::read(path).map_err(|source| BenchError::Output { path: path.to_owned(), source })?;
-    serde_json::from_slice(&bytes)
-        .map_err(|error| BenchError::Recording { path: path.to_owned(), message: error.to_string() })
-}
-
-/// Each benchmark of a side directory with its runs' CPU time per
-/// iteration (ns): the weight of its samples (`profile.folded`, its
-/// windows alone) over the iterations the harness timed; a run without
-/// them counts as none.
-fn side_times(side: &Path) -> Result<Vec<(String, Vec<f64>)>, BenchError> {
-    let listing: SideRuns = read_json(&side.join(RUNS_FILE))?;
-    let mut times: Vec<(String, Vec<f64>)> = Vec::new();
-    for run in &listing.runs {
-        let directory = side.join(&run.directory);
-        let benchmarks_path = directory.join("benchmarks.json");
-        if !benchmarks_path.exists() {
-            continue;
-        }
-        let benchmarks: BenchmarksFile = read_json(&benchmarks_path)?;
-        for benchmark in benchmarks.benchmarks {
-            let iterations = benchmark.time_per_iteration.map_or(0.0, |time| time.samples);
-            let time = if benchmark.samples.is_some_and(|samples| samples > 0) && iterations >= 1.0 {
-                folded_weight(&directory.join(&benchmark.directory))? as f64 / iterations
-            } else {
-                f64::NAN
-            };
-            match times.iter_mut().find(|(name, _)| *name == benchmark.name) {
-                Some((_, runs)) => runs.push(time),
-                None => times.push((benchmark.name, vec![time])),
-            }
-        }
-    }
-    Ok(times)
-}
-
-/// The sum of a benchmark directory's folded stacks' counts
-/// (`profile.folded`, or `profile.folded.gz`).
-fn folded_weight(directory: &Path) -> Result<u64, BenchError> {
-    let plain = directory.join(crate::FOLDED_FILE);
-    let gzipped = directory.join(format!("{}.gz", crate::FOLDED_FILE));
-    let (path, reader): (PathBuf, Box<dyn std::io::BufRead>) = if !plain.exists() && gzipped.exists() {
-        let file =
-            std::fs::File::open(&gzipped).map_err(|source| BenchError::Output { path: gzipped.clone(), source })?;
-        (gzipped, Box::new(std::io::BufReader::new(flate2::read::GzDecoder::new(file))))
-    } else {
-        let file = std::fs::File::open(&plain).map_err(|source| BenchError::Output { path: plain.clone(), source })?;
-        (plain, Box::new(std::io::BufReader::new(file)))
-    };
-    let mut total = 0u64;
-    for (number, line) in reader.lines().enumerate() {
-        let line = line.map_err(|source| BenchError::Output { path: path.clone(), source })?;
-        if line.is_empty() {
-            continue;
-        }
-        let count = line.rsplit_once(' ').and_then(|(_, count)| count.parse::<u64>().ok()).ok_or_else(|| {
-            BenchError::Recording { path: path.clone(), message: format!("line {}: not `STACK COUNT`", number + 1) }
-        })?;
-        total = total.saturating_add(count);
-    }
-    Ok(total)
 }
 
 #[cfg(test)]

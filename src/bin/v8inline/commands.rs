@@ -86,22 +86,11 @@ pub(crate) fn bench(args: BenchArgs) -> Result<u8, Failure> {
     })?;
     let mut compare = CompareOptions::new(bench.output_dir.join("base"), bench.output_dir.join("head"));
     compare.format = args.format.into();
-    (compare.top, compare.source_root) = (args.top, args.source_root);
-    let comparison = match compare_files(&compare) {
-        Ok(comparison) => comparison,
-        // Until compare reads side directories (issue 46, branch compare46):
-        // the functions of each side's last run.
-        Err(error) => {
-            let last = |side: &str| bench.output_dir.join(side).join(format!("run-{:02}", bench.rounds.len()));
-            eprintln!("v8inline: {error}: comparing the last run of each side");
-            (compare.base, compare.head) = (last("base"), last("head"));
-            compare_files(&compare).map_err(|error| Failure::Input(error.to_string()))?
-        }
-    };
+    (compare.top, compare.source_root, compare.threshold) = (args.top, args.source_root, options.threshold);
+    let comparison = compare_files(&compare).map_err(|error| Failure::Input(error.to_string()))?;
     write_output(args.output.as_deref(), comparison.text.as_bytes(), false)?;
-    let regressed = comparison.regressed
-        || bench.benchmarks.iter().any(|benchmark| benchmark.change.verdict == v8inline::RunsVerdict::Regressed);
-    Ok(u8::from((args.fail_on_regression && regressed) || (args.fail_on_undecided && bench.undecided())))
+    let regressed = comparison.regressed;
+    Ok(u8::from((args.fail_on_regression && regressed) || (args.fail_on_undecided && comparison.undecided)))
 }
 
 impl From<CompareFormat> for ComparisonFormat {

@@ -1,0 +1,334 @@
+//! `v8inline bench` end to end on a tiny real tinybench suite (tinybench
+//! 6.2.5 from npm, two tasks of 150 ms): the rounds, what it writes (OUT/base
+//! and OUT/head side directories, bench.json, runs.json), its progress lines
+//! and why it stopped. No verdict is asserted: two runs a side on a shared
+//! machine decide nothing (testdata/bench46 measures them). Needs node, npm
+//! and perf; skipped with a message otherwise.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const SUITE: &str = r#"import { Bench } from 'tinybench';
+
+const ROUNDS = 1;
+const text = 'the quick brown fox jumps over the lazy dog '.repeat(20);
+
+function checksum(input) {
+  let hash = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < input.length; i++) hash = (hash * 31 + input.charCodeAt(i)) | 0;
+  }
+  return hash;
+}
+
+const bench = new Bench({ time: 150, warmupTime: 50 });
+bench.add('checksum', () => checksum(text));
+bench.add('length', () => text.length);
+await bench.run();
+console.log('suite done');
+"#;
+
+fn on_path(program: &str) -> bool {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).any(|dir| dir.join(program).is_file())
+}
+
+/// `root/base` and `root/head` (checksum twice the work), two projects sharing
+/// tinybench from `root/node_modules`; `None` (said why) where it cannot record.
+fn trees(root: &Path) -> Option<(PathBuf, PathBuf)> {
+    if !on_path("node") || !on_path("npm") {
+        eprintln!("SKIPPED: node and npm are not both on PATH");
+        return None;
+    }
+    if let Some(reason) = v8inline::internals::commands::record::perf_unavailable_reason("perf".as_ref()) {
+        eprintln!("SKIPPED: perf cannot record here ({reason})");
+        return None;
+    }
+    std::fs::write(root.join("package.json"), "{\"name\": \"suite\", \"private\": true, \"type\": \"module\"}\n")
+        .unwrap();
+    let installed = Command::new("npm")
+        .current_dir(root)
+        .args(["install", "--no-audit", "--no-fund", "--silent", "tinybench@6.2.5"])
+        .output();
+    if !installed.as_ref().is_ok_and(|output| output.status.success()) {
+        eprintln!("SKIPPED: npm install tinybench failed: {installed:?}");
+        return None;
+    }
+    let (base, head) = (root.join("base"), root.join("head"));
+    for (tree, suite) in [(&base, SUITE.to_string()), (&head, SUITE.replace("const ROUNDS = 1;", "const ROUNDS = 2;"))]
+    {
+        std::fs::create_dir_all(tree).unwrap();
+        std::fs::write(tree.join("bench.mjs"), suite).unwrap();
+        // Each tree its own project (recording.json's project root); tinybench
+        // is found in the parent's node_modules.
+        std::fs::write(tree.join("package.json"), "{\"name\": \"suite\", \"private\": true}\n").unwrap();
+    }
+    Some((base, head))
+}
+
+fn bench(root: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_v8inline")).current_dir(root).arg("bench").args(args).output().unwrap()
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}
+
+#[test]
+fn bench_runs_both_trees_in_rounds_and_writes_the_layout() {
+    let root = common::temp_dir("bench", "rounds");
+    let Some((base, head)) = trees(&root) else { return };
+    // Without `-- COMMAND`: a usage error, nothing run.
+    let output = bench(&root, &["--base", "base", "--head", "head", "--output-dir", "out"]);
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(!root.join("out").exists());
+    let output = bench(
+        &root,
+        &[
+            "--base",
+            "base",
+            "--head",
+            "head",
+            "--output-dir",
+            "out",
+            "--min-rounds",
+            "2",
+            "--max-rounds",
+            "2",
+            "--seed",
+            "7",
+            "--",
+            "node",
+            "bench.mjs",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    // The suite's own output goes to standard error; standard output holds
+    // the comparison alone, a block per benchmark.
+    assert_eq!(stderr.matches("suite done").count(), 4, "{stderr}");
+    assert!(!stdout.contains("suite done"), "{stdout}");
+    assert!(stdout.starts_with("benchmark \"checksum\": "), "{stdout}");
+    assert!(stdout.contains("\nbenchmark \"length\": "), "{stdout}");
+    // A progress line per round, each benchmark's change over the runs so far.
+    let rounds: Vec<&str> = stderr.lines().filter(|line| line.starts_with("v8inline: round ")).collect();
+    assert_eq!(rounds.len(), 2, "{stderr}");
+    for (index, line) in rounds.iter().enumerate() {
+        let prefix = format!("v8inline: round {} (", index + 1);
+        assert!(line.starts_with(&prefix) && line.ends_with(" of 2 benchmarks undecided"), "{line}");
+    }
+    let judged: Vec<&str> = stderr.lines().filter(|line| line.starts_with("v8inline:   checksum: ")).collect();
+    assert_eq!(judged.len(), 2, "{stderr}");
+    // One run a side: compare's verdict of one recording a side; two: over runs.
+    let one_run = ["regressed", "improved", "within noise"].map(|verdict| format!("v8inline:   checksum: {verdict}"));
+    assert!(one_run.contains(&judged[0].to_string()), "{}", judged[0]);
+    assert!(judged[1].ends_with(" (2 + 2 runs)"), "{}", judged[1]);
+    assert!(stderr.contains("v8inline: 2 rounds in "), "{stderr}");
+    assert!(stderr.contains(": stopped because --max-rounds 2 reached\n"), "{stderr}");
+
+    // bench.json.
+    let out = root.join("out");
+    let account = json(&out.join("bench.json"));
+    assert_eq!(account["version"], 1);
+    assert_eq!(account["command"], serde_json::json!(["node", "bench.mjs"]));
+    assert_eq!(account["base_tree"], base.to_str().unwrap());
+    assert_eq!(account["head_tree"], head.to_str().unwrap());
+    assert_eq!(account["seed"], 7);
+    assert_eq!(account["stopped"], "--max-rounds 2 reached");
+    assert_eq!(account["flags"], serde_json::json!([]));
+    let rounds = account["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 2);
+    for (index, round) in rounds.iter().enumerate() {
+        assert_eq!(round["round"], index + 1);
+        let mut order: Vec<&str> =
+            round["order"].as_array().unwrap().iter().map(|side| side.as_str().unwrap()).collect();
+        order.sort();
+        assert_eq!(order, ["base", "head"]);
+    }
+    // Each side: runs.json and a complete recording per run, recorded in its tree.
+    for (side, tree) in [("base", &base), ("head", &head)] {
+        let runs = json(&out.join(side).join("runs.json"));
+        assert_eq!(
+            runs,
+            serde_json::json!({"version": 1, "side": side, "runs": [
+                {"directory": "run-01", "round": 1}, {"directory": "run-02", "round": 2}]})
+        );
+        for run in ["run-01", "run-02"] {
+            let recording = out.join(side).join(run);
+            assert_eq!(json(&recording.join("recording.json"))["project_root"], tree.to_str().unwrap());
+            let benchmarks = json(&recording.join("benchmarks.json"));
+            let names: Vec<&str> =
+                benchmarks["benchmarks"].as_array().unwrap().iter().map(|b| b["name"].as_str().unwrap()).collect();
+            assert_eq!(names, ["checksum", "length"], "{side} {run}");
+            for benchmark in benchmarks["benchmarks"].as_array().unwrap() {
+                let folded = recording.join(benchmark["directory"].as_str().unwrap()).join("profile.folded");
+                assert!(std::fs::metadata(&folded).unwrap().len() > 0, "{}", folded.display());
+            }
+        }
+    }
+    // The directory is not reused.
+    let again = bench(&root, &["--base", "base", "--head", "head", "--output-dir", "out", "--", "node", "bench.mjs"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("out: not empty"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+}
+
+#[test]
+fn bench_stops_when_the_time_is_spent_and_when_the_command_fails() {
+    let root = common::temp_dir("bench", "budget");
+    let Some((_, head)) = trees(&root) else { return };
+    // One round exceeds a second: it stops there, every benchmark undecided.
+    let output = bench(
+        &root,
+        &["--base", "base", "--head", "head", "--output-dir", "out", "--max-time", "1s", "--", "node", "bench.mjs"],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("v8inline: 1 rounds in "), "{stderr}");
+    assert!(stderr.contains(": stopped because --max-time 1.0s spent\n"), "{stderr}");
+    assert_eq!(json(&root.join("out/bench.json"))["stopped"], "--max-time 1.0s spent");
+    // --fail-on-undecided: exit 1 exactly when the last round left a
+    // benchmark undecided (whether it did is noise's: not asserted).
+    let output = bench(
+        &root,
+        &[
+            "--base",
+            "base",
+            "--head",
+            "head",
+            "--output-dir",
+            "out-undecided",
+            "--min-rounds",
+            "2",
+            "--max-rounds",
+            "2",
+            "--fail-on-undecided",
+            "--",
+            "node",
+            "bench.mjs",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let last_round = stderr.lines().rfind(|line| line.starts_with("v8inline: round 2 (")).unwrap_or_default();
+    let undecided = !last_round.ends_with(": 0 of 2 benchmarks undecided");
+    assert!(last_round.ends_with(" of 2 benchmarks undecided"), "{stderr}");
+    assert_eq!(output.status.code(), Some(i32::from(undecided)), "{stderr}");
+
+    // The command fails at head: bench exits with its status, and says where.
+    std::fs::write(head.join("bench.mjs"), "process.exit(3);\n").unwrap();
+    let output =
+        bench(&root, &["--base", "base", "--head", "head", "--output-dir", "out-failed", "--", "node", "bench.mjs"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("v8inline: the command failed at head (exit 3) in round 1: "), "{stderr}");
+    assert_eq!(
+        json(&root.join("out-failed/bench.json"))["failed"],
+        serde_json::json!({"side": "head", "round": 1, "exit": 3})
+    );
+}
+
+#[test]
+fn bench_refuses_what_it_cannot_run() {
+    let root = common::temp_dir("bench", "usage");
+    std::fs::create_dir_all(root.join("base")).unwrap();
+    let refused = |args: &[&str], message: &str| {
+        let output = bench(&root, args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    };
+    refused(&["--base", "base", "--head", "nowhere", "--", "node", "x.js"], "nowhere: no such directory");
+    refused(&["--base", "base", "--head", "base", "--min-rounds", "1", "--", "node", "x.js"], "at least 2");
+    refused(
+        &["--base", "base", "--head", "base", "--max-rounds", "2", "--", "node", "x.js"],
+        "--max-rounds 2 is below --min-rounds 3",
+    );
+    refused(&["--base", "base", "--head", "base", "--max-time", "3 weeks", "--", "node", "x.js"], "unknown unit");
+    assert!(!root.join("v8inline-bench").exists());
+}
+
+/// testdata/bench46/results: the busy-machine study (study.sh, judge.sh).
+fn study() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/bench46/results")
+}
+
+/// Each run's CPU time per iteration of each benchmark of a comparison
+/// (`NAME.times.json`), by side.
+fn study_times(name: &str) -> Vec<(String, Vec<f64>, Vec<f64>)> {
+    let times = json(&study().join(format!("{name}.times.json")));
+    let side = |side: &str, benchmark: &str| -> Vec<f64> {
+        times["sides"][side]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|run| run["cpu_per_iteration"][benchmark].as_f64())
+            .collect()
+    };
+    times["self_shares"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|benchmark| (benchmark.clone(), side("base", benchmark), side("head", benchmark)))
+        .collect()
+}
+
+/// The study's runs judged again with the run as the unit at the default
+/// threshold: unchanged code is never called regressed or improved (10
+/// comparisons, 20 benchmarks), a 25 % slower inlined function never
+/// unchanged or improved (10 comparisons).
+#[test]
+fn the_study_s_runs_judged_over_runs() {
+    use v8inline::{DEFAULT_THRESHOLD, RunsVerdict, judge_runs};
+    for number in 1..=10 {
+        for (benchmark, base, head) in study_times(&format!("unchanged-{number:02}")) {
+            assert!(base.len() >= 2 && head.len() >= 2, "unchanged-{number:02} {benchmark}");
+            let verdict = judge_runs(&base, &head, DEFAULT_THRESHOLD).verdict;
+            assert!(
+                matches!(verdict, RunsVerdict::Unchanged | RunsVerdict::Undecided),
+                "unchanged-{number:02} {benchmark}: {verdict:?}"
+            );
+        }
+        for (benchmark, base, head) in study_times(&format!("slower25-{number:02}")) {
+            let judged = judge_runs(&base, &head, DEFAULT_THRESHOLD);
+            assert!(judged.change > 0.10, "slower25-{number:02} {benchmark}: {judged:?}");
+            assert!(
+                matches!(judged.verdict, RunsVerdict::Regressed | RunsVerdict::Undecided),
+                "slower25-{number:02} {benchmark}: {judged:?}"
+            );
+        }
+    }
+}
+
+/// Two of the study's comparisons kept whole, compared as `bench` ends:
+/// unchanged code passes the gate with no annotation; the 25 % slower
+/// isEmpty fails it, annotated first at its line.
+#[test]
+fn the_study_s_kept_comparisons() {
+    let compare = |name: &str, format: &str| {
+        let directory = study().join(name);
+        let output = Command::new(env!("CARGO_BIN_EXE_v8inline"))
+            .args(["compare", "--fail-on-regression", "--format", format, "--source-root", "/tmp/v8inline-bench46"])
+            .arg(directory.join("base"))
+            .arg(directory.join("head"))
+            .output()
+            .unwrap();
+        (output.status.code(), String::from_utf8_lossy(&output.stdout).into_owned())
+    };
+    assert_eq!(compare("unchanged-01", "github"), (Some(0), String::new()));
+    let (code, text) = compare("unchanged-01", "text");
+    assert_eq!(code, Some(0));
+    assert!(!text.contains("): regressed") && !text.contains("): improved"), "{text}");
+    let (code, annotations) = compare("slower25-01", "github");
+    assert_eq!(code, Some(1), "{annotations}");
+    assert!(
+        annotations.starts_with("::warning file=head25/node_modules/yaml/dist/parse/lexer.js,line=73,"),
+        "{annotations}"
+    );
+    assert!(annotations.lines().next().unwrap().contains("::isEmpty "), "{annotations}");
+}
