@@ -2,7 +2,9 @@
 //! ((address, size)), and each log's clock against the jitdump's
 //! ([`ClockAlignment`]), learned from the code objects only one log creates.
 
-use crate::formats::v8log::{CodeLog, CodeObjectId};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::formats::v8log::{CodeKindNumber, CodeLog, CodeObjectId};
 
 use super::codes::{JitCode, LogId, LogObject};
 
@@ -79,7 +81,9 @@ pub(super) fn join_loads(logs: &[CodeLog], loads: &mut [JitCode]) -> Join {
     objects.sort_unstable_by_key(|&(key, object)| (key, object.log, object.object));
     let load_order = address_order(loads);
     let groups = KeyGroups { objects: &objects, load_order: &load_order };
-    let clocks = if logs.len() > 1 { learn_clocks(logs, loads, groups.iter()) } else { vec![None; logs.len()] };
+    // A lone log's clock too: the code a cut jitdump lost is timed by it
+    // ([`codes_after_the_cut`]).
+    let clocks = learn_clocks(logs, loads, groups.iter());
     for load in loads.iter_mut() {
         load.set_log_object(None);
     }
@@ -208,6 +212,124 @@ fn match_nearest_in_time(
         loads[load as usize].set_log_object(Some(run[0].1));
         *run = &run[1..];
     }
+}
+
+/// A code object of a log that a cut jitdump lost: created after the last
+/// one the jitdump loaded, or moved there after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct LostCode {
+    /// The log's code object.
+    pub(super) object: LogObject,
+    /// Where its instructions are: its code-creation's address, or where a
+    /// later `code-move` put it.
+    pub(super) address: u64,
+    /// When it was created (or moved), on the jitdump's clock (ns).
+    pub(super) load_time: u64,
+}
+
+/// The code objects of the logs that a jitdump cut short lost (`loads`, its
+/// code objects joined by [`join_loads`]; `clocks`, the logs' clocks it
+/// learned): V8 writes a LOAD and a code-creation from the same code event,
+/// but buffers the jitdump (2 MB, flushed at exit: `PerfJitLogger` in V8's
+/// src/diagnostics/perf-jit.cc) while the log is flushed line by line
+/// (src/logging/log-file.cc). A process killed by a signal leaves the
+/// jitdump cut at its last flush and the log whole, so everything the
+/// jitdump lost is what each log created after the last code object it has
+/// in the jitdump.
+///
+/// Not every code-creation has a LOAD: V8's jitdump writer logs `Code`
+/// objects only, not bytecode arrays. Kinds the log created before that
+/// last joined object and the jitdump never loaded are such kinds, and are
+/// left out. `code-move`s after the cut move a code object to a new
+/// address from then on. Times are the code-creations' on the jitdump's
+/// clock (the log's [`ClockAlignment`]), and never before the jitdump's
+/// last LOAD, which was written before them; a log whose clock is unknown
+/// puts them all at that LOAD's time, in log order. The result is in time
+/// order.
+pub(super) fn codes_after_the_cut(
+    logs: &[CodeLog],
+    loads: &[JitCode],
+    clocks: &[Option<ClockAlignment>],
+) -> Vec<LostCode> {
+    let last_load = loads.iter().filter_map(JitCode::load_time).max().unwrap_or(0);
+    let mut lost = Vec::new();
+    for (index, log) in logs.iter().enumerate() {
+        let log_id = LogId(index as u32);
+        let mut joined = vec![false; log.code_objects.len()];
+        for object in loads.iter().filter_map(JitCode::log_object).filter(|object| object.log == log_id) {
+            joined[object.object.index()] = true;
+        }
+        let cut = joined.iter().rposition(|&joined| joined);
+        let first_lost = cut.map_or(0, |last| last + 1);
+        let never_loaded = kinds_never_loaded(log, &joined, first_lost);
+        let clock = clocks.get(index).copied().flatten();
+        let time = |micros: i64| {
+            let aligned = clock.map_or(0, |clock| u64::try_from(clock.jitdump_time(micros)).unwrap_or(0));
+            aligned.max(last_load)
+        };
+        // Which kept code object is where: the joined ones (a move after
+        // the cut may take one of them), then the lost ones as created.
+        let cut_line = cut.map_or(0, |last| log.code_objects[last].log_line);
+        let mut moves = log.code_moves.iter().filter(|moved| moved.log_line > cut_line).peekable();
+        let mut object_at: FxHashMap<u64, CodeObjectId> = FxHashMap::default();
+        if moves.peek().is_some() {
+            for (object, _) in joined.iter().enumerate().filter(|(_, joined)| **joined) {
+                object_at.insert(log.code_objects[object].address, CodeObjectId(object as u32));
+            }
+        }
+        let mut last_time = cut.map_or(last_load, |last| time(log.code_objects[last].timestamp_micros));
+        for (object_index, object) in log.code_objects.iter().enumerate().skip(first_lost) {
+            while let Some(moved) = moves.next_if(|moved| moved.log_line < object.log_line) {
+                move_code(&mut object_at, moved.from, moved.to, log_id, last_time, &mut lost);
+            }
+            if object.size == 0 || never_loaded.contains(&object.kind) {
+                continue;
+            }
+            let id = CodeObjectId(object_index as u32);
+            last_time = time(object.timestamp_micros);
+            lost.push(LostCode {
+                object: LogObject { log: log_id, object: id },
+                address: object.address,
+                load_time: last_time,
+            });
+            object_at.insert(object.address, id);
+        }
+        for moved in moves {
+            move_code(&mut object_at, moved.from, moved.to, log_id, last_time, &mut lost);
+        }
+    }
+    lost.sort_by_key(|code| code.load_time);
+    lost
+}
+
+/// A `code-move` of a kept code object from `from` to `to` at `time`: the
+/// object is there from then on.
+fn move_code(
+    object_at: &mut FxHashMap<u64, CodeObjectId>,
+    from: u64,
+    to: u64,
+    log: LogId,
+    time: u64,
+    lost: &mut Vec<LostCode>,
+) {
+    let Some(object) = object_at.remove(&from) else { return };
+    object_at.insert(to, object);
+    lost.push(LostCode { object: LogObject { log, object }, address: to, load_time: time });
+}
+
+/// The kinds of code a log created before `first_lost` (`joined` says which
+/// code objects the jitdump loaded) that the jitdump never loaded: V8's
+/// jitdump writer skips them (bytecode arrays, whose kind number changes
+/// between V8 versions).
+fn kinds_never_loaded(log: &CodeLog, joined: &[bool], first_lost: usize) -> FxHashSet<CodeKindNumber> {
+    let loaded: FxHashSet<CodeKindNumber> =
+        log.code_objects.iter().zip(joined).filter(|(_, joined)| **joined).map(|(object, _)| object.kind).collect();
+    log.code_objects[..first_lost]
+        .iter()
+        .zip(joined)
+        .filter(|(object, joined)| !**joined && !loaded.contains(&object.kind))
+        .map(|(object, _)| object.kind)
+        .collect()
 }
 
 /// The codes (their ids) with their keys, by key: address, then size, then id.
