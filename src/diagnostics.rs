@@ -189,8 +189,9 @@ struct Remarks {
 pub struct CutCoverage {
     /// The code objects only the code log knew.
     pub code_objects: usize,
-    /// The samples whose innermost JavaScript frame ran one of them.
-    pub samples: u64,
+    /// The samples whose innermost JavaScript frame ran one of them (`None`
+    /// where no samples were read: `lookup`, `debuginfo`).
+    pub samples: Option<u64>,
 }
 
 impl Diagnostics {
@@ -331,10 +332,10 @@ impl Diagnostics {
     pub fn add_jitdump_cut_by_writers_death(&mut self, cut: String, unresolved_samples: u64, covered: CutCoverage) {
         let from_log = match covered.code_objects {
             0 => String::new(),
-            objects => format!(
-                "; its code log gave the {objects} code object(s) created after the cut ({} sample(s) ran them)",
-                covered.samples
-            ),
+            objects => {
+                let ran = covered.samples.map(|samples| format!(" ({samples} sample(s) ran them)")).unwrap_or_default();
+                format!("; its code log gave the {objects} code object(s) created after the cut{ran}")
+            }
         };
         if unresolved_samples == 0 {
             self.note(format!(
@@ -561,7 +562,11 @@ mod tests {
                  v8inline: warning: --skip-after \"f\" names no frame\n"
             )
         );
-        diagnostics.add_jitdump_cut_by_writers_death(deferred.clone(), 3, CutCoverage { code_objects: 5, samples: 40 });
+        diagnostics.add_jitdump_cut_by_writers_death(
+            deferred.clone(),
+            3,
+            CutCoverage { code_objects: 5, samples: Some(40) },
+        );
         assert_eq!(
             diagnostics.tally(WarningKind::JitDumpCutShort).unwrap().examples,
             [format!(

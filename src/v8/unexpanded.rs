@@ -94,7 +94,7 @@ pub fn add_jitdump_cuts(code_logs: &CodeLogs, expansion: Option<&ExpansionStats>
         let unresolved = samples.map_or(0, |samples| samples.unknown_address + samples.unknown_code_index);
         let covered = CutCoverage {
             code_objects: map.codes_only_in_code_log().len(),
-            samples: samples.map_or(0, |samples| samples.from_code_log),
+            samples: expansion.map(|_| samples.map_or(0, |samples| samples.from_code_log)),
         };
         diagnostics.add_jitdump_cut_by_writers_death(cut.clone(), unresolved, covered);
     }

@@ -422,6 +422,47 @@ mod tests {
         assert_eq!(join.clocks, [None]);
     }
 
+    /// What a killed process's jitdump lost, from its log: the code created
+    /// after the last object the jitdump loaded, bytecode arrays left out
+    /// (their kind was never loaded though created before the cut), a
+    /// code-move after the cut replayed, times on the jitdump's clock.
+    #[test]
+    fn the_code_after_the_cut_comes_from_the_log() {
+        let log = CodeLog::parse(
+            b"code-creation,Builtin,2,1,0x100,16,Abort\n\
+              code-creation,JS,10,2,0x5000,40,f /a.js:1:1,0x900,~\n\
+              code-creation,JS,2,3,0x200,32,f /a.js:1:1,0x900,~\n\
+              code-creation,JS,13,4,0x300,64,g /a.js:2:1,0x910,*\n\
+              code-creation,JS,10,10,0x5100,40,h /a.js:3:1,0x920,~\n\
+              code-creation,JS,13,20,0x400,64,h /a.js:3:1,0x920,*\n\
+              code-move,0x400,0x600\n\
+              code-creation,JS,13,30,0x400,48,k /a.js:4:1,0x930,*\n",
+        );
+        let start = 5_000_000_000;
+        let mut loads =
+            jit_codes([load(0x100, 16, start + 1_000), load(0x200, 32, start + 3_000), load(0x300, 64, start + 4_000)]);
+        let logs = [log];
+        let join = join_loads(&logs, &mut loads);
+        assert_eq!(
+            join.clocks,
+            [Some(ClockAlignment { offset_nanoseconds: start as i64, pair_count: 3, spread_nanoseconds: 0 })]
+        );
+        let lost = |object: u32, address: u64, load_time: u64| LostCode {
+            object: LogObject { log: LogId(0), object: CodeObjectId(object) },
+            address,
+            load_time,
+        };
+        assert_eq!(
+            codes_after_the_cut(&logs, &loads, &join.clocks),
+            [lost(5, 0x400, start + 20_000), lost(5, 0x600, start + 20_000), lost(6, 0x400, start + 30_000)]
+        );
+        // Without a clock, in log order at the last LOAD's time.
+        assert_eq!(
+            codes_after_the_cut(&logs, &loads, &[None]),
+            [lost(5, 0x400, start + 4_000), lost(5, 0x600, start + 4_000), lost(6, 0x400, start + 4_000)]
+        );
+    }
+
     #[test]
     fn the_median_offset_and_its_spread() {
         let alignment = median_alignment(&mut [5_000, 1_000, 900_000, 3_000, 2_000]).unwrap();

@@ -286,3 +286,34 @@ impl InlineMap {
         self.code(id).log_object().map(|object| self.log(object.log).code_object(object.object))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::jitdump::CodeLoad;
+    use crate::v8::inline_map::codes::tests::load;
+
+    /// A sample past a killed process's jitdump cut resolves to the code
+    /// the log created, named as the jitdump would have named it.
+    #[test]
+    fn a_cut_jitdump_map_resolves_from_the_log() {
+        let log = CodeLog::parse(
+            b"code-creation,JS,13,4,0x300,64,g /a.js:2:1,0x910,*\n\
+              code-creation,JS,13,20,0x400,64,h /a.js:3:1,0x920,*\n",
+        );
+        let start = 5_000_000_000;
+        let mut loads = JitCodes::default();
+        loads.push_load(&CodeLoad { name: "JS:*g /a.js:2:1".into(), code_index: 7, ..load(0x300, 64, start + 4_000) });
+        let whole = InlineMap::join(vec![CodeLog::parse(b"")], JitCodes::default(), Some(1), SourceOptions::default());
+        assert_eq!(whole.codes_only_in_code_log().len(), 0);
+        let map = InlineMap::join_cut_jitdump(vec![log], loads, Some(1), SourceOptions::default());
+        let found = map.find(0x410, Some(start + 25_000)).unwrap();
+        assert!(map.only_in_code_log(found.code) && found.time_matched, "{found:?}");
+        assert_eq!((map.code_name(found.code), found.offset), ("JS:*h /a.js:3:1", 0x10));
+        assert_eq!(map.code(found.code).code_index(), None);
+        assert!(!map.only_in_code_log(map.find(0x310, Some(start + 25_000)).unwrap().code));
+        // Before the log created it, the code was not there yet.
+        assert!(!map.find(0x410, Some(start + 10_000)).unwrap().time_matched);
+        assert_eq!(map.codes_only_in_code_log().collect::<Vec<_>>(), [CodeId(1)]);
+    }
+}
