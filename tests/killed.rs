@@ -275,3 +275,47 @@ fn killed_children_profile_as_unkilled_ones() {
         assert!(most > bound, "{runtime}: no killed child lost more to the cut ({most:.3}) than the bound {bound:.3}");
     }
 }
+
+/// `v8inline record` of a shell that kills its node children as test
+/// runners do, with SIGTERM and SIGKILL (node on PATH, live): each killed
+/// child's jitdump is a note, not a warning, every sampled frame resolved,
+/// and `--strict` passes.
+#[test]
+fn record_of_killed_children_passes_strict() {
+    if let Some(reason) = v8inline::internals::commands::record::perf_unavailable_reason("perf".as_ref()) {
+        eprintln!("SKIPPED: perf cannot record here ({reason})");
+        return;
+    }
+    let directory = std::env::temp_dir().join(format!("v8inline-killed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&directory);
+    std::fs::create_dir_all(&directory).unwrap();
+    let killed = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/killed");
+    std::fs::copy(killed.join("steady.js"), directory.join("steady.js")).unwrap();
+    std::fs::copy(killed.join("../programs/lib.js"), directory.join("lib.js")).unwrap();
+    let script = "for signal in TERM KILL; do node steady.js 2500 & child=$!; sleep 1.5; kill -$signal $child; \
+                  wait $child; done; exit 0";
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_v8inline"))
+        .current_dir(&directory)
+        .args(["record", "--strict", "--stats", "--output-dir", "out", "--", "sh", "-c", script])
+        .output()
+        .unwrap();
+    let messages = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{messages}");
+    assert!(!messages.contains("v8inline: warning"), "{messages}");
+    let jitdumps: Vec<String> = std::fs::read_dir(directory.join("out"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("jit-") && name.ends_with(".dump"))
+        .collect();
+    assert_eq!(jitdumps.len(), 2, "{jitdumps:?}");
+    for jitdump in jitdumps {
+        let note = messages
+            .lines()
+            .find(|line| line.contains(&format!("/out/{jitdump}: ")))
+            .unwrap_or_else(|| panic!("no note on {jitdump}:\n{messages}"));
+        assert!(note.starts_with("v8inline: note: "), "{note}");
+        assert!(note.ends_with("every sampled frame of the process resolved"), "{note}");
+    }
+    assert!(messages.contains("v8inline:   passed through, address in no code object: 0\n"), "{messages}");
+    let _ = std::fs::remove_dir_all(&directory);
+}
