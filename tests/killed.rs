@@ -319,3 +319,49 @@ fn record_of_killed_children_passes_strict() {
     assert!(messages.contains("v8inline:   passed through, address in no code object: 0\n"), "{messages}");
     let _ = std::fs::remove_dir_all(&directory);
 }
+
+/// V8's own ticks (`node --prof`, no perf, no jitdump) of a child killed
+/// with SIGKILL: its log is whole to its last line, so `--ticks` names and
+/// expands every tick, with `--strict` (node on PATH, live).
+#[test]
+fn ticks_of_a_killed_child_all_resolve() {
+    let directory = std::env::temp_dir().join(format!("v8inline-killed-ticks-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&directory);
+    std::fs::create_dir_all(&directory).unwrap();
+    let killed = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/killed");
+    std::fs::copy(killed.join("steady.js"), directory.join("steady.js")).unwrap();
+    std::fs::copy(killed.join("../programs/lib.js"), directory.join("lib.js")).unwrap();
+    let Ok(mut child) = std::process::Command::new("node")
+        .current_dir(&directory)
+        .args(["--prof", "--log-code", "--logfile=prof-%p.log", "steady.js", "2500"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+    else {
+        eprintln!("SKIPPED: no node on PATH");
+        return;
+    };
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let log = std::fs::read_dir(&directory)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.file_name().unwrap().to_string_lossy().ends_with(&format!("-prof-{}.log", child.id())))
+        .expect("the child's --prof log");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_v8inline"))
+        .args(["--ticks", &log.display().to_string(), "--strict", "--stats"])
+        .output()
+        .unwrap();
+    let messages = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{messages}");
+    assert!(!messages.contains("warning"), "{messages}");
+    assert!(messages.contains("v8inline:   passed through, address in no code object: 0\n"), "{messages}");
+    let folded = String::from_utf8(output.stdout).unwrap();
+    let inlined: u64 = folded
+        .lines()
+        .filter(|line| line.contains("JS:*kernel ") && line.contains(";JS:*combine "))
+        .map(|line| line.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+        .sum();
+    assert!(inlined > 100, "{folded}");
+    let _ = std::fs::remove_dir_all(&directory);
+}

@@ -73,8 +73,7 @@ pub fn repair_jitdump(input: &Path, output: &Path) -> Result<Repaired, RepairErr
 /// next to it, as the main command finds it) has that the jitdump lost,
 /// said in a note: a repair cannot give them back, the log can.
 fn code_log_cover(jitdump: &Path, diagnostics: &mut Diagnostics) -> usize {
-    let mut options = CodeLogOptions::default();
-    options.jitdumps = vec![jitdump.to_owned()];
+    let options = CodeLogOptions { jitdumps: vec![jitdump.to_owned()], ..CodeLogOptions::default() };
     // The jitdump's own warnings are said already; the log's are not this
     // command's business.
     let Ok(code_logs) = CodeLogs::load(options) else { return 0 };

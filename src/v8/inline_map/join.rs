@@ -240,28 +240,39 @@ pub(super) struct LostCode {
 /// Not every code-creation has a LOAD: V8's jitdump writer logs `Code`
 /// objects only, not bytecode arrays. Kinds the log created before that
 /// last joined object and the jitdump never loaded are such kinds, and are
-/// left out. `code-move`s after the cut move a code object to a new
-/// address from then on. Times are the code-creations' on the jitdump's
-/// clock (the log's [`ClockAlignment`]), and never before the jitdump's
-/// last LOAD, which was written before them; a log whose clock is unknown
-/// puts them all at that LOAD's time, in log order. The result is in time
-/// order.
+/// left out, and so is everything when no log has any code the jitdump
+/// loaded (the logs are of another run). `code-move`s after the cut move a
+/// code object to a new address from then on. Times are the
+/// code-creations' on the jitdump's clock (the log's [`ClockAlignment`]),
+/// and never before the jitdump's last LOAD, which was written before them;
+/// a log whose clock is unknown puts them all at that LOAD's time, in log
+/// order. The result is in time order.
 pub(super) fn codes_after_the_cut(
     logs: &[CodeLog],
     loads: &[JitCode],
     clocks: &[Option<ClockAlignment>],
 ) -> Vec<LostCode> {
+    // LOADs of which no log has the code: the logs are of another run, not
+    // the rest of this one.
+    if !loads.is_empty() && loads.iter().all(|load| load.log_object().is_none()) {
+        return Vec::new();
+    }
     let last_load = loads.iter().filter_map(JitCode::load_time).max().unwrap_or(0);
+    // Per log, which code objects the jitdump loaded.
+    let mut joined: Vec<Vec<bool>> = logs.iter().map(|log| vec![false; log.code_objects.len()]).collect();
+    for object in loads.iter().filter_map(JitCode::log_object) {
+        joined[object.log.index()][object.object.index()] = true;
+    }
+    let cuts: Vec<Option<usize>> = joined.iter().map(|joined| joined.iter().rposition(|&joined| joined)).collect();
+    // One V8 in a process: what one isolate's log shows of the kinds holds
+    // for all (a worker started after the cut has none joined).
+    let never_loaded = kinds_never_loaded(logs, &joined, &cuts);
     let mut lost = Vec::new();
     for (index, log) in logs.iter().enumerate() {
         let log_id = LogId(index as u32);
-        let mut joined = vec![false; log.code_objects.len()];
-        for object in loads.iter().filter_map(JitCode::log_object).filter(|object| object.log == log_id) {
-            joined[object.object.index()] = true;
-        }
-        let cut = joined.iter().rposition(|&joined| joined);
+        let joined = &joined[index];
+        let cut = cuts[index];
         let first_lost = cut.map_or(0, |last| last + 1);
-        let never_loaded = kinds_never_loaded(log, &joined, first_lost);
         let clock = clocks.get(index).copied().flatten();
         let time = |micros: i64| {
             let aligned = clock.map_or(0, |clock| u64::try_from(clock.jitdump_time(micros)).unwrap_or(0));
@@ -317,19 +328,28 @@ fn move_code(
     lost.push(LostCode { object: LogObject { log, object }, address: to, load_time: time });
 }
 
-/// The kinds of code a log created before `first_lost` (`joined` says which
-/// code objects the jitdump loaded) that the jitdump never loaded: V8's
-/// jitdump writer skips them (bytecode arrays, whose kind number changes
-/// between V8 versions).
-fn kinds_never_loaded(log: &CodeLog, joined: &[bool], first_lost: usize) -> FxHashSet<CodeKindNumber> {
-    let loaded: FxHashSet<CodeKindNumber> =
-        log.code_objects.iter().zip(joined).filter(|(_, joined)| **joined).map(|(object, _)| object.kind).collect();
-    log.code_objects[..first_lost]
-        .iter()
-        .zip(joined)
-        .filter(|(object, joined)| !**joined && !loaded.contains(&object.kind))
-        .map(|(object, _)| object.kind)
-        .collect()
+/// The kinds of code the logs created before their `cuts` (the last code
+/// object of each the jitdump loaded; `joined` says which it loaded) that
+/// the jitdump never loaded: V8's jitdump writer skips them (bytecode
+/// arrays, whose kind number changes between V8 versions).
+fn kinds_never_loaded(logs: &[CodeLog], joined: &[Vec<bool>], cuts: &[Option<usize>]) -> FxHashSet<CodeKindNumber> {
+    let mut loaded: FxHashSet<CodeKindNumber> = FxHashSet::default();
+    let mut not_loaded: FxHashSet<CodeKindNumber> = FxHashSet::default();
+    for ((log, joined), cut) in logs.iter().zip(joined).zip(cuts) {
+        let before_cut = cut.map_or(0, |last| last + 1);
+        for (object, &joined) in log.code_objects.iter().zip(joined) {
+            if joined {
+                loaded.insert(object.kind);
+            }
+        }
+        for (object, &joined) in log.code_objects[..before_cut].iter().zip(joined) {
+            if !joined {
+                not_loaded.insert(object.kind);
+            }
+        }
+    }
+    not_loaded.retain(|kind| !loaded.contains(kind));
+    not_loaded
 }
 
 /// The codes (their ids) with their keys, by key: address, then size, then id.
@@ -456,6 +476,10 @@ mod tests {
             codes_after_the_cut(&logs, &loads, &join.clocks),
             [lost(5, 0x400, start + 20_000), lost(5, 0x600, start + 20_000), lost(6, 0x400, start + 30_000)]
         );
+        // Another run's log covers nothing.
+        let mut other_run = jit_codes([load(0x900, 16, start + 1_000)]);
+        let join = join_loads(&logs, &mut other_run);
+        assert!(codes_after_the_cut(&logs, &other_run, &join.clocks).is_empty());
         // Without a clock, in log order at the last LOAD's time.
         assert_eq!(
             codes_after_the_cut(&logs, &loads, &[None]),
