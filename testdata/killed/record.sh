@@ -15,8 +15,10 @@
 #     and a late moment drawn at random (milliseconds after the spawn:
 #     early 400-800, mid 1000-1500, late 1800-2300).
 # Each child runs with --perf-prof --log-code (Deno: --v8-flags=...): V8
-# buffers the jitdump and flushes it at exit, so a killed child's jitdump
-# ends at its last 4 KiB flush, inside a record; its code log is whole.
+# writes the jitdump through a stdio buffer, flushed as it fills and at exit,
+# so a killed child's jitdump ends at a multiple of 4 KiB, inside a record,
+# and loses what was written since (in a steady loop: the hot code); its
+# code log, flushed line by line, is whole.
 #
 # Kept, gzipped, in testdata/killed/<runtime>/:
 #   children.txt       PID SIGNAL MILLIS EXIT_CODE EXIT_SIGNAL, one per child
