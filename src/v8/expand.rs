@@ -184,6 +184,11 @@ pub struct ProcessSamples {
     /// Samples whose frame's code only the code log knew (its jitdump was
     /// cut before that code's LOAD), whatever their outcome.
     pub from_code_log: u64,
+    /// Samples of the process's own pid (or of no known pid) whose frame was
+    /// [`FrameOutcome::UnknownAddress`] or [`FrameOutcome::UnknownCodeIndex`]:
+    /// what its jitdump and code log left unresolved. Another pid's samples,
+    /// which a lone loaded process takes too, are no loss of its files.
+    pub own_unresolved: u64,
     /// The samples of pids other than [`ProcessSamples::pid`] (a lone loaded
     /// process takes every sample).
     pub other_pids: PidCounts,
@@ -197,6 +202,10 @@ impl ProcessSamples {
     #[inline]
     fn count(&mut self, outcome: FrameOutcome, only_in_code_log: bool, sampled_pid: Option<u32>, time: Option<u64>) {
         self.from_code_log += u64::from(only_in_code_log);
+        let own = sampled_pid.is_none_or(|pid| Some(pid) == self.pid);
+        if own && matches!(outcome, FrameOutcome::UnknownAddress | FrameOutcome::UnknownCodeIndex) {
+            self.own_unresolved += 1;
+        }
         match outcome {
             FrameOutcome::Expandable => self.expandable += 1,
             FrameOutcome::Unoptimized => self.unoptimized += 1,
@@ -245,6 +254,7 @@ impl ProcessSamples {
         self.unknown_address += other.unknown_address;
         self.unknown_code_index += other.unknown_code_index;
         self.from_code_log += other.from_code_log;
+        self.own_unresolved += other.own_unresolved;
         self.other_pids.merge(&other.other_pids);
         self.sample_times = match (self.sample_times, other.sample_times) {
             (Some(mine), Some(theirs)) => {
@@ -830,4 +840,23 @@ fn code_outcome(map: &InlineMap, code: CodeId) -> FrameOutcome {
 /// maybe after `o` for on-stack replacement).
 fn name_has_tier_marker(name: &str) -> bool {
     CodeName::parse(name).is_some_and(|name| name.marker.is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lone loaded process takes every pid's samples; what its own files
+    /// left unresolved counts only its own pid's (and those of no pid).
+    #[test]
+    fn only_the_process_own_unresolved_samples_are_its_loss() {
+        let mut samples = ProcessSamples { pid: Some(7), ..ProcessSamples::default() };
+        samples.count(FrameOutcome::UnknownAddress, false, Some(8), Some(1));
+        samples.count(FrameOutcome::UnknownAddress, false, Some(7), Some(2));
+        samples.count(FrameOutcome::UnknownCodeIndex, false, None, Some(3));
+        samples.count(FrameOutcome::Expandable, true, Some(7), Some(4));
+        assert_eq!((samples.unknown_address, samples.unknown_code_index), (2, 1));
+        assert_eq!((samples.own_unresolved, samples.from_code_log, samples.total()), (2, 1, 4));
+        assert_eq!(samples.other_pids.total(), 1);
+    }
 }

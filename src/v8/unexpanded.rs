@@ -84,14 +84,15 @@ enum Cause {
 }
 
 /// Says each jitdump cut where its killed writer last flushed it: a note
-/// when every sampled frame of its process resolved (`expansion` counts
-/// them; without samples, as `lookup` reads, nothing was lost), else a
-/// warning. After the samples are expanded.
+/// when every sampled frame of its process resolved, from the jitdump or
+/// the code log (`expansion` counts them, of the process's own pid; without
+/// samples, as `lookup` reads, nothing was lost), else a warning. After the
+/// samples are expanded.
 pub fn add_jitdump_cuts(code_logs: &CodeLogs, expansion: Option<&ExpansionStats>, diagnostics: &mut Diagnostics) {
     for (index, map) in code_logs.maps().iter().enumerate() {
         let Some(cut) = &map.jitdump_cut_by_writers_death else { continue };
         let samples = expansion.and_then(|expansion| expansion.processes.get(index));
-        let unresolved = samples.map_or(0, |samples| samples.unknown_address + samples.unknown_code_index);
+        let unresolved = samples.map_or(0, |samples| samples.own_unresolved);
         let covered = CutCoverage {
             code_objects: map.codes_only_in_code_log().len(),
             samples: expansion.map(|_| samples.map_or(0, |samples| samples.from_code_log)),
