@@ -183,6 +183,17 @@ struct Remarks {
     not_the_users: Vec<String>,
 }
 
+/// What a process's code log gave of the code its cut jitdump lost
+/// ([`Diagnostics::add_jitdump_cut_by_writers_death`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CutCoverage {
+    /// The code objects only the code log knew.
+    pub code_objects: usize,
+    /// The samples whose innermost JavaScript frame ran one of them (`None`
+    /// where no samples were read: `lookup`, `debuginfo`).
+    pub samples: Option<u64>,
+}
+
 impl Diagnostics {
     /// No warnings yet.
     pub fn new() -> Diagnostics {
@@ -315,17 +326,28 @@ impl Diagnostics {
 
     /// A jitdump cut where its killed writer last flushed (`cut`, as
     /// [`Diagnostics::add_jitdump_of_process`] returned it): a note when
-    /// none of its process's samples ran code at an address it does not
-    /// cover (nothing the cut lost was sampled), else a warning.
-    pub fn add_jitdump_cut_by_writers_death(&mut self, cut: String, unresolved_samples: u64) {
+    /// none of its process's samples ran code at an address neither it nor
+    /// the process's code log covers (`covered`: what the log gave of what
+    /// the cut lost), else a warning.
+    pub fn add_jitdump_cut_by_writers_death(&mut self, cut: String, unresolved_samples: u64, covered: CutCoverage) {
+        let from_log = match covered.code_objects {
+            0 => String::new(),
+            objects => {
+                let ran = covered.samples.map(|samples| format!(" ({samples} sample(s) ran them)")).unwrap_or_default();
+                format!("; its code log gave the {objects} code object(s) created after the cut{ran}")
+            }
+        };
         if unresolved_samples == 0 {
             self.note(format!(
                 "{cut}: where its process last flushed it before it was killed (test runners stop their workers \
-                 so); every sampled frame of the process resolved"
+                 so){from_log}; every sampled frame of the process resolved"
             ));
         } else {
             self.warn(WarningKind::JitDumpCutShort, || {
-                format!("{cut}: {unresolved_samples} sample(s) of its process ran code it does not cover")
+                format!(
+                    "{cut}{from_log}: {unresolved_samples} sample(s) of its process ran code neither it nor its code \
+                     log covers"
+                )
             });
         }
     }
@@ -528,7 +550,7 @@ mod tests {
             "jit-7.dump: byte offset 4000: expected a whole record of 996 bytes, the file ends 96 bytes later (cut \
              short); reading stopped"
         );
-        diagnostics.add_jitdump_cut_by_writers_death(deferred.clone(), 0);
+        diagnostics.add_jitdump_cut_by_writers_death(deferred.clone(), 0, CutCoverage::default());
         diagnostics.warn_option("--skip-after \"f\" names no frame".to_string());
         assert!(diagnostics.is_empty());
         assert_eq!(strict_failure(&diagnostics, true), None);
@@ -540,10 +562,17 @@ mod tests {
                  v8inline: warning: --skip-after \"f\" names no frame\n"
             )
         );
-        diagnostics.add_jitdump_cut_by_writers_death(deferred.clone(), 3);
+        diagnostics.add_jitdump_cut_by_writers_death(
+            deferred.clone(),
+            3,
+            CutCoverage { code_objects: 5, samples: Some(40) },
+        );
         assert_eq!(
             diagnostics.tally(WarningKind::JitDumpCutShort).unwrap().examples,
-            [format!("{deferred}: 3 sample(s) of its process ran code it does not cover")]
+            [format!(
+                "{deferred}; its code log gave the 5 code object(s) created after the cut (40 sample(s) ran them): 3 \
+                 sample(s) of its process ran code neither it nor its code log covers"
+            )]
         );
         // Cut elsewhere than a flush: a warning at once.
         let mut diagnostics = Diagnostics::new();

@@ -81,6 +81,11 @@ pub struct DebugInfoSummary {
     /// Code objects of the jitdump with no jitted file in the directory
     /// (perf inject stops at a record V8 mis-sized: `repair-jitdump` first).
     pub without_file: usize,
+    /// Code objects only the code log knew: created after the jitdump's cut
+    /// (its process killed), so no record holds their code bytes and perf
+    /// inject made no jitted file of them. v8inline reads their samples from
+    /// the code log.
+    pub only_in_code_log: usize,
     /// The rewritten files' sizes before and after.
     pub bytes_before: u64,
     /// See `bytes_before`.
@@ -138,6 +143,14 @@ impl DebugInfoSummary {
             lines.push(format!(
                 "{} jitted file(s) of code that is no JavaScript function left as perf inject wrote them",
                 self.left_alone
+            ));
+        }
+        if self.only_in_code_log > 0 {
+            lines.push(format!(
+                "{} code object(s) only the code log knew (created after the jitdump's cut: its process was killed): \
+                 no jitted file can be made for them without their code bytes; v8inline reads their samples from \
+                 the code log",
+                self.only_in_code_log
             ));
         }
         if self.without_file > 0 {
@@ -294,7 +307,8 @@ pub fn debuginfo(options: DebugInfoOptions) -> Result<DebugInfoSummary, DebugInf
     let mut jobs = Vec::new();
     let mut left_alone = 0;
     let mut without_file = 0;
-    for code in map.code_ids() {
+    let only_in_code_log = map.codes_only_in_code_log().len();
+    for code in map.code_ids().filter(|&code| !map.only_in_code_log(code)) {
         let Some(path) = map.code(code).code_index().and_then(|index| files.get(&index)) else {
             without_file += 1;
             continue;
@@ -343,6 +357,7 @@ pub fn debuginfo(options: DebugInfoOptions) -> Result<DebugInfoSummary, DebugInf
         skipped,
         left_alone,
         without_file,
+        only_in_code_log,
         bytes_before: 0,
         bytes_after: 0,
         problems: Vec::new(),

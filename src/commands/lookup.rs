@@ -135,6 +135,9 @@ pub fn describe_address(map: &InlineMap, query: AddressQuery, output: &mut Strin
     if !found.time_matched {
         details.push("loaded after the given time".to_string());
     }
+    if map.only_in_code_log(found.code) {
+        details.push("from the code log: the jitdump was cut before its load".to_string());
+    }
     match code.log_object() {
         None => details.push("not in the code log".to_string()),
         // Which isolate's log, when the process has several.

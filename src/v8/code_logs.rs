@@ -22,7 +22,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::diagnostics::{Diagnostics, WarningKind};
 use crate::error::Error;
 use crate::files::{CutShort, MappedFile, open_file_allowing_cut};
-use crate::formats::jitdump::{self, JitDump, JitDumpWarning, ReadOptions};
+use crate::formats::jitdump::{self, JitDump, ReadOptions};
 use crate::formats::v8log::{CodeLog, RetainedText};
 use crate::v8::inline_map::{InlineMap, JitCodes, SourceOptions};
 
@@ -298,12 +298,16 @@ impl CodeLogs {
         let map = match jitdump {
             Some((jitdump, path)) => {
                 let cut_by_writers_death = self.diagnostics.add_jitdump_of_process(path, &jitdump.dump);
-                let mut map = InlineMap::join(logs, jitdump.codes, Some(pid), sources);
+                let cut_short = jitdump.dump.is_cut_short();
+                // What the jitdump lost after its cut, its code logs have.
+                let mut map = if cut_short {
+                    InlineMap::join_cut_jitdump(logs, jitdump.codes, Some(pid), sources)
+                } else {
+                    InlineMap::join(logs, jitdump.codes, Some(pid), sources)
+                };
                 map.jitdump_path = Some(path.to_path_buf());
                 map.jitdump_cut_by_writers_death = cut_by_writers_death;
-                map.jitdump_cut_short = jitdump.dump.warnings.iter().any(|warning| {
-                    matches!(warning, JitDumpWarning::Truncated { .. } | JitDumpWarning::RecordSizeTooSmall { .. })
-                });
+                map.jitdump_cut_short = cut_short;
                 map
             }
             None => InlineMap::new(logs, None, sources),

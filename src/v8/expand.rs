@@ -181,6 +181,14 @@ pub struct ProcessSamples {
     pub unknown_address: u64,
     /// Samples whose frame was [`FrameOutcome::UnknownCodeIndex`].
     pub unknown_code_index: u64,
+    /// Samples whose frame's code only the code log knew (its jitdump was
+    /// cut before that code's LOAD), whatever their outcome.
+    pub from_code_log: u64,
+    /// Samples of the process's own pid (or of no known pid) whose frame was
+    /// [`FrameOutcome::UnknownAddress`] or [`FrameOutcome::UnknownCodeIndex`]:
+    /// what its jitdump and code log left unresolved. Another pid's samples,
+    /// which a lone loaded process takes too, are no loss of its files.
+    pub own_unresolved: u64,
     /// The samples of pids other than [`ProcessSamples::pid`] (a lone loaded
     /// process takes every sample).
     pub other_pids: PidCounts,
@@ -192,7 +200,12 @@ impl ProcessSamples {
     /// Counts a sample of `sampled_pid` taken at `time` whose innermost
     /// JavaScript frame had `outcome` (not [`FrameOutcome::NotJavaScript`]).
     #[inline]
-    fn count(&mut self, outcome: FrameOutcome, sampled_pid: Option<u32>, time: Option<u64>) {
+    fn count(&mut self, outcome: FrameOutcome, only_in_code_log: bool, sampled_pid: Option<u32>, time: Option<u64>) {
+        self.from_code_log += u64::from(only_in_code_log);
+        let own = sampled_pid.is_none_or(|pid| Some(pid) == self.pid);
+        if own && matches!(outcome, FrameOutcome::UnknownAddress | FrameOutcome::UnknownCodeIndex) {
+            self.own_unresolved += 1;
+        }
         match outcome {
             FrameOutcome::Expandable => self.expandable += 1,
             FrameOutcome::Unoptimized => self.unoptimized += 1,
@@ -240,6 +253,8 @@ impl ProcessSamples {
         self.before_any_load += other.before_any_load;
         self.unknown_address += other.unknown_address;
         self.unknown_code_index += other.unknown_code_index;
+        self.from_code_log += other.from_code_log;
+        self.own_unresolved += other.own_unresolved;
         self.other_pids.merge(&other.other_pids);
         self.sample_times = match (self.sample_times, other.sample_times) {
             (Some(mine), Some(theirs)) => {
@@ -331,6 +346,8 @@ struct CachedLocation {
     has_positions: bool,
     /// What kind of code it is, for [`ProcessSamples`].
     outcome: FrameOutcome,
+    /// Whether only the code log knew the code ([`InlineMap::only_in_code_log`]).
+    only_in_code_log: bool,
 }
 
 impl CachedLocation {
@@ -373,6 +390,7 @@ struct NumberedAddressKey {
 #[derive(Debug, Clone, Copy)]
 struct LocationSummary {
     outcome: FrameOutcome,
+    only_in_code_log: bool,
     has_positions: bool,
     /// Whether it stands for more than one frame.
     inlines: bool,
@@ -487,6 +505,7 @@ impl V8Expander {
         let cached = &self.locations[location as usize];
         LocationSummary {
             outcome: cached.outcome,
+            only_in_code_log: cached.only_in_code_log,
             has_positions: cached.has_positions,
             inlines: cached.frame_count > 1,
         }
@@ -509,6 +528,19 @@ impl V8Expander {
     /// `outcome`, if it is the sample's innermost JavaScript frame.
     #[inline]
     fn count_sample(&mut self, process: usize, outcome: FrameOutcome, sampled_pid: Option<u32>, time: Option<u64>) {
+        self.count_sample_of(process, outcome, false, sampled_pid, time);
+    }
+
+    /// [`V8Expander::count_sample`] of a frame whose code may be one only
+    /// the code log knew.
+    fn count_sample_of(
+        &mut self,
+        process: usize,
+        outcome: FrameOutcome,
+        only_in_code_log: bool,
+        sampled_pid: Option<u32>,
+        time: Option<u64>,
+    ) {
         if self.sample_counted || outcome == FrameOutcome::NotJavaScript {
             return;
         }
@@ -516,7 +548,7 @@ impl V8Expander {
         if process >= self.stats.processes.len() {
             self.add_process_counters();
         }
-        self.stats.processes[process].count(outcome, sampled_pid, time);
+        self.stats.processes[process].count(outcome, only_in_code_log, sampled_pid, time);
     }
 
     /// Counters for the processes loaded since the last call.
@@ -565,9 +597,17 @@ impl V8Expander {
         let frame_count = u16::try_from(self.location_frames.len() - frames_start).unwrap_or(u16::MAX);
         let has_positions = map.log_object(key.code).is_some_and(|object| object.source_info.is_some());
         let outcome = code_outcome(&map, key.code);
+        let only_in_code_log = map.only_in_code_log(key.code);
         let location = u32::try_from(self.locations.len()).unwrap_or(u32::MAX);
         let frames_start = u32::try_from(frames_start).unwrap_or(u32::MAX);
-        self.locations.push(CachedLocation { key, frames_start, frame_count, has_positions, outcome });
+        self.locations.push(CachedLocation {
+            key,
+            frames_start,
+            frame_count,
+            has_positions,
+            outcome,
+            only_in_code_log,
+        });
         self.cache.insert(key, location);
         location
     }
@@ -766,7 +806,7 @@ impl FrameExpander for V8Expander {
         };
         let (location, summary) = location;
         let outcome = if clock_mismatch { FrameOutcome::BeforeAnyLoad } else { summary.outcome };
-        self.count_sample(process, outcome, sampled_pid, time);
+        self.count_sample_of(process, outcome, summary.only_in_code_log, sampled_pid, time);
         frames.set_unnamed_location(location);
         match (summary.has_positions, summary.inlines) {
             (false, _) => self.stats.resolved_without_positions += 1,
@@ -800,4 +840,23 @@ fn code_outcome(map: &InlineMap, code: CodeId) -> FrameOutcome {
 /// maybe after `o` for on-stack replacement).
 fn name_has_tier_marker(name: &str) -> bool {
     CodeName::parse(name).is_some_and(|name| name.marker.is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lone loaded process takes every pid's samples; what its own files
+    /// left unresolved counts only its own pid's (and those of no pid).
+    #[test]
+    fn only_the_process_own_unresolved_samples_are_its_loss() {
+        let mut samples = ProcessSamples { pid: Some(7), ..ProcessSamples::default() };
+        samples.count(FrameOutcome::UnknownAddress, false, Some(8), Some(1));
+        samples.count(FrameOutcome::UnknownAddress, false, Some(7), Some(2));
+        samples.count(FrameOutcome::UnknownCodeIndex, false, None, Some(3));
+        samples.count(FrameOutcome::Expandable, true, Some(7), Some(4));
+        assert_eq!((samples.unknown_address, samples.unknown_code_index), (2, 1));
+        assert_eq!((samples.own_unresolved, samples.from_code_log, samples.total()), (2, 1, 4));
+        assert_eq!(samples.other_pids.total(), 1);
+    }
 }

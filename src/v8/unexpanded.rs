@@ -31,7 +31,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::diagnostics::{Diagnostics, WarningKind};
+use crate::diagnostics::{CutCoverage, Diagnostics, WarningKind};
 use crate::v8::code_logs::{CodeLogs, IsolateLogName, pid_in_file_name};
 use crate::v8::expand::{ExpansionStats, PidCounts, ProcessSamples, TimeSpan};
 use crate::v8::inline_map::InlineMap;
@@ -84,16 +84,20 @@ enum Cause {
 }
 
 /// Says each jitdump cut where its killed writer last flushed it: a note
-/// when every sampled frame of its process resolved (`expansion` counts
-/// them; without samples, as `lookup` reads, nothing was lost), else a
-/// warning. After the samples are expanded.
+/// when every sampled frame of its process resolved, from the jitdump or
+/// the code log (`expansion` counts them, of the process's own pid; without
+/// samples, as `lookup` reads, nothing was lost), else a warning. After the
+/// samples are expanded.
 pub fn add_jitdump_cuts(code_logs: &CodeLogs, expansion: Option<&ExpansionStats>, diagnostics: &mut Diagnostics) {
     for (index, map) in code_logs.maps().iter().enumerate() {
         let Some(cut) = &map.jitdump_cut_by_writers_death else { continue };
-        let unresolved = expansion
-            .and_then(|expansion| expansion.processes.get(index))
-            .map_or(0, |samples| samples.unknown_address + samples.unknown_code_index);
-        diagnostics.add_jitdump_cut_by_writers_death(cut.clone(), unresolved);
+        let samples = expansion.and_then(|expansion| expansion.processes.get(index));
+        let unresolved = samples.map_or(0, |samples| samples.own_unresolved);
+        let covered = CutCoverage {
+            code_objects: map.codes_only_in_code_log().len(),
+            samples: expansion.map(|_| samples.map_or(0, |samples| samples.from_code_log)),
+        };
+        diagnostics.add_jitdump_cut_by_writers_death(cut.clone(), unresolved, covered);
     }
 }
 
@@ -286,7 +290,9 @@ fn describe(map: &InlineMap, samples: &ProcessSamples, cause: &Cause) -> String 
             samples.unoptimized
         ),
         Cause::UnknownAddresses => {
-            let _ = write!(text, "{} are at addresses no code object of the jitdump covers", samples.unknown_address);
+            let covered_by =
+                if map.codes_only_in_code_log().len() > 0 { "the jitdump or its code log" } else { "the jitdump" };
+            let _ = write!(text, "{} are at addresses no code object of {covered_by} covers", samples.unknown_address);
             match (map.jitdump_cut_short, load_times(map)) {
                 (true, Some(loads)) => {
                     let _ = write!(

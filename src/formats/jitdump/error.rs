@@ -177,6 +177,12 @@ impl JitDumpWarning {
         }
     }
 
+    /// Whether reading stopped here, before the file's end: everything
+    /// after it (code loads included) is lost.
+    pub fn stops_reading(&self) -> bool {
+        matches!(self, JitDumpWarning::Truncated { .. } | JitDumpWarning::RecordSizeTooSmall { .. })
+    }
+
     /// Byte offset into the file the warning is about.
     pub fn offset(&self) -> u64 {
         match self {

@@ -48,6 +48,15 @@ pub struct JitDump {
     pub skipped_records: u64,
 }
 
+impl JitDump {
+    /// Whether reading stopped before the file's end: cut short, or a
+    /// record size that cannot be right. Code loaded later is missing (its
+    /// process's code log still has it).
+    pub fn is_cut_short(&self) -> bool {
+        self.warnings.iter().any(JitDumpWarning::stops_reading)
+    }
+}
+
 /// Reads a jitdump from memory (a whole file, possibly memory-mapped).
 ///
 /// Only an unusable header is an error. After it, every whole record is used;

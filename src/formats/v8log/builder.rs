@@ -13,9 +13,9 @@ use super::addresses::{AddressHashing, CodeAddresses};
 use super::lookup::DecodedTables;
 use super::record::{self, CodeCreation, CodeSourceInfo, Record};
 use super::{
-    CodeLog, CodeMoveEvent, CodeObject, CodeObjectId, FunctionName, LogWarning, LogWarningKind, MAX_KEPT_WARNINGS,
-    MAX_LINE_BYTES, NameId, ScriptText, SharedFunction, SharedFunctionId, SharedLibraryMapping, SourceInfo,
-    SourceInfoId, TagId, Tick, escape, lexer, tables,
+    CodeKindNumber, CodeLog, CodeMoveEvent, CodeObject, CodeObjectId, FunctionName, LogWarning, LogWarningKind,
+    MAX_KEPT_WARNINGS, MAX_LINE_BYTES, NameId, ScriptText, SharedFunction, SharedFunctionId, SharedLibraryMapping,
+    SourceInfo, SourceInfoId, TagId, Tick, escape, lexer, tables,
 };
 
 /// The record kinds a spliced line shows after its start: the ones V8 writes
@@ -228,6 +228,7 @@ impl LogBuilder {
             source_info: None,
             log_line: self.log.line_count,
             timestamp_micros: creation.timestamp_micros,
+            kind: CodeKindNumber::new(creation.code_kind),
         });
         self.code_addresses.created(creation.address, id);
         if self.last_creation_micros.is_some_and(|last| creation.timestamp_micros < last) {

@@ -134,6 +134,24 @@ pub struct CodeObject {
     pub log_line: u64,
     /// The record's TIME: microseconds since this log (its isolate) started.
     pub timestamp_micros: i64,
+    /// V8's CodeKind number, as written.
+    pub kind: CodeKindNumber,
+}
+
+/// V8's `CodeKind` of a code-creation, as the number the log writes. The
+/// numbering changes between V8 versions, so nothing reads a meaning into
+/// a number; a reader compares the numbers of one log, e.g. to learn which
+/// kinds the jitdump never writes (bytecode arrays: V8's jitdump writer
+/// logs only `Code` objects).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CodeKindNumber(pub u8);
+
+impl CodeKindNumber {
+    /// The kind of a record's KIND field; one out of range (no V8 has 255
+    /// kinds) is kept as 255.
+    pub fn new(number: i64) -> CodeKindNumber {
+        CodeKindNumber(u8::try_from(number).unwrap_or(u8::MAX))
+    }
 }
 
 /// The `code-source-info` of a code object, with inlined functions resolved.

@@ -119,7 +119,8 @@ pub enum Record<'line> {
 pub struct CodeCreation<'line> {
     /// `JS`, `Builtin`, `LazyCompile`, ... (kept as written).
     pub tag: &'line [u8],
-    /// V8's CodeKind number: differs between versions, so nothing keys on it.
+    /// V8's CodeKind number: differs between versions, so no meaning is read
+    /// into it ([`super::CodeKindNumber`]).
     pub code_kind: i64,
     /// Microseconds since the log started.
     pub timestamp_micros: i64,

@@ -10,6 +10,8 @@ use rustc_hash::FxHashMap;
 use crate::formats::jitdump::CodeLoad;
 use crate::formats::v8log::{CodeLog, CodeObject, CodeObjectId, NameId, TagId, TierMarker};
 
+use super::names::{NameStyle, strip_column};
+
 /// Index of a code object in an [`InlineMap`](super::InlineMap) (one per jitdump LOAD, or per
 /// log code object when there is no jitdump), in load order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -283,6 +285,19 @@ pub(super) fn one_line(name: &str) -> Cow<'_, str> {
 fn log_style_name(log: &CodeLog, object: &CodeObject) -> String {
     let marker = object.tier.map(|tier| tier.text()).unwrap_or_default();
     format!("{}:{}{}", log.object_tag(object), marker, log.object_name(object))
+}
+
+/// A log code object named as this process's jitdump names code
+/// (`name_style`: node 18's drops the column), on one line.
+pub(super) fn jitdump_style_name(log: &CodeLog, object: &CodeObject, name_style: NameStyle) -> String {
+    let marker = object.tier.map(|tier| tier.text()).unwrap_or_default();
+    let name = log.object_name(object);
+    let name = match name_style {
+        NameStyle::LineAndColumn => name,
+        NameStyle::LineOnly if object.function.is_some() => strip_column(name),
+        NameStyle::LineOnly => name,
+    };
+    one_line(&format!("{}:{marker}{name}", log.object_tag(object))).into_owned()
 }
 
 #[cfg(test)]

@@ -2,7 +2,9 @@
 //! ((address, size)), and each log's clock against the jitdump's
 //! ([`ClockAlignment`]), learned from the code objects only one log creates.
 
-use crate::formats::v8log::{CodeLog, CodeObjectId};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::formats::v8log::{CodeKindNumber, CodeLog, CodeObjectId};
 
 use super::codes::{JitCode, LogId, LogObject};
 
@@ -79,7 +81,9 @@ pub(super) fn join_loads(logs: &[CodeLog], loads: &mut [JitCode]) -> Join {
     objects.sort_unstable_by_key(|&(key, object)| (key, object.log, object.object));
     let load_order = address_order(loads);
     let groups = KeyGroups { objects: &objects, load_order: &load_order };
-    let clocks = if logs.len() > 1 { learn_clocks(logs, loads, groups.iter()) } else { vec![None; logs.len()] };
+    // A lone log's clock too: the code a cut jitdump lost is timed by it
+    // ([`codes_after_the_cut`]).
+    let clocks = learn_clocks(logs, loads, groups.iter());
     for load in loads.iter_mut() {
         load.set_log_object(None);
     }
@@ -210,6 +214,144 @@ fn match_nearest_in_time(
     }
 }
 
+/// A code object of a log that a cut jitdump lost: created after the last
+/// one the jitdump loaded, or moved there after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct LostCode {
+    /// The log's code object.
+    pub(super) object: LogObject,
+    /// Where its instructions are: its code-creation's address, or where a
+    /// later `code-move` put it.
+    pub(super) address: u64,
+    /// When it was created (or moved), on the jitdump's clock (ns).
+    pub(super) load_time: u64,
+}
+
+/// The code objects of the logs that a jitdump cut short lost (`loads`, its
+/// code objects joined by [`join_loads`]; `clocks`, the logs' clocks it
+/// learned): V8 writes a LOAD and a code-creation from the same code event,
+/// but buffers the jitdump (2 MB, flushed at exit: `PerfJitLogger` in V8's
+/// src/diagnostics/perf-jit.cc) while the log is flushed line by line
+/// (src/logging/log-file.cc). A process killed by a signal leaves the
+/// jitdump cut at its last flush and the log whole, so everything the
+/// jitdump lost is what each log created after the last code object it has
+/// in the jitdump.
+///
+/// Not every code-creation has a LOAD: V8's jitdump writer logs `Code`
+/// objects only, not bytecode arrays. Kinds the log created before that
+/// last joined object and the jitdump never loaded are such kinds, and are
+/// left out, and so is everything when no log has any code the jitdump
+/// loaded (the logs are of another run). `code-move`s after the cut move a
+/// code object to a new address from then on. Times are the
+/// code-creations' on the jitdump's clock (the log's [`ClockAlignment`]),
+/// and never before the jitdump's last LOAD, which was written before them;
+/// a log whose clock is unknown puts them all at that LOAD's time, in log
+/// order. The result is in time order.
+pub(super) fn codes_after_the_cut(
+    logs: &[CodeLog],
+    loads: &[JitCode],
+    clocks: &[Option<ClockAlignment>],
+) -> Vec<LostCode> {
+    // LOADs of which no log has the code: the logs are of another run, not
+    // the rest of this one.
+    if !loads.is_empty() && loads.iter().all(|load| load.log_object().is_none()) {
+        return Vec::new();
+    }
+    let last_load = loads.iter().filter_map(JitCode::load_time).max().unwrap_or(0);
+    // Per log, which code objects the jitdump loaded.
+    let mut joined: Vec<Vec<bool>> = logs.iter().map(|log| vec![false; log.code_objects.len()]).collect();
+    for object in loads.iter().filter_map(JitCode::log_object) {
+        joined[object.log.index()][object.object.index()] = true;
+    }
+    let cuts: Vec<Option<usize>> = joined.iter().map(|joined| joined.iter().rposition(|&joined| joined)).collect();
+    // One V8 in a process: what one isolate's log shows of the kinds holds
+    // for all (a worker started after the cut has none joined).
+    let never_loaded = kinds_never_loaded(logs, &joined, &cuts);
+    let mut lost = Vec::new();
+    for (index, log) in logs.iter().enumerate() {
+        let log_id = LogId(index as u32);
+        let joined = &joined[index];
+        let cut = cuts[index];
+        let first_lost = cut.map_or(0, |last| last + 1);
+        let clock = clocks.get(index).copied().flatten();
+        let time = |micros: i64| {
+            let aligned = clock.map_or(0, |clock| u64::try_from(clock.jitdump_time(micros)).unwrap_or(0));
+            aligned.max(last_load)
+        };
+        // Which kept code object is where: the joined ones (a move after
+        // the cut may take one of them), then the lost ones as created.
+        let cut_line = cut.map_or(0, |last| log.code_objects[last].log_line);
+        let mut moves = log.code_moves.iter().filter(|moved| moved.log_line > cut_line).peekable();
+        let mut object_at: FxHashMap<u64, CodeObjectId> = FxHashMap::default();
+        if moves.peek().is_some() {
+            for (object, _) in joined.iter().enumerate().filter(|(_, joined)| **joined) {
+                object_at.insert(log.code_objects[object].address, CodeObjectId(object as u32));
+            }
+        }
+        let mut last_time = cut.map_or(last_load, |last| time(log.code_objects[last].timestamp_micros));
+        for (object_index, object) in log.code_objects.iter().enumerate().skip(first_lost) {
+            while let Some(moved) = moves.next_if(|moved| moved.log_line < object.log_line) {
+                move_code(&mut object_at, moved.from, moved.to, log_id, last_time, &mut lost);
+            }
+            if object.size == 0 || never_loaded.contains(&object.kind) {
+                continue;
+            }
+            let id = CodeObjectId(object_index as u32);
+            last_time = time(object.timestamp_micros);
+            lost.push(LostCode {
+                object: LogObject { log: log_id, object: id },
+                address: object.address,
+                load_time: last_time,
+            });
+            object_at.insert(object.address, id);
+        }
+        for moved in moves {
+            move_code(&mut object_at, moved.from, moved.to, log_id, last_time, &mut lost);
+        }
+    }
+    lost.sort_by_key(|code| code.load_time);
+    lost
+}
+
+/// A `code-move` of a kept code object from `from` to `to` at `time`: the
+/// object is there from then on.
+fn move_code(
+    object_at: &mut FxHashMap<u64, CodeObjectId>,
+    from: u64,
+    to: u64,
+    log: LogId,
+    time: u64,
+    lost: &mut Vec<LostCode>,
+) {
+    let Some(object) = object_at.remove(&from) else { return };
+    object_at.insert(to, object);
+    lost.push(LostCode { object: LogObject { log, object }, address: to, load_time: time });
+}
+
+/// The kinds of code the logs created before their `cuts` (the last code
+/// object of each the jitdump loaded; `joined` says which it loaded) that
+/// the jitdump never loaded: V8's jitdump writer skips them (bytecode
+/// arrays, whose kind number changes between V8 versions).
+fn kinds_never_loaded(logs: &[CodeLog], joined: &[Vec<bool>], cuts: &[Option<usize>]) -> FxHashSet<CodeKindNumber> {
+    let mut loaded: FxHashSet<CodeKindNumber> = FxHashSet::default();
+    let mut not_loaded: FxHashSet<CodeKindNumber> = FxHashSet::default();
+    for ((log, joined), cut) in logs.iter().zip(joined).zip(cuts) {
+        let before_cut = cut.map_or(0, |last| last + 1);
+        for (object, &joined) in log.code_objects.iter().zip(joined) {
+            if joined {
+                loaded.insert(object.kind);
+            }
+        }
+        for (object, &joined) in log.code_objects[..before_cut].iter().zip(joined) {
+            if !joined {
+                not_loaded.insert(object.kind);
+            }
+        }
+    }
+    not_loaded.retain(|kind| !loaded.contains(kind));
+    not_loaded
+}
+
 /// The codes (their ids) with their keys, by key: address, then size, then id.
 pub(super) fn address_order(codes: &[JitCode]) -> Vec<KeyedLoad> {
     key_order(code_keys(codes))
@@ -298,6 +440,51 @@ mod tests {
         let object = |object: u32| Some(LogObject { log: LogId(0), object: CodeObjectId(object) });
         assert_eq!(loads.iter().map(JitCode::log_object).collect::<Vec<_>>(), [object(0), object(1), None]);
         assert_eq!(join.clocks, [None]);
+    }
+
+    /// What a killed process's jitdump lost, from its log: the code created
+    /// after the last object the jitdump loaded, bytecode arrays left out
+    /// (their kind was never loaded though created before the cut), a
+    /// code-move after the cut replayed, times on the jitdump's clock.
+    #[test]
+    fn the_code_after_the_cut_comes_from_the_log() {
+        let log = CodeLog::parse(
+            b"code-creation,Builtin,2,1,0x100,16,Abort\n\
+              code-creation,JS,10,2,0x5000,40,f /a.js:1:1,0x900,~\n\
+              code-creation,JS,2,3,0x200,32,f /a.js:1:1,0x900,~\n\
+              code-creation,JS,13,4,0x300,64,g /a.js:2:1,0x910,*\n\
+              code-creation,JS,10,10,0x5100,40,h /a.js:3:1,0x920,~\n\
+              code-creation,JS,13,20,0x400,64,h /a.js:3:1,0x920,*\n\
+              code-move,0x400,0x600\n\
+              code-creation,JS,13,30,0x400,48,k /a.js:4:1,0x930,*\n",
+        );
+        let start = 5_000_000_000;
+        let mut loads =
+            jit_codes([load(0x100, 16, start + 1_000), load(0x200, 32, start + 3_000), load(0x300, 64, start + 4_000)]);
+        let logs = [log];
+        let join = join_loads(&logs, &mut loads);
+        assert_eq!(
+            join.clocks,
+            [Some(ClockAlignment { offset_nanoseconds: start as i64, pair_count: 3, spread_nanoseconds: 0 })]
+        );
+        let lost = |object: u32, address: u64, load_time: u64| LostCode {
+            object: LogObject { log: LogId(0), object: CodeObjectId(object) },
+            address,
+            load_time,
+        };
+        assert_eq!(
+            codes_after_the_cut(&logs, &loads, &join.clocks),
+            [lost(5, 0x400, start + 20_000), lost(5, 0x600, start + 20_000), lost(6, 0x400, start + 30_000)]
+        );
+        // Another run's log covers nothing.
+        let mut other_run = jit_codes([load(0x900, 16, start + 1_000)]);
+        let join = join_loads(&logs, &mut other_run);
+        assert!(codes_after_the_cut(&logs, &other_run, &join.clocks).is_empty());
+        // Without a clock, in log order at the last LOAD's time.
+        assert_eq!(
+            codes_after_the_cut(&logs, &loads, &[None]),
+            [lost(5, 0x400, start + 4_000), lost(5, 0x600, start + 4_000), lost(6, 0x400, start + 4_000)]
+        );
     }
 
     #[test]

@@ -49,8 +49,8 @@ pub use join::ClockAlignment;
 pub use lookup::{AddressMatch, TimeRange};
 pub use sources::SourceOptions;
 
-use codes::log_codes;
-use join::{address_order, code_keys, join_loads, key_order, log_code_keys};
+use codes::{jitdump_style_name, log_codes};
+use join::{address_order, code_keys, codes_after_the_cut, join_loads, key_order, log_code_keys};
 use lookup::AddressIndex;
 use names::{NameStyle, detect_name_style};
 
@@ -76,6 +76,9 @@ pub struct InlineMap {
     source_maps: Vec<FxHashMap<i64, OnceLock<ScriptSourceMap>>>,
     /// Jitdump LOADs that had no code-creation in any log.
     pub unmatched_loads: usize,
+    /// The codes from here on are known to the code logs only: the jitdump
+    /// was cut before their LOADs ([`InlineMap::join_cut_jitdump`]).
+    first_code_only_in_log: usize,
     /// The jitdump's file, when it was read from one.
     pub jitdump_path: Option<PathBuf>,
     /// Whether reading the jitdump stopped before its end (cut short, or a
@@ -97,7 +100,11 @@ impl InlineMap {
                 for load in &jitdump.loads {
                     loads.push_load(load);
                 }
-                InlineMap::join(logs, loads, Some(jitdump.header.pid), sources)
+                if jitdump.is_cut_short() {
+                    InlineMap::join_cut_jitdump(logs, loads, Some(jitdump.header.pid), sources)
+                } else {
+                    InlineMap::join(logs, loads, Some(jitdump.header.pid), sources)
+                }
             }
             None => {
                 // Indexed before the codes are made: the index's scaffolding
@@ -123,6 +130,45 @@ impl InlineMap {
         map
     }
 
+    /// [`InlineMap::join`] of a jitdump cut short (its writer killed by a
+    /// signal, as test runners stop their workers): the code objects the
+    /// logs created after the jitdump's last LOAD of them are added from the
+    /// logs ([`codes_after_the_cut`]: range, kind and name from the
+    /// code-creation, inlining and positions from its code-source-info,
+    /// later addresses from code-moves), timed on the jitdump's clock by
+    /// each log's [`ClockAlignment`]. They have no code index: perf inject
+    /// made no `jitted-PID-N.so` of them, so their samples are raw addresses.
+    pub fn join_cut_jitdump(
+        logs: Vec<CodeLog>,
+        mut loads: JitCodes,
+        pid: Option<u32>,
+        sources: SourceOptions,
+    ) -> InlineMap {
+        let join = join_loads(&logs, &mut loads.codes);
+        let unmatched_loads = loads.codes.iter().filter(|load| load.log_object().is_none()).count();
+        let loaded = loads.len();
+        let name_style = detect_name_style(&logs, &loads.codes, &loads.names);
+        for lost in codes_after_the_cut(&logs, &loads.codes, &join.clocks) {
+            let log = &logs[lost.object.log.index()];
+            let object = log.code_object(lost.object.object);
+            loads.push(CodeDescription {
+                address: lost.address,
+                size: object.size,
+                load_time: Some(lost.load_time),
+                code_index: None,
+                name: &jitdump_style_name(log, object, name_style),
+                log_object: Some(lost.object),
+            });
+        }
+        drop(join.load_order);
+        let index = AddressIndex::new(code_keys(&loads.codes), address_order(&loads.codes));
+        let mut map = InlineMap::with_index(logs, loads, index, pid, sources);
+        map.unmatched_loads = unmatched_loads;
+        map.clocks = join.clocks;
+        map.first_code_only_in_log = loaded;
+        map
+    }
+
     /// A map over code objects the caller has already joined to `logs`
     /// (e.g. from a log alone, with `code-move`s replayed), in load order.
     pub fn from_codes(logs: Vec<CodeLog>, codes: JitCodes, pid: Option<u32>, sources: SourceOptions) -> InlineMap {
@@ -145,6 +191,7 @@ impl InlineMap {
         let source_maps =
             logs.iter().map(|log| log.scripts.keys().map(|&id| (id, OnceLock::new())).collect()).collect();
         let clocks = vec![None; logs.len()];
+        let first_code_only_in_log = codes.len();
         InlineMap {
             logs,
             clocks,
@@ -157,6 +204,7 @@ impl InlineMap {
             line_tables,
             source_maps,
             unmatched_loads: 0,
+            first_code_only_in_log,
             jitdump_path: None,
             jitdump_cut_short: false,
             jitdump_cut_by_writers_death: None,
@@ -205,6 +253,18 @@ impl InlineMap {
         (0..self.codes.len()).map(|index| CodeId(index as u32))
     }
 
+    /// Whether only the code logs knew this code: a cut jitdump lost its
+    /// LOAD ([`InlineMap::join_cut_jitdump`]).
+    pub fn only_in_code_log(&self, id: CodeId) -> bool {
+        id.index() >= self.first_code_only_in_log
+    }
+
+    /// The codes only the code logs knew ([`InlineMap::only_in_code_log`]),
+    /// in time order.
+    pub fn codes_only_in_code_log(&self) -> impl ExactSizeIterator<Item = CodeId> + use<> {
+        (self.first_code_only_in_log..self.codes.len()).map(|index| CodeId(index as u32))
+    }
+
     /// The code object with this id.
     pub fn code(&self, id: CodeId) -> &JitCode {
         &self.codes[id.index()]
@@ -224,5 +284,36 @@ impl InlineMap {
     /// The log's code object for a code, if joined.
     pub fn log_object(&self, id: CodeId) -> Option<&CodeObject> {
         self.code(id).log_object().map(|object| self.log(object.log).code_object(object.object))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::jitdump::CodeLoad;
+    use crate::v8::inline_map::codes::tests::load;
+
+    /// A sample past a killed process's jitdump cut resolves to the code
+    /// the log created, named as the jitdump would have named it.
+    #[test]
+    fn a_cut_jitdump_map_resolves_from_the_log() {
+        let log = CodeLog::parse(
+            b"code-creation,JS,13,4,0x300,64,g /a.js:2:1,0x910,*\n\
+              code-creation,JS,13,20,0x400,64,h /a.js:3:1,0x920,*\n",
+        );
+        let start = 5_000_000_000;
+        let mut loads = JitCodes::default();
+        loads.push_load(&CodeLoad { name: "JS:*g /a.js:2:1".into(), code_index: 7, ..load(0x300, 64, start + 4_000) });
+        let whole = InlineMap::join(vec![CodeLog::parse(b"")], JitCodes::default(), Some(1), SourceOptions::default());
+        assert_eq!(whole.codes_only_in_code_log().len(), 0);
+        let map = InlineMap::join_cut_jitdump(vec![log], loads, Some(1), SourceOptions::default());
+        let found = map.find(0x410, Some(start + 25_000)).unwrap();
+        assert!(map.only_in_code_log(found.code) && found.time_matched, "{found:?}");
+        assert_eq!((map.code_name(found.code), found.offset), ("JS:*h /a.js:3:1", 0x10));
+        assert_eq!(map.code(found.code).code_index(), None);
+        assert!(!map.only_in_code_log(map.find(0x310, Some(start + 25_000)).unwrap().code));
+        // Before the log created it, the code was not there yet.
+        assert!(!map.find(0x410, Some(start + 10_000)).unwrap().time_matched);
+        assert_eq!(map.codes_only_in_code_log().collect::<Vec<_>>(), [CodeId(1)]);
     }
 }

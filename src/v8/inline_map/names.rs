@@ -119,7 +119,7 @@ pub(super) fn original_function_name(source_map: &LoadedSourceMap, start: LineCo
 }
 
 /// Drops a trailing `:col` from `name script:line:col`.
-fn strip_column(name: &str) -> &str {
+pub(super) fn strip_column(name: &str) -> &str {
     let Some(last_colon) = name.rfind(':') else { return name };
     let has_line = name[..last_colon].rsplit(':').next().is_some_and(|line| line.parse::<u32>().is_ok());
     if has_line && name[last_colon + 1..].parse::<u32>().is_ok() { &name[..last_colon] } else { name }
