@@ -88,7 +88,7 @@ pub(crate) fn bench(args: BenchArgs) -> Result<u8, Failure> {
     compare.format = args.format.into();
     (compare.top, compare.source_root, compare.threshold) = (args.top, args.source_root, options.threshold);
     let comparison = compare_files(&compare).map_err(|error| Failure::Input(error.to_string()))?;
-    write_output(args.output.as_deref(), comparison.text.as_bytes(), false)?;
+    write_output(args.output.as_deref(), comparison.text.as_bytes())?;
     let regressed = comparison.regressed;
     Ok(u8::from((args.fail_on_regression && regressed) || (args.fail_on_undecided && comparison.undecided)))
 }
