@@ -333,6 +333,42 @@ fn a_broken_benchmarks_json_is_named() {
     );
 }
 
+/// A side directory whose runs.json is cut, lists no run, or names a run
+/// that is not there: compare refuses it, naming the file (and the line
+/// and column where it stops), and writes nothing on standard output.
+#[test]
+fn a_damaged_side_directory_is_named() {
+    let side = tempdir().join("damaged-side");
+    std::fs::create_dir_all(&side).unwrap();
+    let runs_json = side.join("runs.json");
+    let head = recording("head");
+    let cases = [
+        // Cut inside its first run, as a killed `bench` could leave it.
+        (
+            "{\"version\": 1, \"side\": \"base\",\n \"runs\": [{\"directory\": \"run-01\"",
+            "EOF while parsing an object at line 2 column 32",
+        ),
+        ("{\"version\": 1, \"side\": \"base\", \"runs\": []}", "no runs"),
+    ];
+    for (text, message) in cases {
+        std::fs::write(&runs_json, text).unwrap();
+        let run = compare(&[&side.display().to_string(), &head]);
+        assert_eq!(run.status, 1, "{}", run.stderr);
+        assert_eq!(run.stderr, format!("v8inline: {}: {message}\n", runs_json.display()));
+        assert_eq!(run.stdout, "");
+    }
+    // A run that is not there is named by its own path.
+    std::fs::write(
+        &runs_json,
+        "{\"version\": 1, \"side\": \"base\", \"runs\": [{\"directory\": \"run-07\", \"round\": 1}]}",
+    )
+    .unwrap();
+    let run = compare(&[&side.display().to_string(), &head]);
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    assert!(run.stderr.starts_with(&format!("v8inline: {}", side.join("run-07").display())), "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+}
+
 fn benchsuite(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/benchsuite").join(name).display().to_string()
 }
