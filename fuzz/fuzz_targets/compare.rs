@@ -3,7 +3,11 @@
 //! directory (the rest split at `0xFF` bytes into its `benchmarks.json`,
 //! `recording.json`, whole-run `profile.folded` and one benchmark's
 //! `profile.folded`, at the `directory` its JSON names if that is
-//! `b`), else one file (folded stacks or a JSON report). Every format and
+//! `b`); a side whose first byte is 3 modulo 4 is a side directory as
+//! `v8inline bench` writes it (the rest split at the first `0xFE` into its
+//! `runs.json` and up to three runs `run-01`… split at `0xFD`, each a
+//! recording directory as above); else one file (folded stacks or a JSON
+//! report). Every format and
 //! the differential flame graphs are rendered: an error is fine, a panic is
 //! not; the markdown stays under GitHub's comment limit.
 #![no_main]
@@ -38,15 +42,22 @@ fuzz_target!(|bytes: &[u8]| {
     }
 });
 
-/// Writes one side: a recording directory or a file.
+/// Writes one side: a side directory of runs, a recording directory or a
+/// file.
 fn write_side(path: &Path, bytes: &[u8]) -> PathBuf {
     match bytes.split_first() {
-        Some((first, rest)) if first % 2 == 1 => {
-            std::fs::create_dir_all(path.join("b")).unwrap();
-            let mut parts = rest.split(|byte| *byte == 0xFF);
-            for name in ["benchmarks.json", "recording.json", "profile.folded", "b/profile.folded"] {
-                std::fs::write(path.join(name), parts.next().unwrap_or_default()).unwrap();
+        Some((first, rest)) if first % 4 == 3 => {
+            let mut parts = rest.splitn(2, |byte| *byte == 0xFE);
+            let runs_json = parts.next().unwrap_or_default();
+            std::fs::create_dir_all(path).unwrap();
+            std::fs::write(path.join("runs.json"), runs_json).unwrap();
+            for (index, run) in parts.next().unwrap_or_default().split(|byte| *byte == 0xFD).take(3).enumerate() {
+                write_recording(&path.join(format!("run-{:02}", index + 1)), run);
             }
+            path.to_owned()
+        }
+        Some((first, rest)) if first % 2 == 1 => {
+            write_recording(path, rest);
             path.to_owned()
         }
         _ => {
@@ -54,5 +65,15 @@ fn write_side(path: &Path, bytes: &[u8]) -> PathBuf {
             std::fs::write(&file, bytes).unwrap();
             file
         }
+    }
+}
+
+/// Writes a recording directory: `benchmarks.json`, `recording.json`, the
+/// whole run's and benchmark `b`'s `profile.folded`, split at `0xFF`.
+fn write_recording(path: &Path, bytes: &[u8]) {
+    std::fs::create_dir_all(path.join("b")).unwrap();
+    let mut parts = bytes.split(|byte| *byte == 0xFF);
+    for name in ["benchmarks.json", "recording.json", "profile.folded", "b/profile.folded"] {
+        std::fs::write(path.join(name), parts.next().unwrap_or_default()).unwrap();
     }
 }
