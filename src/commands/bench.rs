@@ -10,7 +10,7 @@
 //! no benchmark is undecided or the budget is spent, as google/tachometer's
 //! auto-sample does.
 //!
-//! Writes (BENCH-CONTRACT.md):
+//! Writes (the layout `compare` reads again; docs/benchmarks.md):
 //! - `OUT/base/`, `OUT/head/`: side directories, each `runs.json` and one
 //!   `record` directory per run (`run-01`, `run-02`…);
 //! - `OUT/bench.json`: the command, the trees, each round's order and why it
