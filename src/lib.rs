@@ -89,8 +89,7 @@ pub use v8::source_map::{SourceMapOptions, SourceMapOverride};
 
 // The commands: each a library function the binary calls.
 pub use commands::bench::{
-    Bench, BenchError, BenchFile, BenchOptions, BenchRound, BenchSide, DEFAULT_THRESHOLD, SideRuns, StopReason, bench,
-    parse_duration,
+    Bench, BenchError, BenchFile, BenchOptions, BenchRound, BenchSide, SideRuns, StopReason, bench, parse_duration,
 };
 pub use commands::compare::{
     BenchmarkOutcome, BenchmarkSvg, CompareCommandError, CompareOptions, Comparison, ComparisonFormat,
@@ -109,6 +108,7 @@ pub use commands::record::{
     prepare_output_directory, record,
 };
 pub use commands::repair::{RepairError, Repaired, repair_jitdump};
+pub use output::compare::runs::DEFAULT_THRESHOLD;
 pub use output::compare::runs::{ChangeInterval, RunsChange, RunsVerdict, judge_runs};
 
 /// The crate's modules, for its own tests, benches and fuzz targets: not

@@ -26,7 +26,7 @@ use crate::commands::compare::{BenchmarkOutcome, CompareCommandError, CompareOpt
 use crate::commands::record::{RecordError, RecordOptions, record};
 use crate::files::replace_file;
 use crate::output::compare::noise::Verdict;
-use crate::output::compare::runs::RunsChange;
+use crate::output::compare::runs::{DEFAULT_THRESHOLD, RunsChange};
 use crate::pipeline::outputs::{Destination, OutputRequest};
 
 /// `bench.json`, the run's account.
@@ -82,9 +82,6 @@ impl BenchOptions {
         }
     }
 }
-
-/// The default threshold of a benchmark's verdict over runs, relative.
-pub const DEFAULT_THRESHOLD: f64 = 0.05;
 
 /// A side of the comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -421,7 +418,8 @@ fn record_run(
 ) -> Result<u8, RecordError> {
     let mut record_options = RecordOptions::new(options.command.clone(), directory.to_owned());
     record_options.frequency = options.frequency;
-    record_options.outputs = vec![OutputRequest::Folded(Destination::File(directory.join(crate::FOLDED_FILE)))];
+    record_options.outputs =
+        vec![OutputRequest::Folded(Destination::File(directory.join(crate::commands::record::FOLDED_FILE)))];
     std::env::set_current_dir(tree)
         .map_err(|source| RecordError::Output { path: tree.display().to_string(), source })?;
     let recorded = {

@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::commands::bench::DEFAULT_THRESHOLD;
 use crate::error::Error;
 use crate::files::read_file;
 use crate::output::annotations::SourceRoot;
@@ -17,7 +16,7 @@ use crate::output::compare::across::BenchmarkRun;
 use crate::output::compare::differential::{FoldedSide, differential_svg};
 use crate::output::compare::noise::{Timing, Verdict};
 use crate::output::compare::profile::SideProfile;
-use crate::output::compare::runs::RunsChange;
+use crate::output::compare::runs::{DEFAULT_THRESHOLD, RunsChange};
 use crate::output::compare::{
     CompareError, KeyOptions, SuiteComparison, UnmatchedBenchmark, compare_benchmark_runs, is_json_report, render,
 };

@@ -20,6 +20,11 @@
 
 use super::noise::student_t_critical;
 
+/// The default threshold of a benchmark's verdict over runs, relative:
+/// 5 %, which the busy-machine study (docs/performance-log.md, 2026-11-28)
+/// chose over 3 % (no fewer false alarms) and 10 % (missed a 10 % slowdown).
+pub const DEFAULT_THRESHOLD: f64 = 0.05;
+
 /// Confidence of the interval of [`judge_runs`].
 pub const RUNS_CONFIDENCE: f64 = 0.95;
 

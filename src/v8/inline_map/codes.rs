@@ -10,8 +10,6 @@ use rustc_hash::FxHashMap;
 use crate::formats::jitdump::CodeLoad;
 use crate::formats::v8log::{CodeLog, CodeObject, CodeObjectId, NameId, TagId, TierMarker};
 
-use super::names::{NameStyle, strip_column};
-
 /// Index of a code object in an [`InlineMap`](super::InlineMap) (one per jitdump LOAD, or per
 /// log code object when there is no jitdump), in load order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -285,6 +283,22 @@ pub(super) fn one_line(name: &str) -> Cow<'_, str> {
 fn log_style_name(log: &CodeLog, object: &CodeObject) -> String {
     let marker = object.tier.map(|tier| tier.text()).unwrap_or_default();
     format!("{}:{}{}", log.object_tag(object), marker, log.object_name(object))
+}
+
+/// How V8 formats JS code names in this process's jitdump.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum NameStyle {
+    /// `JS:*name script:line:col` (node 20 and later).
+    LineAndColumn,
+    /// `LazyCompile:*name script:line` (node 18).
+    LineOnly,
+}
+
+/// Drops a trailing `:col` from `name script:line:col`.
+pub(super) fn strip_column(name: &str) -> &str {
+    let Some(last_colon) = name.rfind(':') else { return name };
+    let has_line = name[..last_colon].rsplit(':').next().is_some_and(|line| line.parse::<u32>().is_ok());
+    if has_line && name[last_colon + 1..].parse::<u32>().is_ok() { &name[..last_colon] } else { name }
 }
 
 /// A log code object named as this process's jitdump names code

@@ -49,10 +49,11 @@ pub use join::ClockAlignment;
 pub use lookup::{AddressMatch, TimeRange};
 pub use sources::SourceOptions;
 
+use codes::NameStyle;
 use codes::{jitdump_style_name, log_codes};
 use join::{address_order, code_keys, codes_after_the_cut, join_loads, key_order, log_code_keys};
 use lookup::AddressIndex;
-use names::{NameStyle, detect_name_style};
+use names::detect_name_style;
 
 /// The code logs of a process joined with its jitdump, ready for address
 /// lookups.

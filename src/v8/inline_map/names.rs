@@ -10,16 +10,7 @@ use crate::v8::inline_stack::FrameFunction;
 use crate::v8::source_map::LoadedSourceMap;
 
 use super::InlineMap;
-use super::codes::{CodeId, JitCode, LogId, one_line};
-
-/// How V8 formats JS code names in this process's jitdump.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum NameStyle {
-    /// `JS:*name script:line:col` (node 20 and later).
-    LineAndColumn,
-    /// `LazyCompile:*name script:line` (node 18).
-    LineOnly,
-}
+use super::codes::{CodeId, JitCode, LogId, NameStyle, one_line, strip_column};
 
 impl InlineMap {
     /// The folded-stack name of one inline frame of `code`.
@@ -116,13 +107,6 @@ pub(super) fn original_function_name(source_map: &LoadedSourceMap, start: LineCo
         let before = LineColumn { line: start.line, column: start.column.checked_sub(1).filter(|&column| column > 0)? };
         source_map.original(before)?.name
     })
-}
-
-/// Drops a trailing `:col` from `name script:line:col`.
-pub(super) fn strip_column(name: &str) -> &str {
-    let Some(last_colon) = name.rfind(':') else { return name };
-    let has_line = name[..last_colon].rsplit(':').next().is_some_and(|line| line.parse::<u32>().is_ok());
-    if has_line && name[last_colon + 1..].parse::<u32>().is_ok() { &name[..last_colon] } else { name }
 }
 
 /// Node 18's jitdump names drop the column the log names carry; later
