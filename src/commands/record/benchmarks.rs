@@ -225,6 +225,19 @@ pub(crate) fn benchmark_outputs(
     Ok((directories, asked))
 }
 
+/// Removes the benchmarks' `directories` [`benchmark_outputs`] made, and
+/// `benchmarks/` then, where nothing was written into them: a run refused
+/// by `--strict` leaves no empty folders behind.
+pub(crate) fn remove_empty_directories(output_dir: &Path, directories: &[String]) {
+    for directory in directories {
+        // remove_dir fails on a directory that holds something: kept.
+        let _ = std::fs::remove_dir(output_dir.join(directory));
+    }
+    if !directories.is_empty() {
+        let _ = std::fs::remove_dir(output_dir.join(BENCHMARKS_DIRECTORY));
+    }
+}
+
 /// Writes `output_dir/benchmarks.json`: each benchmark with its directory
 /// and the samples its outputs hold (`summaries`, in the order of
 /// `benchmarks`); returns what to report of each.
@@ -329,6 +342,27 @@ pub(crate) fn runtime_version(runtime: super::Runtime, binary: &Path) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run refused by `--strict` wrote nothing into the benchmarks'
+    /// folders: they go, and `benchmarks/` with them; a folder that holds
+    /// a file stays, with `benchmarks/`.
+    #[test]
+    fn empty_benchmark_directories_are_removed_and_others_kept() {
+        let output = tempfile::tempdir().unwrap();
+        let directories = vec![format!("{BENCHMARKS_DIRECTORY}/a"), format!("{BENCHMARKS_DIRECTORY}/b")];
+        for directory in &directories {
+            std::fs::create_dir_all(output.path().join(directory)).unwrap();
+        }
+        remove_empty_directories(output.path(), &directories);
+        assert!(!output.path().join(BENCHMARKS_DIRECTORY).exists());
+        for directory in &directories {
+            std::fs::create_dir_all(output.path().join(directory)).unwrap();
+        }
+        std::fs::write(output.path().join(&directories[1]).join("profile.folded"), "a 1\n").unwrap();
+        remove_empty_directories(output.path(), &directories);
+        assert!(!output.path().join(&directories[0]).exists());
+        assert!(output.path().join(&directories[1]).join("profile.folded").exists());
+    }
 
     #[test]
     fn slugs_are_lowercase_words_joined_by_dashes_and_unique() {

@@ -98,8 +98,8 @@ fn clear_previous_recording(output_dir: &Path) -> Result<(), RecordError> {
 }
 
 /// Moves `jit-PID.dump` of the recorded processes (those with a code log
-/// in `output_dir`) from the working directory into `output_dir`.
-pub(crate) fn move_jitdumps_here(output_dir: &Path, notes: &mut Vec<String>) {
+/// in `output_dir`) from the command's working directory into `output_dir`.
+pub(crate) fn move_jitdumps_here(working_directory: &Path, output_dir: &Path, notes: &mut Vec<String>) {
     let Ok(entries) = std::fs::read_dir(output_dir) else { return };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -110,7 +110,7 @@ pub(crate) fn move_jitdumps_here(output_dir: &Path, notes: &mut Vec<String>) {
         };
         let jitdump_name = format!("jit-{pid}.dump");
         let target = output_dir.join(&jitdump_name);
-        let source = PathBuf::from(&jitdump_name);
+        let source = working_directory.join(&jitdump_name);
         if !target.exists() && source.exists() {
             // A rename fails across file systems: copy then.
             if std::fs::rename(&source, &target).is_err() {

@@ -29,6 +29,7 @@ pub mod runtime;
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
+use std::os::fd::AsFd as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 
@@ -82,6 +83,23 @@ pub struct RecordOptions {
     pub include_tid: bool,
     /// Functions whose callers are dropped (`--skip-after`).
     pub skip_after: Vec<String>,
+    /// Where the command runs, and where the recording's project root is
+    /// looked for (default: this process's working directory). `bench`
+    /// records two trees at once, so it cannot move the process there.
+    pub working_directory: Option<PathBuf>,
+    /// Where the command's standard output goes.
+    pub command_stdout: CommandStdout,
+}
+
+/// Where a recorded command's standard output goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CommandStdout {
+    /// To `record`'s own standard output.
+    #[default]
+    Inherited,
+    /// To `record`'s standard error: `bench` keeps standard output for the
+    /// comparison alone, as `compare` writes it.
+    ToStandardError,
 }
 
 impl RecordOptions {
@@ -98,6 +116,8 @@ impl RecordOptions {
             strict: false,
             include_tid: false,
             skip_after: Vec::new(),
+            working_directory: None,
+            command_stdout: CommandStdout::Inherited,
         }
     }
 }
@@ -538,6 +558,10 @@ fn launch(
 pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result<Recording, RecordError> {
     check_command(&options.command)?;
     let output_dir = absolute(&options.output_dir);
+    let working_directory = match &options.working_directory {
+        Some(directory) => absolute(directory),
+        None => std::env::current_dir().unwrap_or_else(|_| output_dir.clone()),
+    };
     if holds_recording(&output_dir) {
         return Err(RecordError::WouldReplace { directory: options.output_dir.clone() });
     }
@@ -581,10 +605,10 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
                 .arg(&launch.program)
                 .args(&launch.arguments)
                 .envs(launch.environment);
-            let exit_status = run_uninterrupted(&mut command, &options.perf, &mut interrupted)?;
+            let exit_status = run_uninterrupted(&mut command, options, &working_directory, &mut interrupted)?;
             // Node 18 knows no --perf-prof-path: its jitdump is in the
             // working directory.
-            move_jitdumps_here(&output_dir, &mut notes);
+            move_jitdumps_here(&working_directory, &output_dir, &mut notes);
             let code_logs = CodeLogOptions {
                 jitdump_dir: Some(output_dir.clone()),
                 codspeed_log_dir: Some(output_dir.clone()),
@@ -597,7 +621,7 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         Sampler::V8Ticks { .. } => {
             let mut command = Command::new(&launch.program);
             command.args(&launch.arguments).envs(launch.environment);
-            let exit_status = run_uninterrupted(&mut command, &launch.program, &mut interrupted)?;
+            let exit_status = run_uninterrupted(&mut command, options, &working_directory, &mut interrupted)?;
             // One log per isolate, each the code log of its own ticks.
             let logs = find_files(&output_dir, "prof-", ".log");
             if logs.is_empty() {
@@ -669,10 +693,11 @@ pub fn record(options: &RecordOptions, announce: &mut dyn FnMut(&str)) -> Result
         }
         RunEvent::Warnings(_) => {}
     });
-    let run = run?;
+    let run = run.inspect_err(|_| benchmarks::remove_empty_directories(&output_dir, &benchmark_directories))?;
     let runtime_binary = Runtime::of(&options.command[0]).map(|runtime| (runtime, PathBuf::from(&launch_program)));
     let benchmark_summaries = write_benchmark_files(
         &output_dir,
+        &working_directory,
         &options.command,
         runtime_binary,
         &found_benchmarks,
@@ -793,6 +818,7 @@ fn split_by_benchmarks(
 /// samples by benchmark (into `directories`).
 fn write_benchmark_files(
     output_dir: &Path,
+    working_directory: &Path,
     command: &[OsString],
     runtime_binary: Option<(Runtime, PathBuf)>,
     found: &[crate::model::benchmarks::Benchmark],
@@ -808,10 +834,9 @@ fn write_benchmark_files(
         Some((Runtime::Node, children::find_on_path("node", &path)?))
     });
     let runtime = runtime_binary.and_then(|(runtime, binary)| benchmarks::runtime_version(runtime, &binary));
-    let working_directory = std::env::current_dir().unwrap_or_else(|_| output_dir.to_owned());
     benchmarks::write_recording_file(
         output_dir,
-        &benchmarks::project_root(&working_directory),
+        &benchmarks::project_root(working_directory),
         command,
         runtime.as_deref(),
     )
@@ -832,18 +857,26 @@ struct StartedNodes {
     asked: std::collections::BTreeSet<u32>,
 }
 
-/// Runs `command` to its end; a first SIGINT or SIGTERM meanwhile stops it
+/// Runs `command` in `working_directory` to its end, its standard output
+/// where `options` says; a first SIGINT or SIGTERM meanwhile stops it
 /// (as it stops the whole process group) but not `record`, which notes it
 /// in `interrupted` ([`interrupt`]).
 fn run_uninterrupted(
     command: &mut Command,
-    program: &OsStr,
+    options: &RecordOptions,
+    working_directory: &Path,
     interrupted: &mut Option<i32>,
 ) -> Result<ExitStatus, RecordError> {
-    let spawn_error = |source| RecordError::Spawn { program: program.to_string_lossy().into_owned(), source };
+    let program = command.get_program().to_string_lossy().into_owned();
+    let spawn_error = |source| RecordError::Spawn { program: program.clone(), source };
+    command.current_dir(working_directory);
+    if options.command_stdout == CommandStdout::ToStandardError {
+        let standard_error = std::io::stderr().as_fd().try_clone_to_owned().map_err(spawn_error)?;
+        command.stdout(Stdio::from(standard_error));
+    }
     let guard = interrupt::InterruptGuard::install();
     let mut child = command.spawn().map_err(spawn_error)?;
-    guard.watch(child.id());
+    let _watched = guard.watch(child.id());
     let status = child.wait().map_err(spawn_error)?;
     *interrupted = guard.received();
     Ok(status)
