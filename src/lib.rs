@@ -109,7 +109,9 @@ pub use commands::record::{
 };
 pub use commands::repair::{RepairError, Repaired, repair_jitdump};
 pub use output::compare::runs::DEFAULT_THRESHOLD;
-pub use output::compare::runs::{ChangeInterval, RunsChange, RunsVerdict, judge_runs};
+pub use output::compare::runs::{
+    ChangeInterval, RunPair, RunsChange, RunsVerdict, Schedule, judge_paired_runs, judge_runs,
+};
 
 /// The crate's modules, for its own tests, benches and fuzz targets: not
 /// part of the API (anything here may change in any release).

@@ -137,6 +137,7 @@ fn bench_runs_both_trees_in_rounds_and_writes_the_layout() {
     assert_eq!(account["base_tree"], base.to_str().unwrap());
     assert_eq!(account["head_tree"], head.to_str().unwrap());
     assert_eq!(account["seed"], 7);
+    assert_eq!(account["schedule"], "interleaved");
     assert_eq!(account["stopped"], "--max-rounds 2 reached");
     assert_eq!(account["flags"], serde_json::json!([]));
     let rounds = account["rounds"].as_array().unwrap();
@@ -153,7 +154,7 @@ fn bench_runs_both_trees_in_rounds_and_writes_the_layout() {
         let runs = json(&out.join(side).join("runs.json"));
         assert_eq!(
             runs,
-            serde_json::json!({"version": 1, "side": side, "runs": [
+            serde_json::json!({"version": 1, "side": side, "schedule": "interleaved", "runs": [
                 {"directory": "run-01", "round": 1}, {"directory": "run-02", "round": 2}]})
         );
         for run in ["run-01", "run-02"] {
@@ -177,6 +178,79 @@ fn bench_runs_both_trees_in_rounds_and_writes_the_layout() {
         "{}",
         String::from_utf8_lossy(&again.stderr)
     );
+}
+
+/// The CLOCK_MONOTONIC span of a run's benchmark windows (benchmarks.json).
+fn windows_span(recording: &Path) -> (u64, u64) {
+    let benchmarks = json(&recording.join("benchmarks.json"));
+    let windows: Vec<(u64, u64)> = benchmarks["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|benchmark| benchmark["windows"].as_array().unwrap().clone())
+        .map(|window| (window["start_ns"].as_u64().unwrap(), window["end_ns"].as_u64().unwrap()))
+        .collect();
+    (windows.iter().map(|window| window.0).min().unwrap(), windows.iter().map(|window| window.1).max().unwrap())
+}
+
+/// `--schedule duet`: each round's two runs measure at the same time (their
+/// benchmark windows overlap), each in its own tree; runs.json says so, and
+/// the comparison judges them as pairs ("in duets"). Interleaved runs never
+/// overlap.
+#[test]
+fn duet_runs_both_sides_at_once_and_judges_them_as_pairs() {
+    let root = common::temp_dir("bench", "duet");
+    let Some((base, head)) = trees(&root) else { return };
+    let arguments = |schedule: &'static str, out: &'static str| {
+        [
+            "--base",
+            "base",
+            "--head",
+            "head",
+            "--output-dir",
+            out,
+            "--min-rounds",
+            "2",
+            "--max-rounds",
+            "2",
+            "--schedule",
+            schedule,
+            "--",
+            "node",
+            "bench.mjs",
+        ]
+    };
+    let output = bench(&root, &arguments("duet", "duet"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stderr.matches("suite done").count(), 4, "{stderr}");
+    let rounds: Vec<&str> = stderr.lines().filter(|line| line.starts_with("v8inline: round ")).collect();
+    assert_eq!(rounds.len(), 2, "{stderr}");
+    assert!(rounds.iter().all(|line| line.contains(" (duet): ")), "{stderr}");
+    assert!(stdout.contains("2 → 2 runs in duets, "), "{stdout}");
+    let out = root.join("duet");
+    assert_eq!(json(&out.join("bench.json"))["schedule"], "duet");
+    for (side, tree) in [("base", &base), ("head", &head)] {
+        let runs = json(&out.join(side).join("runs.json"));
+        assert_eq!(runs["schedule"], "duet", "{side}");
+        assert_eq!(json(&out.join(side).join("run-01/recording.json"))["project_root"], tree.to_str().unwrap());
+    }
+    for run in ["run-01", "run-02"] {
+        let (base_span, head_span) =
+            (windows_span(&out.join("base").join(run)), windows_span(&out.join("head").join(run)));
+        assert!(base_span.0 < head_span.1 && head_span.0 < base_span.1, "{run}: {base_span:?} {head_span:?}");
+    }
+    // Interleaved: one side after the other.
+    let output = bench(&root, &arguments("interleaved", "interleaved"));
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(!String::from_utf8_lossy(&output.stdout).contains(" in duets"));
+    let out = root.join("interleaved");
+    for run in ["run-01", "run-02"] {
+        let (base_span, head_span) =
+            (windows_span(&out.join("base").join(run)), windows_span(&out.join("head").join(run)));
+        assert!(base_span.1 < head_span.0 || head_span.1 < base_span.0, "{run}: {base_span:?} {head_span:?}");
+    }
 }
 
 #[test]

@@ -23,10 +23,10 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::commands::compare::{BenchmarkOutcome, CompareCommandError, CompareOptions, compare_files};
-use crate::commands::record::{RecordError, RecordOptions, record};
+use crate::commands::record::{CommandStdout, RecordError, RecordOptions, record};
 use crate::files::replace_file;
 use crate::output::compare::noise::Verdict;
-use crate::output::compare::runs::{DEFAULT_THRESHOLD, RunsChange};
+use crate::output::compare::runs::{DEFAULT_THRESHOLD, RunsChange, RunsVerdict, Schedule};
 use crate::pipeline::outputs::{Destination, OutputRequest};
 
 /// `bench.json`, the run's account.
@@ -62,6 +62,8 @@ pub struct BenchOptions {
     pub seed: Option<u64>,
     /// Samples per second of each recording.
     pub frequency: u32,
+    /// One side after the other, or both at once.
+    pub schedule: Schedule,
 }
 
 impl BenchOptions {
@@ -79,6 +81,7 @@ impl BenchOptions {
             max_time: Duration::from_secs(180),
             seed: None,
             frequency: 997,
+            schedule: Schedule::Interleaved,
         }
     }
 }
@@ -119,8 +122,14 @@ pub enum StopReason {
     AllDecided,
     /// `--max-rounds` reached.
     MaxRounds(u32),
-    /// `--max-time` spent (or would be by another round).
-    MaxTime(Duration),
+    /// `--max-time` reached, or about to be: another round, as long as the
+    /// longest so far, would have ended after it.
+    MaxTime {
+        /// `--max-time`.
+        budget: Duration,
+        /// The rounds' wall time when they stopped.
+        elapsed: Duration,
+    },
 }
 
 impl std::fmt::Display for StopReason {
@@ -128,7 +137,15 @@ impl std::fmt::Display for StopReason {
         match self {
             StopReason::AllDecided => write!(formatter, "all benchmarks decided"),
             StopReason::MaxRounds(rounds) => write!(formatter, "--max-rounds {rounds} reached"),
-            StopReason::MaxTime(time) => write!(formatter, "--max-time {} spent", duration_text(*time)),
+            StopReason::MaxTime { budget, elapsed } if elapsed >= budget => {
+                write!(formatter, "--max-time {} spent", duration_text(*budget))
+            }
+            StopReason::MaxTime { budget, elapsed } => write!(
+                formatter,
+                "another round would overrun --max-time {} ({} spent)",
+                duration_text(*budget),
+                duration_text(*elapsed)
+            ),
         }
     }
 }
@@ -212,6 +229,9 @@ pub struct BenchFile {
     pub head_tree: PathBuf,
     /// The seed of the rounds' orders.
     pub seed: u64,
+    /// How the sides of a round ran (absent before duets: interleaved).
+    #[serde(default)]
+    pub schedule: Schedule,
     /// The rounds so far.
     pub rounds: Vec<BenchRound>,
     /// Why it stopped (absent while it runs).
@@ -242,6 +262,10 @@ pub struct SideRuns {
     pub version: u32,
     /// `base` or `head`.
     pub side: BenchSide,
+    /// How the runs ran beside the other side's: `duet` runs of the same
+    /// round ran at the same time and are judged as pairs.
+    #[serde(default)]
+    pub schedule: Schedule,
     /// The runs, in the order they ran.
     pub runs: Vec<SideRun>,
 }
@@ -332,6 +356,7 @@ pub fn bench(options: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result<B
         base_tree: trees[0].1.clone(),
         head_tree: trees[1].1.clone(),
         seed,
+        schedule: options.schedule,
         rounds: Vec::new(),
         stopped: None,
         failed: None,
@@ -342,7 +367,6 @@ pub fn bench(options: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result<B
     let mut runs: [Vec<SideRun>; 2] = [Vec::new(), Vec::new()];
     let started = Instant::now();
     let mut longest_round = Duration::ZERO;
-    let working_directory = std::env::current_dir().ok();
     let (stopped, benchmarks) = loop {
         let round = account.rounds.len() as u32 + 1;
         let order = if random.next() >> 63 == 0 {
@@ -353,38 +377,68 @@ pub fn bench(options: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result<B
         account.rounds.push(BenchRound { round, order });
         write_json(&bench_path, &account)?;
         let round_started = Instant::now();
+        let directories = order.map(|side| output_dir.join(side.name()).join(format!("run-{round:02}")));
+        let ran = match options.schedule {
+            Schedule::Interleaved => order
+                .iter()
+                .zip(&directories)
+                .map(|(&side, directory)| timed_run(options, &trees[side as usize].1, directory))
+                .collect::<Vec<_>>(),
+            // Both at once, placed by the scheduler: pinning each side to
+            // one of two CPUs measured no better (docs/compare.md).
+            Schedule::Duet => std::thread::scope(|scope| {
+                let handles: Vec<_> = order
+                    .iter()
+                    .zip(&directories)
+                    .map(|(&side, directory)| {
+                        let tree = &trees[side as usize].1;
+                        scope.spawn(move || timed_run(options, tree, directory))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+                    .collect()
+            }),
+        };
         let mut times = Vec::new();
-        for side in order {
+        for ((side, directory), ran) in order.into_iter().zip(directories).zip(ran) {
             let index = side as usize;
-            let run = PathBuf::from(format!("run-{round:02}"));
-            let directory = output_dir.join(side.name()).join(&run);
-            let run_started = Instant::now();
-            let code = record_run(options, &trees[index].1, &directory, working_directory.as_deref())
-                .map_err(|source| BenchError::Record { side, round, source })?;
+            let (code, elapsed) = ran.map_err(|source| BenchError::Record { side, round, source })?;
             if code != 0 {
                 account.failed = Some(FailedRun { side, round, exit: code });
                 write_json(&bench_path, &account)?;
                 return Err(BenchError::CommandFailed { side, round, code, directory });
             }
-            times.push(format!("{} {:.1} s", side.name(), run_started.elapsed().as_secs_f64()));
-            runs[index].push(SideRun { directory: run, round });
+            times.push(format!("{} {:.1} s", side.name(), elapsed.as_secs_f64()));
+            runs[index].push(SideRun { directory: PathBuf::from(format!("run-{round:02}")), round });
             let runs_path = output_dir.join(side.name()).join(RUNS_FILE);
-            write_json(&runs_path, &SideRuns { version: 1, side, runs: runs[index].clone() })?;
+            write_json(
+                &runs_path,
+                &SideRuns { version: 1, side, schedule: options.schedule, runs: runs[index].clone() },
+            )?;
         }
         longest_round = longest_round.max(round_started.elapsed());
         let mut judging = CompareOptions::new(output_dir.join("base"), output_dir.join("head"));
         judging.threshold = options.threshold;
         let benchmarks = compare_files(&judging).map_err(BenchError::Compare)?.benchmarks;
         let undecided = benchmarks.iter().filter(|benchmark| benchmark.verdict == Verdict::Undecided).count();
+        let how = match options.schedule {
+            Schedule::Interleaved => order.map(BenchSide::name).join(", "),
+            Schedule::Duet => "duet".to_string(),
+        };
         progress(&format!(
-            "round {round} ({}): {}; {} of {} benchmarks undecided",
-            order.map(BenchSide::name).join(", "),
+            "round {round} ({how}): {}; {} of {} benchmarks undecided",
             times.join(", "),
             undecided,
             benchmarks.len()
         ));
         for benchmark in &benchmarks {
             let judged = match &benchmark.runs {
+                // The total undecided, a function slower by its own time.
+                Some(change) if change.verdict == RunsVerdict::Undecided && benchmark.verdict != Verdict::Undecided => {
+                    format!("{}; {} by a function's own time", change_text(change), benchmark.verdict.name())
+                }
                 Some(change) => change_text(change),
                 None => benchmark.verdict.name().to_string(),
             };
@@ -397,7 +451,7 @@ pub fn bench(options: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result<B
             break (StopReason::MaxRounds(options.max_rounds), benchmarks);
         }
         if started.elapsed() + longest_round > options.max_time {
-            break (StopReason::MaxTime(options.max_time), benchmarks);
+            break (StopReason::MaxTime { budget: options.max_time, elapsed: started.elapsed() }, benchmarks);
         }
     };
     account.stopped = Some(stopped.to_string());
@@ -407,62 +461,19 @@ pub fn bench(options: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result<B
     Ok(Bench { output_dir, rounds: account.rounds, stopped, elapsed, benchmarks })
 }
 
-/// Records one run in `tree` (the working directory of the command and the
-/// recording's project root: `record` takes both from the process's working
-/// directory, which is set for the run and put back after it).
-fn record_run(
-    options: &BenchOptions,
-    tree: &Path,
-    directory: &Path,
-    working_directory: Option<&Path>,
-) -> Result<u8, RecordError> {
+/// Records one run in `tree` (the command's working directory and the
+/// recording's project root), the command's output on standard error:
+/// its exit status and how long it took.
+fn timed_run(options: &BenchOptions, tree: &Path, directory: &Path) -> Result<(u8, Duration), RecordError> {
+    let started = Instant::now();
     let mut record_options = RecordOptions::new(options.command.clone(), directory.to_owned());
     record_options.frequency = options.frequency;
     record_options.outputs =
         vec![OutputRequest::Folded(Destination::File(directory.join(crate::commands::record::FOLDED_FILE)))];
-    std::env::set_current_dir(tree)
-        .map_err(|source| RecordError::Output { path: tree.display().to_string(), source })?;
-    let recorded = {
-        let _stdout_to_stderr = StdoutToStderr::new();
-        record(&record_options, &mut |_| {})
-    };
-    if let Some(directory) = working_directory {
-        let _ = std::env::set_current_dir(directory);
-    }
-    Ok(recorded?.exit_code())
-}
-
-/// While it lives, file descriptor 1 is standard error: the command's
-/// output (the harness's table) goes there, and standard output keeps the
-/// comparison alone, as `compare` writes it.
-struct StdoutToStderr {
-    saved: libc::c_int,
-}
-
-impl StdoutToStderr {
-    fn new() -> StdoutToStderr {
-        use std::io::Write as _;
-        let _ = std::io::stdout().flush();
-        // SAFETY: dup and dup2 on the process's own standard descriptors;
-        // a failure leaves standard output as it was (saved < 0).
-        let saved = unsafe { libc::dup(1) };
-        if saved >= 0 {
-            unsafe { libc::dup2(2, 1) };
-        }
-        StdoutToStderr { saved }
-    }
-}
-
-impl Drop for StdoutToStderr {
-    fn drop(&mut self) {
-        if self.saved >= 0 {
-            // SAFETY: puts back the descriptor saved in `new`, then closes the copy.
-            unsafe {
-                libc::dup2(self.saved, 1);
-                libc::close(self.saved);
-            }
-        }
-    }
+    record_options.working_directory = Some(tree.to_owned());
+    record_options.command_stdout = CommandStdout::ToStandardError;
+    let recorded = record(&record_options, &mut |_| {})?;
+    Ok((recorded.exit_code(), started.elapsed()))
 }
 
 /// `+3.2 % [-1.0 %, +7.5 %], could see ±9.1 %: undecided`.
@@ -546,7 +557,15 @@ mod tests {
     fn stop_reasons_read_as_the_contract_spells_them() {
         assert_eq!(StopReason::AllDecided.to_string(), "all benchmarks decided");
         assert_eq!(StopReason::MaxRounds(20).to_string(), "--max-rounds 20 reached");
-        assert_eq!(StopReason::MaxTime(Duration::from_secs(180)).to_string(), "--max-time 3m spent");
+        let budget = Duration::from_secs(180);
+        assert_eq!(
+            StopReason::MaxTime { budget, elapsed: Duration::from_secs(181) }.to_string(),
+            "--max-time 3m spent"
+        );
+        assert_eq!(
+            StopReason::MaxTime { budget, elapsed: Duration::from_secs(150) }.to_string(),
+            "another round would overrun --max-time 3m (2m30s spent)"
+        );
     }
 
     #[test]

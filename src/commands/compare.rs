@@ -16,7 +16,7 @@ use crate::output::compare::across::BenchmarkRun;
 use crate::output::compare::differential::{FoldedSide, differential_svg};
 use crate::output::compare::noise::{Timing, Verdict};
 use crate::output::compare::profile::SideProfile;
-use crate::output::compare::runs::{DEFAULT_THRESHOLD, RunsChange};
+use crate::output::compare::runs::{DEFAULT_THRESHOLD, RunsChange, Schedule};
 use crate::output::compare::{
     CompareError, KeyOptions, SuiteComparison, UnmatchedBenchmark, compare_benchmark_runs, is_json_report, render,
 };
@@ -195,6 +195,8 @@ struct TimePerIteration {
 /// recordings of one side, one per run.
 #[derive(Debug, Deserialize)]
 struct RunsFile {
+    #[serde(default)]
+    schedule: Schedule,
     runs: Vec<RunEntry>,
 }
 
@@ -202,6 +204,9 @@ struct RunsFile {
 struct RunEntry {
     /// The run's recording directory, relative to the side directory.
     directory: PathBuf,
+    /// The round it ran in.
+    #[serde(default)]
+    round: Option<u32>,
 }
 
 /// One side as read: a recording, or a side directory's runs.
@@ -243,6 +248,8 @@ struct Recording {
     text_path: PathBuf,
     project_root: Option<PathBuf>,
     benchmarks: Vec<SideBenchmark>,
+    /// The round it ran in beside the other side's run (a duet).
+    duet_round: Option<u32>,
 }
 
 impl Recording {
@@ -300,7 +307,11 @@ fn read_side(path: &Path, root: Option<&Path>) -> Result<Side, CompareCommandErr
         let runs = runs_file
             .runs
             .iter()
-            .map(|run| read_recording(&path.join(&run.directory), root))
+            .map(|run| {
+                let mut recording = read_recording(&path.join(&run.directory), root)?;
+                recording.duet_round = run.round.filter(|_| runs_file.schedule == Schedule::Duet);
+                Ok(recording)
+            })
             .collect::<Result<Vec<Recording>, CompareCommandError>>()?;
         return Ok(Side { path: path.to_owned(), runs });
     }
@@ -316,6 +327,7 @@ fn read_recording(path: &Path, root: Option<&Path>) -> Result<Recording, Compare
             text_path: path.to_owned(),
             project_root: root.map(Path::to_path_buf),
             benchmarks: Vec::new(),
+            duet_round: None,
         });
     }
     let recording_path = path.join("recording.json");
@@ -348,7 +360,12 @@ fn read_recording(path: &Path, root: Option<&Path>) -> Result<Recording, Compare
         // Named as a missing file.
         read_file(&text_path)?;
     }
-    Ok(Recording { text_path, project_root: root.map(Path::to_path_buf).or(recorded_root), benchmarks })
+    Ok(Recording {
+        text_path,
+        project_root: root.map(Path::to_path_buf).or(recorded_root),
+        benchmarks,
+        duet_round: None,
+    })
 }
 
 /// A benchmark's timing with the profile's CPU time per iteration: the
@@ -459,7 +476,11 @@ fn runs_of<'side>(side: &'side Side, name: &str) -> Vec<(&'side Recording, &'sid
 }
 
 /// One benchmark's profile and timing in one run.
-fn read_benchmark_run(benchmark: &SideBenchmark, keys: &KeyOptions) -> Result<BenchmarkRun, CompareCommandError> {
+fn read_benchmark_run(
+    recording: &Recording,
+    benchmark: &SideBenchmark,
+    keys: &KeyOptions,
+) -> Result<BenchmarkRun, CompareCommandError> {
     let text = String::from_utf8_lossy(&read_file(&benchmark.folded_path)?).into_owned();
     let mut profile = SideProfile::parse(&text, &benchmark.folded_path, keys)?;
     // The harness-side count of samples, when record gave it, fixes one
@@ -468,7 +489,7 @@ fn read_benchmark_run(benchmark: &SideBenchmark, keys: &KeyOptions) -> Result<Be
         profile.sample_weight = (profile.total_weight / samples).max(1);
     }
     let timing = with_cpu_per_iteration(benchmark, &profile);
-    Ok(BenchmarkRun { profile, timing })
+    Ok(BenchmarkRun { profile, timing, duet_round: recording.duet_round })
 }
 
 /// Reads both sides and renders their comparison.
@@ -498,7 +519,7 @@ pub fn compare_files(options: &CompareOptions) -> Result<Comparison, CompareComm
             }
             let read = |runs: &[(&Recording, &SideBenchmark)]| {
                 runs.iter()
-                    .map(|(recording, benchmark)| read_benchmark_run(benchmark, &key_options(recording)))
+                    .map(|(recording, benchmark)| read_benchmark_run(recording, benchmark, &key_options(recording)))
                     .collect::<Result<Vec<BenchmarkRun>, CompareCommandError>>()
             };
             compared.benchmarks.push(compare_benchmark_runs(
@@ -522,7 +543,7 @@ pub fn compare_files(options: &CompareOptions) -> Result<Comparison, CompareComm
                 .map(|run| {
                     let text = run.whole_text()?;
                     let profile = SideProfile::parse(&text, &run.text_path, &key_options(run))?;
-                    Ok(BenchmarkRun { profile, timing: None })
+                    Ok(BenchmarkRun { profile, timing: None, duet_round: run.duet_round })
                 })
                 .collect::<Result<Vec<BenchmarkRun>, CompareCommandError>>()
         };

@@ -380,6 +380,10 @@ pub(crate) struct BenchArgs {
     /// The seed of the rounds' random orders (default: from the clock; bench.json keeps it).
     #[arg(long, value_name = "N")]
     pub(crate) seed: Option<u64>,
+    /// How a round runs the two sides: one after the other in a random
+    /// order (interleaved), or both at once (duet), judged as pairs.
+    #[arg(long, value_name = "SCHEDULE", default_value = "interleaved")]
+    pub(crate) schedule: BenchSchedule,
     /// Output format: text, markdown (a pull request comment) or github.
     #[arg(long, value_name = "FORMAT", default_value = "text")]
     pub(crate) format: CompareFormat,
@@ -405,6 +409,25 @@ pub(crate) struct BenchArgs {
     /// The benchmark command, run in each tree (`npm run bench`, `node bench.mjs`).
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub(crate) command: Vec<std::ffi::OsString>,
+}
+
+/// `bench --schedule`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BenchSchedule {
+    /// One side after the other, in an order drawn at random each round.
+    Interleaved,
+    /// Both sides at once, so that a busy moment of the machine slows
+    /// both; a round's two runs are judged as a pair.
+    Duet,
+}
+
+impl From<BenchSchedule> for v8inline::Schedule {
+    fn from(schedule: BenchSchedule) -> v8inline::Schedule {
+        match schedule {
+            BenchSchedule::Interleaved => v8inline::Schedule::Interleaved,
+            BenchSchedule::Duet => v8inline::Schedule::Duet,
+        }
+    }
 }
 
 /// Formats of `compare`.

@@ -14,7 +14,7 @@ use rustc_hash::FxHashMap;
 
 use super::noise::{SHARE_Z, Statistic, Timing, Verdict};
 use super::profile::{FunctionSamples, RanAs, SideProfile};
-use super::runs::{RunsChange, RunsVerdict, judge_runs};
+use super::runs::{RunPair, RunsChange, RunsVerdict, judge_paired_runs, judge_runs};
 use crate::model::frames::Function;
 
 /// One benchmark (or the whole profile) in one run of a side.
@@ -24,6 +24,9 @@ pub struct BenchmarkRun {
     pub profile: SideProfile,
     /// Its timing, with the profile's CPU time per iteration when known.
     pub timing: Option<Timing>,
+    /// The round it ran in at the same time as the other side's run of
+    /// that round (`bench --schedule duet`): judged as a pair with it.
+    pub duet_round: Option<u32>,
 }
 
 /// The benchmark's time per iteration judged over runs.
@@ -41,9 +44,9 @@ pub struct RunsTime {
 }
 
 /// The statistic every run of both sides gives, and each run's value.
-pub fn runs_time(base: &[BenchmarkRun], head: &[BenchmarkRun], threshold: f64) -> Option<RunsTime> {
+pub fn runs_time(base_runs: &[BenchmarkRun], head_runs: &[BenchmarkRun], threshold: f64) -> Option<RunsTime> {
     let timings = |runs: &[BenchmarkRun]| runs.iter().map(|run| run.timing).collect::<Option<Vec<Timing>>>();
-    let (base_timings, head_timings) = (timings(base)?, timings(head)?);
+    let (base_timings, head_timings) = (timings(base_runs)?, timings(head_runs)?);
     let every = |has: fn(&Timing) -> bool| base_timings.iter().chain(&head_timings).all(has);
     let statistic = if every(|timing| timing.cpu_per_iteration.is_some_and(|cpu| cpu > 0.0)) {
         Statistic::Cpu
@@ -54,8 +57,46 @@ pub fn runs_time(base: &[BenchmarkRun], head: &[BenchmarkRun], threshold: f64) -
     };
     let values = |timings: &[Timing]| timings.iter().map(|timing| statistic.of(*timing)).collect::<Vec<f64>>();
     let (base, head) = (values(&base_timings), values(&head_timings));
-    let change = judge_runs(&base, &head, threshold);
+    let change = judge_values(base_runs, &base, head_runs, &head, threshold);
     Some(RunsTime { statistic, base, head, change })
+}
+
+/// Judges each run's value (`base_values[i]` is `base[i]`'s): as pairs
+/// ([`judge_paired_runs`]) when every run of both sides ran in a duet
+/// beside one of the other side's, else side against side ([`judge_runs`]).
+pub fn judge_values(
+    base: &[BenchmarkRun],
+    base_values: &[f64],
+    head: &[BenchmarkRun],
+    head_values: &[f64],
+    threshold: f64,
+) -> RunsChange {
+    match duet_pairs(base, base_values, head, head_values) {
+        Some(pairs) => judge_paired_runs(&pairs, threshold),
+        None => judge_runs(base_values, head_values, threshold),
+    }
+}
+
+/// The runs' values as pairs, when the runs pair up one to one by duet
+/// round.
+fn duet_pairs(
+    base: &[BenchmarkRun],
+    base_values: &[f64],
+    head: &[BenchmarkRun],
+    head_values: &[f64],
+) -> Option<Vec<RunPair>> {
+    if base.is_empty() || base.len() != head.len() || base.len() != base_values.len() || head.len() != head_values.len()
+    {
+        return None;
+    }
+    base.iter()
+        .zip(base_values)
+        .map(|(run, &base_value)| {
+            let round = run.duet_round?;
+            let beside = head.iter().position(|other| other.duet_round == Some(round))?;
+            Some(RunPair { base: base_value, head: head_values[beside] })
+        })
+        .collect()
 }
 
 /// The median of `values` (0 for none).
@@ -293,7 +334,8 @@ pub fn judge_function(
     let base_own = own_values(function, base, per_iteration);
     let head_own = own_values(function, head, per_iteration);
     let counterfactual = |values: &[f64]| values.iter().map(|value| base_total + value).collect::<Vec<f64>>();
-    let change = judge_runs(&counterfactual(&base_own.values), &counterfactual(&head_own.values), threshold);
+    let change =
+        judge_values(base, &counterfactual(&base_own.values), head, &counterfactual(&head_own.values), threshold);
     let z = pooled_z(&base_own, &head_own, per_iteration);
     let verdict = own_time_verdict(&change, z);
     let choices = RunChoices { base: RunChoices::of(function, base), head: RunChoices::of(function, head) };
@@ -313,8 +355,13 @@ pub fn judge_function(
             let (base_group, head_group) = (pick(base, &choices.base), pick(head, &choices.head));
             let (base_values, head_values) =
                 (own_values(function, &base_group, per_iteration), own_values(function, &head_group, per_iteration));
-            let change =
-                judge_runs(&counterfactual(&base_values.values), &counterfactual(&head_values.values), threshold);
+            let change = judge_values(
+                &base_group,
+                &counterfactual(&base_values.values),
+                &head_group,
+                &counterfactual(&head_values.values),
+                threshold,
+            );
             own_time_verdict(&change, pooled_z(&base_values, &head_values, per_iteration)) != verdict
         });
     FunctionRuns {
@@ -347,7 +394,7 @@ mod tests {
         profile.sample_weight = 1;
         let timing =
             Timing { mean: 10.0, stddev: 1.0, samples: 100.0, median: Some(10.0), cpu_per_iteration: Some(10.0) };
-        BenchmarkRun { profile, timing: Some(timing) }
+        BenchmarkRun { profile, timing: Some(timing), duet_round: None }
     }
 
     fn f() -> Function {
@@ -355,6 +402,32 @@ mod tests {
             name: "f".into(),
             file: Some("/p/a.js".into()),
             start: Some(crate::model::frames::SourceLine { line: 5, column: Some(1) }),
+        }
+    }
+
+    /// Three rounds whose machine slowed both sides alike (100, 200, 150
+    /// base; head 10 % slower in each): as duets, judged as pairs, +10 %
+    /// with a narrow interval; a round missing on one side, or interleaved
+    /// runs, are judged side against side, where the 2× spread hides it.
+    #[test]
+    fn duet_runs_are_judged_as_pairs_by_their_round() {
+        let runs = |rounds: &[Option<u32>]| -> Vec<BenchmarkRun> {
+            rounds.iter().map(|&round| BenchmarkRun { duet_round: round, ..run(100, true) }).collect()
+        };
+        let (base_values, head_values) = ([100.0, 200.0, 150.0], [220.0, 165.0, 110.0]);
+        // Head's runs listed in another order: paired by round, not place.
+        let (base, head) = (runs(&[Some(1), Some(2), Some(3)]), runs(&[Some(2), Some(3), Some(1)]));
+        let paired = judge_values(&base, &base_values, &head, &head_values, 0.05);
+        assert!(paired.paired && (paired.change - 0.10).abs() < 1e-9, "{paired:?}");
+        assert!(paired.interval.low > 0.099 && paired.interval.high < 0.101, "{paired:?}");
+        assert_eq!(paired.verdict, RunsVerdict::Regressed);
+        for (base, head) in [
+            (runs(&[Some(1), Some(2), Some(3)]), runs(&[Some(2), Some(4), Some(1)])),
+            (runs(&[None, None, None]), runs(&[None, None, None])),
+        ] {
+            let unpaired = judge_values(&base, &base_values, &head, &head_values, 0.05);
+            assert!(!unpaired.paired, "{unpaired:?}");
+            assert_eq!(unpaired.verdict, RunsVerdict::Undecided, "{unpaired:?}");
         }
     }
 

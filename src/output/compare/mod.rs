@@ -572,7 +572,11 @@ pub fn compare_benchmark_runs(
     }
     let base: Vec<BenchmarkRun> = base
         .iter()
-        .map(|run| BenchmarkRun { profile: across::rekeyed(&run.profile, &keys), timing: run.timing })
+        .map(|run| BenchmarkRun {
+            profile: across::rekeyed(&run.profile, &keys),
+            timing: run.timing,
+            duet_round: run.duet_round,
+        })
         .collect();
     let runs = across::runs_time(&base, head, threshold);
     let per_iteration = runs.as_ref().is_some_and(|runs| runs.statistic == noise::Statistic::Cpu);

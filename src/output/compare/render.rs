@@ -180,9 +180,10 @@ fn matching_notes(profile: &ProfileComparison) -> Vec<String> {
 fn time_text(benchmark: &BenchmarkComparison) -> String {
     if let Some(runs) = &benchmark.runs {
         return format!(
-            "{} → {} runs, {} → {} {} per iteration (medians of runs), {}: {}",
+            "{} → {} runs{}, {} → {} {} per iteration (medians of runs), {}: {}",
             runs.base.len(),
             runs.head.len(),
+            if runs.change.paired { " in duets" } else { "" },
             duration(median(&runs.base)),
             duration(median(&runs.head)),
             runs.statistic.name(),
@@ -434,11 +435,17 @@ pub fn markdown(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -
         }
         text.push('\n');
         if comparison.across_runs() {
+            let duets = comparison
+                .benchmarks
+                .iter()
+                .any(|benchmark| benchmark.runs.as_ref().is_some_and(|runs| runs.change.paired));
             let _ = writeln!(
                 text,
-                "{} → {} runs per side; each change with its interval and the smallest change this comparison could \
-                 have detected.\n",
-                comparison.base_runs, comparison.head_runs
+                "{} → {} runs per side{}; each change with its interval and the smallest change this comparison \
+                 could have detected.\n",
+                comparison.base_runs,
+                comparison.head_runs,
+                if duets { ", base and head at the same time in each round (duets), judged as pairs" } else { "" }
             );
         } else {
             let _ = writeln!(text, "_Note: {ONE_RUN_NOTE}._\n");

@@ -28,6 +28,29 @@ pub const DEFAULT_THRESHOLD: f64 = 0.05;
 /// Confidence of the interval of [`judge_runs`].
 pub const RUNS_CONFIDENCE: f64 = 0.95;
 
+/// How the two sides of a `bench` round ran (runs.json's `schedule`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Schedule {
+    /// One after the other, in an order drawn at random each round.
+    #[default]
+    Interleaved,
+    /// Both at the same time, so that a neighbour slows both alike (Bulej
+    /// et al., "Duet Benchmarking: Improving Measurement Accuracy in the
+    /// Cloud", ICPE 2020); a round's two runs are then judged as a pair.
+    Duet,
+}
+
+impl Schedule {
+    /// `interleaved`, `duet`: as `--schedule` and runs.json spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Schedule::Interleaved => "interleaved",
+            Schedule::Duet => "duet",
+        }
+    }
+}
+
 /// A relative change and its interval: 0.05 is +5 %.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ChangeInterval {
@@ -80,6 +103,9 @@ pub struct RunsChange {
     pub base_runs: usize,
     /// Runs of head used.
     pub head_runs: usize,
+    /// Judged as pairs of runs that ran at the same time
+    /// ([`judge_paired_runs`]), not side against side.
+    pub paired: bool,
 }
 
 /// Judges head against base, each a run's CPU time per iteration (any unit,
@@ -97,17 +123,9 @@ pub fn judge_runs_at(base: &[f64], head: &[f64], threshold: f64, confidence: f64
     let head = LogSample::of(head);
     let (base_runs, head_runs) = (base.runs, head.runs);
     if base_runs == 0 || head_runs == 0 {
-        return RunsChange {
-            change: f64::NAN,
-            interval: ChangeInterval { low: -1.0, high: f64::INFINITY },
-            minimum_detectable: f64::INFINITY,
-            verdict: RunsVerdict::Undecided,
-            base_runs,
-            head_runs,
-        };
+        return RunsChange::unknown(base_runs, head_runs, false);
     }
     let difference = head.mean - base.mean;
-    let change = difference.exp() - 1.0;
     let half_width = if base_runs < 2 || head_runs < 2 {
         f64::INFINITY
     } else {
@@ -122,19 +140,96 @@ pub fn judge_runs_at(base: &[f64], head: &[f64], threshold: f64, confidence: f64
             student_t_critical(1.0 - confidence, degrees) * standard_error
         }
     };
-    let interval =
-        ChangeInterval { low: (difference - half_width).exp() - 1.0, high: (difference + half_width).exp() - 1.0 };
-    let minimum_detectable = (1.0 + threshold) * half_width.exp() - 1.0;
-    let verdict = if interval.low > threshold {
-        RunsVerdict::Regressed
-    } else if interval.high < -threshold {
-        RunsVerdict::Improved
-    } else if interval.low > -threshold && interval.high < threshold {
-        RunsVerdict::Unchanged
+    RunsChange::of_log_difference(difference, half_width, threshold, (base_runs, head_runs), false)
+}
+
+/// A round's two runs that ran at the same time (`bench --schedule duet`):
+/// each side's value (CPU time per iteration, any unit, the same on both).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunPair {
+    /// Base's run.
+    pub base: f64,
+    /// Head's run beside it.
+    pub head: f64,
+}
+
+/// Judges head against base over pairs of runs that ran at the same time:
+/// the paired t interval on the mean of the pairs' log ratios (Student,
+/// "The probable error of a mean", Biometrika 1908; n − 1 degrees of
+/// freedom). A neighbour that slows the machine for a moment slows both
+/// runs of a pair, and the pair's ratio cancels it: that is what duet
+/// benchmarking buys (Bulej et al., ICPE 2020). Pairs with a value that is
+/// not finite and positive are left out; with fewer than two the spread is
+/// unknown and the verdict undecided.
+pub fn judge_paired_runs(pairs: &[RunPair], threshold: f64) -> RunsChange {
+    judge_paired_runs_at(pairs, threshold, RUNS_CONFIDENCE)
+}
+
+/// [`judge_paired_runs`] at another confidence.
+pub fn judge_paired_runs_at(pairs: &[RunPair], threshold: f64, confidence: f64) -> RunsChange {
+    let usable = |time: f64| time.is_finite() && time > 0.0;
+    let ratios: Vec<f64> = pairs
+        .iter()
+        .filter(|pair| usable(pair.base) && usable(pair.head))
+        .map(|pair| pair.head.ln() - pair.base.ln())
+        .collect();
+    let runs = ratios.len();
+    if runs == 0 {
+        return RunsChange::unknown(0, 0, true);
+    }
+    let difference = ratios.iter().sum::<f64>() / runs as f64;
+    let half_width = if runs < 2 {
+        f64::INFINITY
     } else {
-        RunsVerdict::Undecided
+        let variance = ratios.iter().map(|ratio| (ratio - difference).powi(2)).sum::<f64>() / (runs - 1) as f64;
+        let standard_error = (variance / runs as f64).sqrt();
+        if standard_error == 0.0 {
+            0.0
+        } else {
+            student_t_critical(1.0 - confidence, (runs - 1) as f64) * standard_error
+        }
     };
-    RunsChange { change, interval, minimum_detectable, verdict, base_runs, head_runs }
+    RunsChange::of_log_difference(difference, half_width, threshold, (runs, runs), true)
+}
+
+impl RunsChange {
+    /// No usable run on a side: nothing is known.
+    fn unknown(base_runs: usize, head_runs: usize, paired: bool) -> RunsChange {
+        RunsChange {
+            change: f64::NAN,
+            interval: ChangeInterval { low: -1.0, high: f64::INFINITY },
+            minimum_detectable: f64::INFINITY,
+            verdict: RunsVerdict::Undecided,
+            base_runs,
+            head_runs,
+            paired,
+        }
+    }
+
+    /// The change from the difference of mean log times and its interval's
+    /// half-width, judged against `threshold`.
+    fn of_log_difference(
+        difference: f64,
+        half_width: f64,
+        threshold: f64,
+        (base_runs, head_runs): (usize, usize),
+        paired: bool,
+    ) -> RunsChange {
+        let change = difference.exp() - 1.0;
+        let interval =
+            ChangeInterval { low: (difference - half_width).exp() - 1.0, high: (difference + half_width).exp() - 1.0 };
+        let minimum_detectable = (1.0 + threshold) * half_width.exp() - 1.0;
+        let verdict = if interval.low > threshold {
+            RunsVerdict::Regressed
+        } else if interval.high < -threshold {
+            RunsVerdict::Improved
+        } else if interval.low > -threshold && interval.high < threshold {
+            RunsVerdict::Unchanged
+        } else {
+            RunsVerdict::Undecided
+        };
+        RunsChange { change, interval, minimum_detectable, verdict, base_runs, head_runs, paired }
+    }
 }
 
 /// The mean and sample variance of the logs of a side's usable times.
@@ -225,6 +320,49 @@ mod tests {
         let judged = judge_runs(&[100.0, f64::INFINITY, 100.0], &[100.0, 100.0], 0.05);
         assert_eq!((judged.base_runs, judged.head_runs), (2, 2));
         assert_eq!(judged.verdict, RunsVerdict::Unchanged);
+    }
+
+    #[test]
+    fn paired_interval_on_log_ratios() {
+        // Three rounds, each pair slowed together by a neighbour: the
+        // ratios 1.10, 1.12, 1.08 agree closely although the times range
+        // over 2×. By hand (python3; t(0.975, 2) = 4.302653): mean log
+        // ratio 0.0951999, sd 0.0181841, se 0.0104986, half-width 0.0451717.
+        let pairs = [
+            RunPair { base: 100.0, head: 110.0 },
+            RunPair { base: 200.0, head: 224.0 },
+            RunPair { base: 150.0, head: 162.0 },
+        ];
+        let judged = judge_paired_runs(&pairs, 0.05);
+        let (mean, half) = (0.095_199_97_f64, 0.045_171_74_f64);
+        assert!((judged.change - (mean.exp() - 1.0)).abs() < 1e-5, "{judged:?}");
+        assert!((judged.interval.low - ((mean - half).exp() - 1.0)).abs() < 1e-5, "{judged:?}");
+        assert!((judged.interval.high - ((mean + half).exp() - 1.0)).abs() < 1e-5, "{judged:?}");
+        // The interval starts at +5.13 %: just beyond +5 %.
+        assert_eq!(judged.verdict, RunsVerdict::Regressed);
+        assert_eq!((judged.base_runs, judged.head_runs, judged.paired), (3, 3, true));
+        // The same times unpaired: the 2× spread between rounds swamps the
+        // 10 % change.
+        let unpaired = judge_runs(&[100.0, 200.0, 150.0], &[110.0, 224.0, 162.0], 0.05);
+        assert!(unpaired.minimum_detectable > 1.0 && judged.minimum_detectable < 0.11, "{unpaired:?} {judged:?}");
+    }
+
+    #[test]
+    fn paired_runs_with_an_unusable_value_are_left_out() {
+        let pairs = [
+            RunPair { base: 100.0, head: 120.0 },
+            RunPair { base: f64::NAN, head: 120.0 },
+            RunPair { base: 100.0, head: 0.0 },
+            RunPair { base: 50.0, head: 60.0 },
+        ];
+        let judged = judge_paired_runs(&pairs, 0.05);
+        assert_eq!((judged.base_runs, judged.head_runs), (2, 2));
+        assert!(close(judged.change, 0.2) && close(judged.interval.low, 0.2), "{judged:?}");
+        assert_eq!(judged.verdict, RunsVerdict::Regressed);
+        let one = judge_paired_runs(&pairs[..1], 0.05);
+        assert_eq!(one.interval.high, f64::INFINITY);
+        assert_eq!(one.verdict, RunsVerdict::Undecided);
+        assert_eq!(judge_paired_runs(&[], 0.05).verdict, RunsVerdict::Undecided);
     }
 
     #[test]
