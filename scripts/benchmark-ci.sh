@@ -16,6 +16,7 @@
 #   V8INLINE_MIN_ROUNDS          bench's --min-rounds (default: bench's, 3)
 #   V8INLINE_MAX_ROUNDS          bench's --max-rounds (default: bench's, 30)
 #   V8INLINE_MAX_TIME            bench's --max-time (default: bench's, 3m)
+#   V8INLINE_SCHEDULE            bench's --schedule, duet or interleaved (default: bench's)
 #   V8INLINE_SETUP_PERF          true: install perf (linux-tools) and allow it (the Action)
 #   V8INLINE_BINARY              a v8inline binary to run instead of `npx v8inline@VERSION`,
 #                                VERSION being this repository's (Cargo.toml)
@@ -138,6 +139,7 @@ budget=()
 [ -z "${V8INLINE_MIN_ROUNDS:-}" ] || budget+=(--min-rounds "$V8INLINE_MIN_ROUNDS")
 [ -z "${V8INLINE_MAX_ROUNDS:-}" ] || budget+=(--max-rounds "$V8INLINE_MAX_ROUNDS")
 [ -z "${V8INLINE_MAX_TIME:-}" ] || budget+=(--max-time "$V8INLINE_MAX_TIME")
+[ -z "${V8INLINE_SCHEDULE:-}" ] || budget+=(--schedule "$V8INLINE_SCHEDULE")
 gate=()
 [ "$fail_on_regression" = false ] || gate=(--fail-on-regression)
 comparison=$recordings/comparison.md

@@ -11,14 +11,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 v8inline=${V8INLINE:-$repo/target/release/v8inline}
 work=${WORK:-/tmp/v8inline-bench46}
-summary=$here/results/summary.tsv
+results=${RESULTS:-$here/results}
+out_root=${OUT_ROOT:-$work/out}
+summary=$results/summary.tsv
 printf 'comparison\tthreshold\trounds\twall_s\tstopped\tgate_exit\tannotations\tfirst_annotated\tbenchmark\tverdict\tchange\tinterval\tminimum_detectable\n' >"$summary"
-for out in "$work"/out/*/; do
+for out in "$out_root"/*/; do
   name=$(basename "$out")
   [ -f "$out/bench.json" ] || continue
   rounds=$(jq '.rounds | length' "$out/bench.json")
   stopped=$(jq -r '.stopped // "unfinished"' "$out/bench.json")
-  wall=$(sed -n 's/^wall \([0-9]*\) s$/\1/p' "$here/results/$name.stderr" 2>/dev/null || true)
+  wall=$(sed -n 's/^wall \([0-9]*\) s$/\1/p' "$results/$name.stderr" 2>/dev/null || true)
   for threshold in 3 5 10; do
     status=0
     "$v8inline" compare "$out/base" "$out/head" --threshold "$threshold" --fail-on-regression --source-root "$work" \
@@ -63,13 +65,13 @@ PYTHON
 # recording.json, benchmarks.json and gzipped per-benchmark profiles) for
 # tests/bench.rs: the first unchanged one and the first at 25 %.
 for name in ${KEEP:-unchanged-01 slower25-01}; do
-  kept=$here/results/$name
+  kept=$results/$name
   rm -rf "$kept"
-  cp "$work/out/$name/bench.json" "$here/results/$name.bench.json"
+  cp "$out_root/$name/bench.json" "$results/$name.bench.json"
   for side in base head; do
     mkdir -p "$kept/$side"
-    cp "$work/out/$name/$side/runs.json" "$kept/$side/"
-    for run in "$work/out/$name/$side"/run-*/; do
+    cp "$out_root/$name/$side/runs.json" "$kept/$side/"
+    for run in "$out_root/$name/$side"/run-*/; do
       run_name=$(basename "$run")
       mkdir -p "$kept/$side/$run_name"
       cp "$run/recording.json" "$run/benchmarks.json" "$kept/$side/$run_name/"

