@@ -14,7 +14,10 @@ use rustc_hash::FxHashMap;
 
 use super::noise::{SHARE_Z, Statistic, Timing, Verdict};
 use super::profile::{FunctionSamples, RanAs, SideProfile};
-use super::runs::{RunPair, RunsChange, RunsVerdict, judge_paired_runs, judge_runs};
+use super::runs::{
+    RunPair, RunsChange, RunsVerdict, difference_half_width, judge_paired_runs, judge_runs,
+    paired_difference_half_width,
+};
 use crate::model::frames::Function;
 
 /// One benchmark (or the whole profile) in one run of a side.
@@ -254,6 +257,11 @@ pub struct FunctionRuns {
     /// The pooled samples' z (Poisson rate per iteration, or the
     /// two-proportion z of shares).
     pub z: f64,
+    /// The run-to-run noise of its self share's change: the half-width of
+    /// the 95 % interval of the difference of the sides' mean self shares
+    /// over runs (as pairs for duets), in shares (0.01 is 1 pp); what the
+    /// text table's noise column shows over runs.
+    pub share_noise: f64,
     /// How V8 ran it in each run.
     pub choices: RunChoices,
     /// The change is V8's choice: the runs that ran it the same way on
@@ -337,6 +345,12 @@ pub fn judge_function(
     let change =
         judge_values(base, &counterfactual(&base_own.values), head, &counterfactual(&head_own.values), threshold);
     let z = pooled_z(&base_own, &head_own, per_iteration);
+    let (base_shares, head_shares) =
+        (own_values(function, base, false).values, own_values(function, head, false).values);
+    let share_noise = match duet_pairs(base, &base_shares, head, &head_shares) {
+        Some(pairs) => paired_difference_half_width(&pairs),
+        None => difference_half_width(&base_shares, &head_shares),
+    };
     let verdict = own_time_verdict(&change, z);
     let choices = RunChoices { base: RunChoices::of(function, base), head: RunChoices::of(function, head) };
     // Where the runs disagree on how V8 ran it, the runs that ran it the
@@ -371,6 +385,7 @@ pub fn judge_function(
         base_total,
         change,
         z,
+        share_noise,
         choices,
         explained_by_choices,
         verdict,

@@ -319,7 +319,13 @@ fn text_table(profile: &ProfileComparison, root: &SourceRoot, limit: usize) -> S
         .map(|change| {
             [
                 points(change.self_change.change),
-                format!("±{:.2}", change.self_change.noise * 100.0),
+                // Over runs, the run-to-run noise of the share; else the
+                // samples' binomial noise.
+                match &change.across_runs {
+                    Some(runs) if runs.share_noise.is_finite() => format!("±{:.2}", runs.share_noise * 100.0),
+                    Some(_) => "±∞".to_string(),
+                    None => format!("±{:.2}", change.self_change.noise * 100.0),
+                },
                 format!("{} → {}", share(change.base_self_share), share(change.head_self_share)),
                 points(change.inclusive_change()),
                 function_verdict(change),

@@ -74,12 +74,13 @@ pub enum RunsVerdict {
 }
 
 impl RunsVerdict {
-    /// `regressed`, `improved`, `unchanged`, `undecided`.
+    /// `regressed`, `improved`, `within noise`, `undecided`: as compare
+    /// prints a benchmark's verdict.
     pub fn name(self) -> &'static str {
         match self {
             RunsVerdict::Regressed => "regressed",
             RunsVerdict::Improved => "improved",
-            RunsVerdict::Unchanged => "unchanged",
+            RunsVerdict::Unchanged => "within noise",
             RunsVerdict::Undecided => "undecided",
         }
     }
@@ -141,6 +142,44 @@ pub fn judge_runs_at(base: &[f64], head: &[f64], threshold: f64, confidence: f64
         }
     };
     RunsChange::of_log_difference(difference, half_width, threshold, (base_runs, head_runs), false)
+}
+
+/// The half-width of the 95 % Welch t interval of `head`'s mean minus
+/// `base`'s, on the values' own scale (shares, not their logs): infinite
+/// with fewer than two values a side.
+pub fn difference_half_width(base: &[f64], head: &[f64]) -> f64 {
+    let moments = |values: &[f64]| {
+        let count = values.len() as f64;
+        let mean = values.iter().sum::<f64>() / count;
+        (count, values.iter().map(|value| (value - mean).powi(2)).sum::<f64>() / (count - 1.0))
+    };
+    if base.len() < 2 || head.len() < 2 {
+        return f64::INFINITY;
+    }
+    let ((base_count, base_variance), (head_count, head_variance)) = (moments(base), moments(head));
+    let (base_part, head_part) = (base_variance / base_count, head_variance / head_count);
+    if base_part + head_part == 0.0 {
+        return 0.0;
+    }
+    let degrees = (base_part + head_part).powi(2)
+        / (base_part.powi(2) / (base_count - 1.0) + head_part.powi(2) / (head_count - 1.0));
+    student_t_critical(1.0 - RUNS_CONFIDENCE, degrees) * (base_part + head_part).sqrt()
+}
+
+/// [`difference_half_width`] for pairs of runs that ran at the same time:
+/// the paired t interval of the mean of `head − base`.
+pub fn paired_difference_half_width(pairs: &[RunPair]) -> f64 {
+    if pairs.len() < 2 {
+        return f64::INFINITY;
+    }
+    let count = pairs.len() as f64;
+    let differences: Vec<f64> = pairs.iter().map(|pair| pair.head - pair.base).collect();
+    let mean = differences.iter().sum::<f64>() / count;
+    let variance = differences.iter().map(|difference| (difference - mean).powi(2)).sum::<f64>() / (count - 1.0);
+    if variance == 0.0 {
+        return 0.0;
+    }
+    student_t_critical(1.0 - RUNS_CONFIDENCE, count - 1.0) * (variance / count).sqrt()
 }
 
 /// A round's two runs that ran at the same time (`bench --schedule duet`):
@@ -345,6 +384,23 @@ mod tests {
         // 10 % change.
         let unpaired = judge_runs(&[100.0, 200.0, 150.0], &[110.0, 224.0, 162.0], 0.05);
         assert!(unpaired.minimum_detectable > 1.0 && judged.minimum_detectable < 0.11, "{unpaired:?} {judged:?}");
+    }
+
+    #[test]
+    fn half_widths_of_a_difference_on_the_plain_scale() {
+        // By hand: Welch se sqrt(0.0001/3 + 0.0001/3) = 0.0081650, df 4,
+        // t(0.975, 4) = 2.776445: 0.0226697.
+        let half = difference_half_width(&[0.10, 0.11, 0.12], &[0.20, 0.21, 0.22]);
+        assert!((half - 0.022_669_7).abs() < 1e-6, "{half}");
+        // Paired: the differences 0.10, 0.10, 0.10 do not vary.
+        let pairs = [
+            RunPair { base: 0.10, head: 0.20 },
+            RunPair { base: 0.11, head: 0.21 },
+            RunPair { base: 0.12, head: 0.22 },
+        ];
+        assert!(paired_difference_half_width(&pairs) < 1e-12);
+        assert_eq!(difference_half_width(&[0.1], &[0.2, 0.3]), f64::INFINITY);
+        assert_eq!(paired_difference_half_width(&pairs[..1]), f64::INFINITY);
     }
 
     #[test]
