@@ -89,7 +89,8 @@ pub use v8::source_map::{SourceMapOptions, SourceMapOverride};
 
 // The commands: each a library function the binary calls.
 pub use commands::bench::{
-    Bench, BenchError, BenchFile, BenchOptions, BenchRound, BenchSide, SideRuns, StopReason, bench, parse_duration,
+    Bench, BenchError, BenchFile, BenchOptions, BenchRound, BenchSide, SideRuns, StopReason, bench, default_schedule,
+    parse_duration,
 };
 pub use commands::compare::{
     BenchmarkOutcome, BenchmarkSvg, CompareCommandError, CompareOptions, Comparison, ComparisonFormat,

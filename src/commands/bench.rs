@@ -81,8 +81,20 @@ impl BenchOptions {
             max_time: Duration::from_secs(180),
             seed: None,
             frequency: 997,
-            schedule: Schedule::Interleaved,
+            schedule: default_schedule(),
         }
+    }
+}
+
+/// The schedule `bench` uses unless told: duets where this process may
+/// run on two CPUs or more (each side has one; on this project's busy
+/// 2-core machine duets halved the smallest detectable change,
+/// docs/compare.md), else interleaved, since on one CPU the two sides
+/// would only take turns.
+pub fn default_schedule() -> Schedule {
+    match std::thread::available_parallelism() {
+        Ok(cpus) if cpus.get() >= 2 => Schedule::Duet,
+        _ => Schedule::Interleaved,
     }
 }
 

@@ -380,10 +380,11 @@ pub(crate) struct BenchArgs {
     /// The seed of the rounds' random orders (default: from the clock; bench.json keeps it).
     #[arg(long, value_name = "N")]
     pub(crate) seed: Option<u64>,
-    /// How a round runs the two sides: one after the other in a random
-    /// order (interleaved), or both at once (duet), judged as pairs.
-    #[arg(long, value_name = "SCHEDULE", default_value = "interleaved")]
-    pub(crate) schedule: BenchSchedule,
+    /// How a round runs the two sides: both at once, judged as pairs
+    /// (duet; the default with two CPUs or more), or one after the other
+    /// in a random order (interleaved; the default on one CPU).
+    #[arg(long, value_name = "SCHEDULE")]
+    pub(crate) schedule: Option<BenchSchedule>,
     /// Output format: text, markdown (a pull request comment) or github.
     #[arg(long, value_name = "FORMAT", default_value = "text")]
     pub(crate) format: CompareFormat,

@@ -78,7 +78,9 @@ pub(crate) fn bench(args: BenchArgs) -> Result<u8, Failure> {
     options.threshold = args.threshold / 100.0;
     (options.min_rounds, options.max_rounds, options.max_time) = (args.min_rounds, args.max_rounds, args.max_time);
     options.seed = args.seed;
-    options.schedule = args.schedule.into();
+    if let Some(schedule) = args.schedule {
+        options.schedule = schedule.into();
+    }
     options.frequency = args.frequency;
     let bench = v8inline::bench(&options, &mut |line| eprintln!("v8inline: {line}")).map_err(|error| match error {
         v8inline::BenchError::Usage(_) => Failure::Usage(error.to_string()),
