@@ -1,14 +1,19 @@
 //! `v8inline bench --base TREE --head TREE -- COMMAND…`: runs COMMAND
-//! under `record` in the base tree and the head tree, round after round,
-//! both sides in each round in an order drawn at random (randomized
-//! multiple interleaved trials, Abedi & Brecht, "Conducting Repeatable
-//! Experiments in Highly Variable Cloud Computing Environments", ICPE
-//! 2017), so that a machine that drifts slower or faster hits both sides
-//! alike. After each round (from `min_rounds` on) every benchmark's CPU time
-//! per iteration is judged over the runs (`compare`'s verdict, from
-//! [`crate::output::compare::runs::judge_runs`]); it stops when
-//! no benchmark is undecided or the budget is spent, as google/tachometer's
-//! auto-sample does.
+//! under `record` in the base tree and the head tree, round after round.
+//! A round runs both sides at the same time ([`Schedule::Duet`], the
+//! default with two CPUs or more: a busy moment of the machine slows both,
+//! and `compare` judges the round's two runs as a pair; Bulej et al.,
+//! "Duet Benchmarking: Improving Measurement Accuracy in the Cloud", ICPE
+//! 2020), or one after the other in an order drawn at random
+//! ([`Schedule::Interleaved`]: randomized multiple interleaved trials,
+//! Abedi & Brecht, "Conducting Repeatable Experiments in Highly Variable
+//! Cloud Computing Environments", ICPE 2017), so that a machine that drifts
+//! slower or faster hits both sides alike. After each round (from
+//! `min_rounds` on) every benchmark's CPU time per iteration is judged over
+//! the runs (`compare`'s verdict, from
+//! [`crate::output::compare::runs`]); it stops when no benchmark is
+//! undecided or the budget is spent, as google/tachometer's auto-sample
+//! does.
 //!
 //! Writes (the layout `compare` reads again; docs/benchmarks.md):
 //! - `OUT/base/`, `OUT/head/`: side directories, each `runs.json` and one
@@ -87,8 +92,8 @@ impl BenchOptions {
 }
 
 /// The schedule `bench` uses unless told: duets where this process may
-/// run on two CPUs or more (each side has one; on this project's busy
-/// 2-core machine duets halved the smallest detectable change,
+/// run on two CPUs or more (on this project's busy 2-core machine they
+/// lowered the smallest detectable change from 12.6 % to 9.2 % in 90 s,
 /// docs/compare.md), else interleaved, since on one CPU the two sides
 /// would only take turns.
 pub fn default_schedule() -> Schedule {
@@ -123,8 +128,14 @@ impl BenchSide {
 pub struct BenchRound {
     /// 1, 2…
     pub round: u32,
-    /// The order the sides ran in.
+    /// The order the sides ran in (duets: started in, at once).
     pub order: [BenchSide; 2],
+}
+
+/// A run that ended: its command's exit status, and its wall time.
+struct FinishedRun {
+    exit: u8,
+    elapsed: Duration,
 }
 
 /// Why the rounds stopped.
@@ -416,7 +427,8 @@ pub fn bench(options: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result<B
         let mut times = Vec::new();
         for ((side, directory), ran) in order.into_iter().zip(directories).zip(ran) {
             let index = side as usize;
-            let (code, elapsed) = ran.map_err(|source| BenchError::Record { side, round, source })?;
+            let FinishedRun { exit: code, elapsed } =
+                ran.map_err(|source| BenchError::Record { side, round, source })?;
             if code != 0 {
                 account.failed = Some(FailedRun { side, round, exit: code });
                 write_json(&bench_path, &account)?;
@@ -476,7 +488,7 @@ pub fn bench(options: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result<B
 /// Records one run in `tree` (the command's working directory and the
 /// recording's project root), the command's output on standard error:
 /// its exit status and how long it took.
-fn timed_run(options: &BenchOptions, tree: &Path, directory: &Path) -> Result<(u8, Duration), RecordError> {
+fn timed_run(options: &BenchOptions, tree: &Path, directory: &Path) -> Result<FinishedRun, RecordError> {
     let started = Instant::now();
     let mut record_options = RecordOptions::new(options.command.clone(), directory.to_owned());
     record_options.frequency = options.frequency;
@@ -485,7 +497,7 @@ fn timed_run(options: &BenchOptions, tree: &Path, directory: &Path) -> Result<(u
     record_options.working_directory = Some(tree.to_owned());
     record_options.command_stdout = CommandStdout::ToStandardError;
     let recorded = record(&record_options, &mut |_| {})?;
-    Ok((recorded.exit_code(), started.elapsed()))
+    Ok(FinishedRun { exit: recorded.exit_code(), elapsed: started.elapsed() })
 }
 
 /// `+3.2 % [-1.0 %, +7.5 %], could see ±9.1 %: undecided`.

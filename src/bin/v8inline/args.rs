@@ -302,17 +302,8 @@ pub(crate) struct CompareArgs {
     /// After, of the same kind.
     #[arg(value_name = "HEAD")]
     pub(crate) head: PathBuf,
-    /// Output format: text, markdown (a pull request comment) or github
-    /// (warnings on the functions whose own time grew beyond noise).
-    #[arg(long, value_name = "FORMAT", default_value = "text")]
-    pub(crate) format: CompareFormat,
-    /// Functions per benchmark (text, markdown), annotations in all (github).
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub(crate) top: usize,
-    /// Exit 1 when a benchmark (or, without benchmarks, the profile)
-    /// regressed beyond noise.
-    #[arg(long)]
-    pub(crate) fail_on_regression: bool,
+    #[command(flatten)]
+    pub(crate) report: ComparisonReportArgs,
     /// With several runs per side: the least change of time per iteration,
     /// in percent, that is a regression or an improvement (of a benchmark,
     /// or by a function's own time).
@@ -322,10 +313,6 @@ pub(crate) struct CompareArgs {
     /// grew by at least this many percentage points (besides beyond noise).
     #[arg(long, value_name = "POINTS", default_value_t = 0.0)]
     pub(crate) least_growth: f64,
-    /// Annotations and locations relative to this directory (default: the
-    /// git toplevel of the working directory).
-    #[arg(long, value_name = "DIR")]
-    pub(crate) source_root: Option<PathBuf>,
     /// BASE's project root: its scripts are matched by their path relative
     /// to it (default: recording.json's project_root).
     #[arg(long, value_name = "DIR")]
@@ -338,9 +325,6 @@ pub(crate) struct CompareArgs {
     /// called them (as V8's CPU profiler does).
     #[arg(long)]
     pub(crate) separate_native: bool,
-    /// Write the comparison here instead of standard output.
-    #[arg(short, long, value_name = "FILE")]
-    pub(crate) output: Option<PathBuf>,
     /// Also render a differential flame graph (needs folded stacks): HEAD's
     /// stacks, red where they grew, blue where they shrank; with
     /// benchmarks, one FILE-<benchmark>.svg each beside it.
@@ -349,6 +333,30 @@ pub(crate) struct CompareArgs {
     /// How --flamegraph is drawn.
     #[arg(long, value_name = "STYLE", default_value = "icicle")]
     pub(crate) flamegraph_style: FlameGraphStyleArg,
+}
+
+/// How `compare` and `bench` write the comparison, and whether a
+/// regression fails.
+#[derive(Args, Debug)]
+pub(crate) struct ComparisonReportArgs {
+    /// Output format: text, markdown (a pull request comment) or github
+    /// (warnings on the functions whose own time grew beyond noise).
+    #[arg(long, value_name = "FORMAT", default_value = "text")]
+    pub(crate) format: CompareFormat,
+    /// Functions per benchmark (text, markdown), annotations in all (github).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub(crate) top: usize,
+    /// Exit 1 when a benchmark (or, without benchmarks, the profile)
+    /// regressed beyond noise.
+    #[arg(long)]
+    pub(crate) fail_on_regression: bool,
+    /// Annotations and locations relative to this directory (default: the
+    /// git toplevel of the working directory).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) source_root: Option<PathBuf>,
+    /// Write the comparison here instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -385,25 +393,11 @@ pub(crate) struct BenchArgs {
     /// in a random order (interleaved; the default on one CPU).
     #[arg(long, value_name = "SCHEDULE")]
     pub(crate) schedule: Option<BenchSchedule>,
-    /// Output format: text, markdown (a pull request comment) or github.
-    #[arg(long, value_name = "FORMAT", default_value = "text")]
-    pub(crate) format: CompareFormat,
-    /// Functions per benchmark (text, markdown), annotations in all (github).
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub(crate) top: usize,
-    /// Exit 1 when a benchmark regressed.
-    #[arg(long)]
-    pub(crate) fail_on_regression: bool,
+    #[command(flatten)]
+    pub(crate) report: ComparisonReportArgs,
     /// Exit 1 also when a benchmark is still undecided once the budget is spent.
     #[arg(long)]
     pub(crate) fail_on_undecided: bool,
-    /// Annotations and locations relative to this directory (default: the
-    /// git toplevel of the working directory).
-    #[arg(long, value_name = "DIR")]
-    pub(crate) source_root: Option<PathBuf>,
-    /// Write the comparison here instead of standard output.
-    #[arg(short, long, value_name = "FILE")]
-    pub(crate) output: Option<PathBuf>,
     /// Samples per second.
     #[arg(long, default_value_t = 997, value_name = "HZ")]
     pub(crate) frequency: u32,

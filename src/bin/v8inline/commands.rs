@@ -43,11 +43,11 @@ pub(crate) fn lookup(args: LookupArgs) -> Result<(), Failure> {
 /// regression and one was found.
 pub(crate) fn compare(args: CompareArgs) -> Result<u8, Failure> {
     let mut options = CompareOptions::new(args.base, args.head);
-    options.format = args.format.into();
-    options.top = args.top;
+    options.format = args.report.format.into();
+    options.top = args.report.top;
     options.least_growth = args.least_growth / 100.0;
     options.threshold = args.threshold / 100.0;
-    options.source_root = args.source_root;
+    options.source_root = args.report.source_root;
     options.base_root = args.base_root;
     options.head_root = args.head_root;
     options.separate_native = args.separate_native;
@@ -60,14 +60,14 @@ pub(crate) fn compare(args: CompareArgs) -> Result<u8, Failure> {
         }
         Err(error) => return Err(Failure::Input(error.to_string())),
     };
-    write_output(args.output.as_deref(), comparison.text.as_bytes())?;
+    write_output(args.report.output.as_deref(), comparison.text.as_bytes())?;
     if let (Some(svg_path), Some(svg)) = (&args.flamegraph, &comparison.svg) {
         write_file(svg_path, svg)?;
         for benchmark in &comparison.benchmark_svgs {
             write_file(&v8inline::benchmark_svg_path(svg_path, &benchmark.slug), &benchmark.svg)?;
         }
     }
-    Ok(u8::from(args.fail_on_regression && comparison.regressed))
+    Ok(u8::from(args.report.fail_on_regression && comparison.regressed))
 }
 
 /// `bench`: returns the status to exit with: 1 on a regression with
@@ -88,12 +88,13 @@ pub(crate) fn bench(args: BenchArgs) -> Result<u8, Failure> {
         error => Failure::Input(error.to_string()),
     })?;
     let mut compare = CompareOptions::new(bench.output_dir.join("base"), bench.output_dir.join("head"));
-    compare.format = args.format.into();
-    (compare.top, compare.source_root, compare.threshold) = (args.top, args.source_root, options.threshold);
+    compare.format = args.report.format.into();
+    (compare.top, compare.source_root, compare.threshold) =
+        (args.report.top, args.report.source_root, options.threshold);
     let comparison = compare_files(&compare).map_err(|error| Failure::Input(error.to_string()))?;
-    write_output(args.output.as_deref(), comparison.text.as_bytes())?;
+    write_output(args.report.output.as_deref(), comparison.text.as_bytes())?;
     let regressed = comparison.regressed;
-    Ok(u8::from((args.fail_on_regression && regressed) || (args.fail_on_undecided && comparison.undecided)))
+    Ok(u8::from((args.report.fail_on_regression && regressed) || (args.fail_on_undecided && comparison.undecided)))
 }
 
 impl From<CompareFormat> for ComparisonFormat {
