@@ -572,6 +572,48 @@ def jitted_elf_seeds():
     return seeds
 
 
+def side_directory_seed(side, schedule_kept, lines=6):
+    """A side directory of `v8inline bench` as the compare target takes it
+    (fuzz_targets/compare.rs): 3, its runs.json (with its schedule, or none
+    as before duets), 0xFE, then up to three runs split at 0xFD, each
+    benchmarks.json (its first benchmark, at directory `b`), recording.json,
+    an empty whole-run profile and the benchmark's first `lines` stacks,
+    split at 0xFF."""
+    runs_file = json.loads((side / "runs.json").read_text())
+    runs_file["runs"] = runs_file["runs"][:3]
+    if not schedule_kept:
+        runs_file.pop("schedule", None)
+    parts = []
+    for run in runs_file["runs"]:
+        directory = side / run["directory"]
+        benchmarks = json.loads((directory / "benchmarks.json").read_text())
+        first = benchmarks["benchmarks"][0]
+        folded = gzip.decompress((directory / first["directory"] / "profile.folded.gz").read_bytes())
+        first["directory"] = "b"
+        benchmarks["benchmarks"] = [first]
+        parts.append(b"\xff".join([
+            json.dumps(benchmarks).encode(),
+            (directory / "recording.json").read_bytes(),
+            b"",
+            b"\n".join(folded.split(b"\n")[:lines]) + b"\n",
+        ]))
+    return b"\x03" + json.dumps(runs_file).encode() + b"\xfe" + b"\xfd".join(parts)
+
+
+def compare_seeds():
+    """Base against head of two of bench46's kept comparisons: duets (runs
+    paired by round) and interleaved runs (runs.json without a schedule)."""
+    seeds = []
+    for comparison, schedule_kept in [
+        (TESTDATA / "bench46" / "duet" / "results" / "duet-slower25-01", True),
+        (TESTDATA / "bench46" / "results" / "unchanged-01", False),
+    ]:
+        base = side_directory_seed(comparison / "base", schedule_kept)
+        head = side_directory_seed(comparison / "head", schedule_kept)
+        seeds.append(len(base).to_bytes(4, "little") + base + head)
+    return seeds
+
+
 def main():
     corpus = Path(sys.argv[1]) if len(sys.argv) > 1 else REPOSITORY / "fuzz" / "corpus"
     counts = {}
@@ -618,7 +660,9 @@ def main():
         write_seed(corpus / "elf_symbols", seed)
     for seed in jitted_elf_seeds():
         write_seed(corpus / "jitted_elf", seed)
-    targets = ["code_log", "jitdump", "perf_script", "pipeline", "perf_data", "ticks", "source_map", "elf_symbols"]
+    for seed in compare_seeds():
+        write_seed(corpus / "compare", seed)
+    targets = ["code_log", "jitdump", "perf_script", "pipeline", "perf_data", "ticks", "source_map", "elf_symbols", "compare"]
     for target in targets + ["jitted_elf"]:
         counts[target] = len(os.listdir(corpus / target))
     print(" ".join(f"{target}: {count} seeds" for target, count in counts.items()))

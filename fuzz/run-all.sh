@@ -43,6 +43,7 @@ declare -A MAX_LEN=(
   [source_map]=8192
   [elf_symbols]=36864
   [jitted_elf]=8192
+  [compare]=32768
 )
 # Slowest first, so that the last two run side by side.
 ORDER=(ticks source_map code_log perf_data perf_script pipeline elf_symbols jitted_elf jitdump)
