@@ -81,7 +81,8 @@ pub fn judge_values(
 }
 
 /// The runs' values as pairs, when the runs pair up one to one by duet
-/// round.
+/// round (each round once on each side: a hand-edited runs.json that names
+/// a round twice is judged side against side).
 fn duet_pairs(
     base: &[BenchmarkRun],
     base_values: &[f64],
@@ -90,6 +91,16 @@ fn duet_pairs(
 ) -> Option<Vec<RunPair>> {
     if base.is_empty() || base.len() != head.len() || base.len() != base_values.len() || head.len() != head_values.len()
     {
+        return None;
+    }
+    let rounds = |runs: &[BenchmarkRun]| -> Option<Vec<u32>> {
+        let mut rounds = runs.iter().map(|run| run.duet_round).collect::<Option<Vec<u32>>>()?;
+        rounds.sort_unstable();
+        rounds.dedup();
+        Some(rounds)
+    };
+    let base_rounds = rounds(base)?;
+    if base_rounds.len() != base.len() || rounds(head)? != base_rounds {
         return None;
     }
     base.iter()
@@ -438,6 +449,7 @@ mod tests {
         assert_eq!(paired.verdict, RunsVerdict::Regressed);
         for (base, head) in [
             (runs(&[Some(1), Some(2), Some(3)]), runs(&[Some(2), Some(4), Some(1)])),
+            (runs(&[Some(1), Some(2), Some(2)]), runs(&[Some(2), Some(1), Some(2)])),
             (runs(&[None, None, None]), runs(&[None, None, None])),
         ] {
             let unpaired = judge_values(&base, &base_values, &head, &head_values, 0.05);
