@@ -349,6 +349,15 @@ fn a_damaged_side_directory_is_named() {
             "EOF while parsing an object at line 2 column 32",
         ),
         ("{\"version\": 1, \"side\": \"base\", \"runs\": []}", "no runs"),
+        // A schedule bench never writes, and a round that is not a number.
+        (
+            "{\"version\": 1, \"side\": \"base\", \"schedule\": \"trio\", \"runs\": []}",
+            "unknown variant `trio`, expected `interleaved` or `duet` at line 1 column 49",
+        ),
+        (
+            "{\"version\": 1, \"side\": \"base\", \"schedule\": \"duet\",\n \"runs\": [{\"directory\": \"run-01\", \"round\": -1}]}",
+            "invalid value: integer `-1`, expected u32 at line 2 column 45",
+        ),
     ];
     for (text, message) in cases {
         std::fs::write(&runs_json, text).unwrap();
