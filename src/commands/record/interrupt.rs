@@ -36,9 +36,10 @@ extern "C" fn note_signal(signal: libc::c_int) {
         for child in &CHILDREN {
             let child = child.load(Ordering::SeqCst);
             if child > 0 {
-                // SAFETY: kill(2) is async-signal-safe; a pid that has
-                // exited is not reaped (and reused) before its slot is
-                // freed, after `wait` returns.
+                // SAFETY: kill(2) is async-signal-safe. A child that has
+                // exited keeps its pid until `wait` reaps it; its slot is
+                // freed right after (the pid's reuse in that instant is
+                // the one window, as before duets).
                 unsafe { libc::kill(child, signal) };
             }
         }
