@@ -365,3 +365,40 @@ fn ticks_of_a_killed_child_all_resolve() {
     assert!(inlined > 100, "{folded}");
     let _ = std::fs::remove_dir_all(&directory);
 }
+
+/// `repair-jitdump` of a killed child's cut jitdump (node 26, SIGKILL at
+/// 522 ms): the code log beside it is found, the code objects created
+/// after the cut are named as the log's alone (no jitted .so can hold
+/// them), the cut is a warning naming its byte offset, and the copy keeps
+/// every byte.
+#[test]
+fn repair_jitdump_of_a_cut_jitdump_names_what_only_the_log_has() {
+    let pid = 15156;
+    assert!(children("node26").iter().any(|child| child.pid == pid && child.ending == Ending::Killed { millis: 522 }));
+    let directory = common::temp_dir("killed", "repair");
+    let jitdump = directory.join(format!("jit-{pid}.dump"));
+    std::fs::write(&jitdump, gunzip(&jitdump_of("node26", pid))).unwrap();
+    let log = files("node26", "isolate-")
+        .into_iter()
+        .find(|path| path.to_string_lossy().contains(&format!("-{pid}-")))
+        .unwrap();
+    let log_name = log.file_name().unwrap().to_string_lossy().trim_end_matches(".gz").to_string();
+    std::fs::write(directory.join(&log_name), gunzip(&log)).unwrap();
+    let repaired = directory.join("repaired.dump");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_v8inline"))
+        .current_dir(&*directory)
+        .args(["repair-jitdump", &format!("jit-{pid}.dump"), "-o", "repaired.dump"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "note: jit-{pid}.dump: 1 code object(s) created after the cut are only in its process's code log \
+             ./{log_name}: no record of the jitdump holds their code bytes"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!("jit-{pid}.dump: byte offset 2563039: expected a whole record of 3152 bytes, the file ends 1057 bytes later (cut short)")), "{stderr}");
+    assert_eq!(std::fs::read(&repaired).unwrap(), std::fs::read(&jitdump).unwrap());
+}
