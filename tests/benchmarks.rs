@@ -482,6 +482,35 @@ fn the_real_suites_benchmark_graphs_start_at_their_tasks_and_show_their_code() {
         let labels = whole_labels(&frames);
         assert!(labels.len() >= 25, "{name}: {} whole labels in the first 1,000 px: {labels:?}", labels.len());
         eprintln!("{name}: {} whole labels in the first 1,000 px, e.g. {:?}", labels.len(), &labels[..8]);
+        // benchmarks.json keeps what the root stands for, for compare.
+        assert_eq!(benchmark["root"]["task_found"], true, "{name}");
+        let kept: Vec<&str> = benchmark["root"]["folded_frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|frame| frame.as_str().unwrap())
+            .collect();
+        assert!(root.title.ends_with(&kept.join("\n")), "{name}: {kept:?} not the tooltip's:\n{}", root.title);
+    }
+    // compare's differential graph of each benchmark has the same tooltip
+    // on its root, from benchmarks.json.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_v8inline"))
+        .current_dir(&directory)
+        .args(["compare", "out", "out", "--flamegraph", "differential.svg"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    for (benchmark, (name, _)) in recorded.benchmarks().iter().zip(tasks) {
+        let slug =
+            Path::new(benchmark["directory"].as_str().unwrap()).file_name().unwrap().to_str().unwrap().to_string();
+        let own =
+            svg_frames(&recorded.output_dir.join(benchmark["directory"].as_str().unwrap()).join("flamegraph.svg"));
+        let differential = svg_frames(&directory.join(format!("differential-{slug}.svg")));
+        let root_of = |frames: &[SvgFrame]| {
+            let title = &frames.iter().find(|frame| frame.label.as_deref() == Some(name)).unwrap().title;
+            title[title.find("benchmark ").unwrap()..].to_string()
+        };
+        assert_eq!(root_of(&differential), root_of(&own), "{name}");
     }
 }
 

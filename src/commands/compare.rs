@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::collapse::task_root::{TaskRoot, root_frame_name};
 use crate::error::Error;
 use crate::files::read_file;
 use crate::output::annotations::SourceRoot;
@@ -20,7 +21,7 @@ use crate::output::compare::runs::{DEFAULT_THRESHOLD, RunsChange, Schedule};
 use crate::output::compare::{
     CompareError, KeyOptions, SuiteComparison, UnmatchedBenchmark, compare_benchmark_runs, is_json_report, render,
 };
-use crate::output::flamegraph::FlameGraphStyle;
+use crate::output::flamegraph::{FlameGraphStyle, FrameNote};
 
 /// How the comparison is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,6 +181,16 @@ struct BenchmarkEntry {
     samples: Option<u64>,
     #[serde(default)]
     time_per_iteration: Option<TimePerIteration>,
+    /// What its root stands for (absent in recordings made before it).
+    #[serde(default)]
+    root: Option<RootEntry>,
+}
+
+/// benchmarks.json's `root` of a benchmark.
+#[derive(Debug, Deserialize)]
+struct RootEntry {
+    folded_frames: Vec<String>,
+    task_found: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -273,6 +284,9 @@ impl Recording {
 
 struct SideBenchmark {
     name: String,
+    /// What its root frame stands for: the tooltip of its differential
+    /// graph's root.
+    root: Option<TaskRoot>,
     /// Its directory in benchmarks.json: its file names come from it.
     directory: PathBuf,
     folded_path: PathBuf,
@@ -339,6 +353,11 @@ fn read_recording(path: &Path, root: Option<&Path>) -> Result<Recording, Compare
             .benchmarks
             .into_iter()
             .map(|entry| SideBenchmark {
+                root: entry.root.map(|root| TaskRoot {
+                    name: root_frame_name(&entry.name),
+                    folded_frames: root.folded_frames,
+                    task_found: root.task_found,
+                }),
                 folded_path: folded_in(&path.join(&entry.directory)),
                 directory: entry.directory,
                 name: entry.name,
@@ -567,18 +586,20 @@ pub fn compare_files(options: &CompareOptions) -> Result<Comparison, CompareComm
         }
         let base_root = base.project_root().and_then(Path::to_str);
         let head_root = head.project_root().and_then(Path::to_str);
-        let draw = |base_text: &str, head_text: &str, title: String| {
+        let draw = |base_text: &str, head_text: &str, title: String, root: Option<&TaskRoot>| {
+            let note = root.map(|root| FrameNote { frame: root.name.clone(), note: root.describe() });
             differential_svg(
                 FoldedSide { folded: base_text, project_root: base_root },
                 FoldedSide { folded: head_text, project_root: head_root },
                 &title,
                 options.flame_graph_style,
+                note.as_ref(),
             )
             // Rendering into memory cannot fail.
             .unwrap_or_default()
         };
         let title = format!("v8inline: {} → {}", base.path.display(), head.path.display());
-        svg = Some(draw(&base_text, &head_text, title.clone()));
+        svg = Some(draw(&base_text, &head_text, title.clone(), None));
         let folded = |benchmarks: &[&SideBenchmark]| -> Result<String, CompareCommandError> {
             let mut text = String::new();
             for benchmark in benchmarks {
@@ -598,7 +619,9 @@ pub fn compare_files(options: &CompareOptions) -> Result<Comparison, CompareComm
                 suffix += 1;
                 unique = format!("{part}-{suffix}");
             }
-            let graph = draw(&folded(base_benchmarks)?, &folded(head_benchmarks)?, format!("{title}: {name}"));
+            // The root's tooltip as head's first run recorded it.
+            let root = head_benchmarks.first().and_then(|benchmark| benchmark.root.as_ref());
+            let graph = draw(&folded(base_benchmarks)?, &folded(head_benchmarks)?, format!("{title}: {name}"), root);
             benchmark_svgs.push(BenchmarkSvg { slug: unique, svg: graph });
         }
     }

@@ -300,6 +300,9 @@ pub struct RunSummary {
     /// Each benchmark's samples kept, total count and distinct stacks,
     /// when [`FoldOptions::benchmarks`] gave benchmarks, in their order.
     pub benchmarks: Vec<CollapseSummary>,
+    /// What each benchmark's root stands for (the frames folded into it),
+    /// in the same order: benchmarks.json keeps it for `compare`'s graphs.
+    pub benchmark_roots: Vec<TaskRoot>,
 }
 
 /// Why a job failed.
@@ -450,6 +453,7 @@ pub fn run(job: &Job, events: &mut dyn FnMut(RunEvent<'_>)) -> Result<RunSummary
         expansion: profile.expansion.clone(),
         diagnostics: profile.diagnostics.clone(),
         benchmarks,
+        benchmark_roots: profile.benchmarks.iter().map(|benchmark| benchmark.root.clone()).collect(),
     })
 }
 

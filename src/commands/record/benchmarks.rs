@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::collapse::CollapseSummary;
+use crate::collapse::task_root::TaskRoot;
 use crate::files::replace_file;
 use crate::model::benchmarks::{Benchmark, TimePerIteration, Window};
 use crate::output::cpuprofile::ThreadSelection;
@@ -140,6 +141,17 @@ struct BenchmarkEntry<'a> {
     samples: u64,
     windows: &'a [Window],
     time_per_iteration: Option<TimePerIteration>,
+    /// What its root stands for, for the tooltip of `compare`'s graphs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    root: Option<RootEntry<'a>>,
+}
+
+/// benchmarks.json's `root` of a benchmark ([`TaskRoot`] without its name,
+/// which is the benchmark's).
+#[derive(Serialize)]
+struct RootEntry<'a> {
+    folded_frames: &'a [String],
+    task_found: bool,
 }
 
 #[derive(Serialize)]
@@ -246,6 +258,7 @@ pub(crate) fn write_benchmarks_file(
     benchmarks: &[Benchmark],
     directories: &[String],
     summaries: &[CollapseSummary],
+    roots: &[TaskRoot],
 ) -> Result<Vec<BenchmarkSummary>, (PathBuf, std::io::Error)> {
     let mut entries = Vec::with_capacity(benchmarks.len());
     let mut reported = Vec::with_capacity(benchmarks.len());
@@ -267,6 +280,9 @@ pub(crate) fn write_benchmarks_file(
             samples,
             windows: &benchmark.windows,
             time_per_iteration: benchmark.time_per_iteration,
+            root: roots
+                .get(index)
+                .map(|root| RootEntry { folded_frames: &root.folded_frames, task_found: root.task_found }),
         });
     }
     let file = BenchmarksFile { version: 1, benchmarks: entries };

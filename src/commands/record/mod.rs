@@ -844,7 +844,8 @@ fn write_benchmark_files(
     if found.is_empty() || directories.is_empty() {
         return Ok(Vec::new());
     }
-    benchmarks::write_benchmarks_file(output_dir, found, directories, &run.benchmarks).map_err(output_error)
+    benchmarks::write_benchmarks_file(output_dir, found, directories, &run.benchmarks, &run.benchmark_roots)
+        .map_err(output_error)
 }
 
 /// What the `node` script and the preload wrote down of the nodes they saw.

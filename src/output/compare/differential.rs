@@ -7,7 +7,7 @@ use std::io;
 
 use rustc_hash::FxHashMap;
 
-use crate::output::flamegraph::{FlameGraphStyle, SvgOptions, write_svg};
+use crate::output::flamegraph::{FlameGraphStyle, FrameNote, SvgOptions, write_svg_with_note};
 
 /// One side's folded stacks and where its project is, so that the same
 /// code checked out in two directories draws as the same frames.
@@ -19,13 +19,15 @@ pub struct FoldedSide<'text> {
     pub project_root: Option<&'text str>,
 }
 
-/// Renders head's stacks colored by their change from base. The output
+/// Renders head's stacks colored by their change from base, `note` added
+/// to the tooltip of its frame (a benchmark's root). The output
 /// depends only on the inputs.
 pub fn differential_svg(
     base: FoldedSide<'_>,
     head: FoldedSide<'_>,
     title: &str,
     style: FlameGraphStyle,
+    note: Option<&FrameNote>,
 ) -> io::Result<Vec<u8>> {
     let base_stacks = stacks(base.folded);
     let head_stacks = stacks(head.folded);
@@ -61,7 +63,7 @@ pub fn differential_svg(
     let options =
         SvgOptions { title: title.to_string(), event: None, samples, total_count: samples, style, differential: true };
     let mut svg = Vec::new();
-    write_svg(lines.iter().map(String::as_str), &options, &mut svg)?;
+    write_svg_with_note(lines.iter().map(String::as_str), &options, note, &mut svg)?;
     Ok(svg)
 }
 
