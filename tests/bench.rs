@@ -387,21 +387,25 @@ fn the_study_s_runs_judged_over_runs() {
     }
 }
 
+/// `compare --fail-on-regression --format FORMAT` of a kept comparison's
+/// `base/` and `head/`, locations relative to the study's work directory:
+/// the exit status and standard output.
+fn compare_kept(directory: &Path, format: &str) -> (Option<i32>, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_v8inline"))
+        .args(["compare", "--fail-on-regression", "--format", format, "--source-root", "/tmp/v8inline-bench46"])
+        .arg(directory.join("base"))
+        .arg(directory.join("head"))
+        .output()
+        .unwrap();
+    (output.status.code(), String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
 /// Two of the study's comparisons kept whole, compared as `bench` ends:
 /// unchanged code passes the gate with no annotation; the 25 % slower
 /// isEmpty fails it, annotated first at its line.
 #[test]
 fn the_study_s_kept_comparisons() {
-    let compare = |name: &str, format: &str| {
-        let directory = study().join(name);
-        let output = Command::new(env!("CARGO_BIN_EXE_v8inline"))
-            .args(["compare", "--fail-on-regression", "--format", format, "--source-root", "/tmp/v8inline-bench46"])
-            .arg(directory.join("base"))
-            .arg(directory.join("head"))
-            .output()
-            .unwrap();
-        (output.status.code(), String::from_utf8_lossy(&output.stdout).into_owned())
-    };
+    let compare = |name: &str, format: &str| compare_kept(&study().join(name), format);
     assert_eq!(compare("unchanged-01", "github"), (Some(0), String::new()));
     let (code, text) = compare("unchanged-01", "text");
     assert_eq!(code, Some(0));
@@ -490,16 +494,7 @@ fn the_duet_study_s_runs_judged_as_pairs() {
 /// in duets; the 25 % slower isEmpty fails it, annotated first at its line.
 #[test]
 fn the_duet_study_s_kept_comparisons() {
-    let compare = |name: &str, format: &str| {
-        let directory = duet_study().join(name);
-        let output = Command::new(env!("CARGO_BIN_EXE_v8inline"))
-            .args(["compare", "--fail-on-regression", "--format", format, "--source-root", "/tmp/v8inline-bench46"])
-            .arg(directory.join("base"))
-            .arg(directory.join("head"))
-            .output()
-            .unwrap();
-        (output.status.code(), String::from_utf8_lossy(&output.stdout).into_owned())
-    };
+    let compare = |name: &str, format: &str| compare_kept(&duet_study().join(name), format);
     assert_eq!(compare("duet-unchanged-05", "github"), (Some(0), String::new()));
     let (code, text) = compare("duet-unchanged-05", "text");
     assert_eq!(code, Some(0));
