@@ -89,6 +89,21 @@ pub enum WarningKind {
 }
 
 impl WarningKind {
+    /// Whether the warning is about the machine reading a recording rather
+    /// than about the recording: native files missing or changed since perf
+    /// recorded them, another kernel, kernel symbols hidden. Read where it
+    /// was made, a whole recording has none of them; elsewhere they only
+    /// leave native and kernel frames unnamed (docs/testing.md).
+    pub fn is_about_the_reading_machine(self) -> bool {
+        matches!(
+            self,
+            WarningKind::NoSymbols
+                | WarningKind::BuildIdMismatch
+                | WarningKind::OtherKernel
+                | WarningKind::NoKernelSymbols
+        )
+    }
+
     /// The summary's description, after the count.
     pub fn description(self) -> &'static str {
         match self {
@@ -181,6 +196,11 @@ struct Remarks {
     /// the runtime's own process or files ([`crate::v8::tool_code`]). Only
     /// `--stats` tells them.
     not_the_users: Vec<String>,
+    /// What would be a warning were it more than a small part of the
+    /// profile: a launcher's or a waiting parent's JavaScript, never
+    /// optimized ([`crate::v8::unexpanded::MINOR_SHARE`]). Only `--stats`
+    /// tells them.
+    minor: Vec<String>,
 }
 
 /// What a process's code log gave of the code its cut jitdump lost
@@ -226,6 +246,7 @@ impl Diagnostics {
         self.remarks.notes.extend(other.remarks.notes.iter().cloned());
         self.remarks.option_warnings.extend(other.remarks.option_warnings.iter().cloned());
         self.remarks.not_the_users.extend(other.remarks.not_the_users.iter().cloned());
+        self.remarks.minor.extend(other.remarks.minor.iter().cloned());
     }
 
     /// Says `text` as a note: not an input problem.
@@ -245,19 +266,29 @@ impl Diagnostics {
         self.remarks.not_the_users.push(text);
     }
 
+    /// Says `text` under `--stats` only: a small part of the profile that
+    /// would be warned about were it more ([`Remarks::minor`]).
+    pub fn minor(&mut self, text: String) {
+        self.remarks.minor.push(text);
+    }
+
     /// The notes ([`Diagnostics::note`]).
     pub fn notes(&self) -> &[String] {
         &self.remarks.notes
     }
 
-    /// The lines `--stats` adds for what was not the user's, each
-    /// `v8inline: not the user's, so no warning: ...`.
-    pub fn not_the_users_report(&self) -> String {
-        self.remarks
-            .not_the_users
+    /// The lines `--stats` adds for what was told no warning: each
+    /// `v8inline: not the user's, so no warning: ...`, then each
+    /// `v8inline: a small part of the profile, so no warning: ...`.
+    pub fn unwarned_report(&self) -> String {
+        let not_the_users =
+            self.remarks.not_the_users.iter().map(|text| format!("v8inline: not the user's, so no warning: {text}\n"));
+        let minor = self
+            .remarks
+            .minor
             .iter()
-            .map(|text| format!("v8inline: not the user's, so no warning: {text}\n"))
-            .collect()
+            .map(|text| format!("v8inline: a small part of the profile, so no warning: {text}\n"));
+        not_the_users.chain(minor).collect()
     }
 
     /// The producer defects read around exactly, one line per input.

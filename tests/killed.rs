@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use common::gunzip;
+use v8inline::internals::diagnostics::WarningKind;
 use v8inline::internals::model::timeline::Timeline;
 use v8inline::internals::v8::expand::ProcessSamples;
 use v8inline::{CodeLogOptions, FoldOptions, FoldedProfile, FrameKind, SampleInput};
@@ -187,8 +188,9 @@ const NAMED_AT_LEAST: f64 = 0.99;
 /// every runtime: at least 99 % of its JavaScript samples named (resolved to
 /// a code object of the jitdump or, past its cut, of the code log), its
 /// expanded self shares per function within the noise floor of the two
-/// unkilled runs over as many samples from their start, and not a warning: each
-/// cut jitdump is a note.
+/// unkilled runs over as many samples from their start, and not a warning
+/// about the input (only, where it applies, about the machine reading it):
+/// each cut jitdump is a note.
 ///
 /// The samples named from the code log alone are what a reader of the
 /// jitdump alone loses: their innermost JavaScript frames become `[unknown]`
@@ -221,7 +223,13 @@ fn killed_children_profile_as_unkilled_ones() {
         let children = children(runtime);
         let folded = fold(runtime);
         let diagnostics = folded.profile.diagnostics();
-        assert!(diagnostics.is_empty(), "{runtime}: warnings:\n{diagnostics}");
+        // Nothing is wrong with the input. Read on another machine than the
+        // one that recorded it, its kernel and vDSO frames are not named, and
+        // that is said (tests/machine_identity.rs checks that it changes none
+        // of the figures below).
+        let input_problems: Vec<WarningKind> =
+            diagnostics.kinds().map(|(kind, _)| kind).filter(|kind| !kind.is_about_the_reading_machine()).collect();
+        assert!(input_problems.is_empty(), "{runtime}: {input_problems:?}:\n{diagnostics}");
         let messages = diagnostics.to_string();
         let unkilled: Vec<Child> = children.iter().copied().filter(|child| child.ending == Ending::Exited).collect();
         let [first, second] = unkilled[..] else { panic!("{runtime}: two unkilled children expected") };

@@ -159,3 +159,4 @@ pub fn node_binary(version: u32) -> Option<PathBuf> {
             .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).starts_with(&format!("v{version}.")))
     })
 }
+pub mod machine;
