@@ -22,7 +22,7 @@ fn work_directory(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&directory);
     std::fs::create_dir_all(&directory).unwrap();
     let programs = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/programs");
-    for program in ["deep.js", "lib.js", "workers.js"] {
+    for program in ["deep.js", "lib.js", "workers.js", "forker.js", "launcher.js"] {
         std::fs::copy(programs.join(program), directory.join(program)).unwrap();
     }
     directory
@@ -854,4 +854,56 @@ fn ctrl_c_writes_the_profile_of_what_ran_and_exits_130() {
     assert_eq!(output_files_in(&directory.join("out"), "jit-", ".dump").len(), 1, "{stderr}");
     assert_eq!(output_files_in(&directory, "jit-", ".dump"), Vec::<String>::new());
     std::fs::remove_dir_all(&directory).unwrap();
+}
+
+/// A parent that forks the worker and waits (`forker.js`), and a launcher
+/// that starts the real node (`launcher.js`, as tsx's bin script does): each
+/// such process runs little JavaScript, never optimized, beside a child whose
+/// JavaScript expands. No warning: their lines are told under `--stats`
+/// only, as a small part of the profile; the child's chain is expanded.
+#[test]
+fn a_parent_that_waits_and_a_launcher_raise_no_warning() {
+    if let Some(reason) = v8inline::internals::commands::record::perf_unavailable_reason("perf".as_ref()) {
+        eprintln!("SKIPPED: perf cannot record here ({reason})");
+        return;
+    }
+    let path = std::env::var("PATH").unwrap();
+    let node =
+        common::node_binary(20).or_else(|| installed_nodes().into_iter().map(|(_, node)| node).next()).expect("a node");
+    for (name, arguments) in [("forker", &["forker.js", "1500"][..]), ("launcher", &["launcher.js", "deep.js", "1500"])]
+    {
+        let directory = work_directory(name);
+        let output = Command::new(env!("CARGO_BIN_EXE_v8inline"))
+            .current_dir(&directory)
+            .env("PATH", &path)
+            .args(["record", "--output-dir", "out", "--"])
+            .arg(&node)
+            .args(arguments)
+            .output()
+            .unwrap();
+        let errors = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(output.status.success(), "{name}: {errors}");
+        assert!(!errors.contains("v8inline: warning: "), "{name}: {errors}");
+        assert!(errors.contains("recorded 2 processes"), "{name}: {errors}");
+        assert_inlined_profile(&directory, name);
+
+        // Under --stats, the parent's line: a small part of the profile.
+        let perf_data = directory.join("out/perf.data");
+        let stats = Command::new(env!("CARGO_BIN_EXE_v8inline"))
+            .current_dir(&directory)
+            .args(["--stats", "-o", "/dev/null", "--perf-data"])
+            .arg(&perf_data)
+            .output()
+            .unwrap();
+        let stats = String::from_utf8_lossy(&stats.stderr).into_owned();
+        let minor: Vec<&str> = stats
+            .lines()
+            .filter(|line| line.starts_with("v8inline: a small part of the profile, so no warning: "))
+            .collect();
+        assert_eq!(minor.len(), 1, "{name}: {stats}");
+        assert!(
+            minor[0].contains(" % of the profile's JavaScript, never optimized (a launcher, or a parent that waits): ")
+        );
+        assert!(!stats.contains("v8inline: warning: "), "{name}: {stats}");
+    }
 }

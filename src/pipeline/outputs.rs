@@ -416,7 +416,7 @@ pub fn run(job: &Job, events: &mut dyn FnMut(RunEvent<'_>)) -> Result<RunSummary
         }
         text.push_str(&stats_report(&summary, &profile.expansion));
         text.push_str(&code_log_report(profile.code_logs.maps()));
-        text.push_str(&profile.diagnostics.not_the_users_report());
+        text.push_str(&profile.diagnostics.unwarned_report());
         events(RunEvent::Stats(text));
     }
     // Each benchmark's outputs, by the same writer over its share.
