@@ -298,6 +298,7 @@ fn check_benchmarks_of(recorded: &Recorded, harness: &str, timed: bool, files: &
             assert!(mean > 0.0 && times["samples"].as_u64().unwrap() > 0, "{name}: {times}");
             assert!(min.unwrap() <= mean && mean <= max.unwrap(), "{name}: {times}");
             assert!(times["stddev"].as_f64().unwrap() >= 0.0);
+            check_timings(benchmark, name);
         } else {
             assert!(times.is_null(), "{name}: {times}");
         }
@@ -305,6 +306,49 @@ fn check_benchmarks_of(recorded: &Recorded, harness: &str, timed: bool, files: &
         assert!(recorded.stderr.contains(&line), "no `{line}` in\n{}", recorded.stderr);
     }
     assert!(samples <= recorded.samples(), "{samples} benchmark samples of {} in all", recorded.samples());
+}
+
+/// A benchmark's `timings` in benchmarks.json, where the harness kept
+/// them: as many as the harness counted, each a whole ns, their least and
+/// greatest the harness's min and max; `p75` and `p99` in order where given.
+/// Returns what each timing measured (`None`: none kept).
+fn check_timings(benchmark: &Value, name: &str) -> Option<String> {
+    let times = &benchmark["time_per_iteration"];
+    let (min, max) = (times["min"].as_f64().unwrap(), times["max"].as_f64().unwrap());
+    let median = times["median"].as_f64().unwrap_or(min);
+    let mut ordered = vec![min, median];
+    ordered.extend(["p75", "p99"].iter().filter_map(|quantile| times[quantile].as_f64()));
+    ordered.push(max);
+    // Rounding of the harness's own figures: within a nanosecond.
+    assert!(ordered.windows(2).all(|pair| pair[0] <= pair[1] + 1.0), "{name}: {times}");
+    let timings = benchmark.get("timings")?;
+    let count = timings["count"].as_u64().unwrap();
+    assert_eq!(count, times["samples"].as_u64().unwrap(), "{name}: {timings}");
+    let values: Vec<f64> = match (timings["ns"].as_array(), timings["quantiles_ns"].as_array()) {
+        (Some(each), None) => {
+            assert_eq!(each.len() as u64, count, "{name}");
+            each.iter().map(|value| value.as_f64().unwrap()).collect()
+        }
+        (None, Some(quantiles)) => {
+            assert!(count > 1000 && quantiles.len() == 101, "{name}: {count} timings, {} quantiles", quantiles.len());
+            quantiles.iter().map(|value| value.as_f64().unwrap()).collect()
+        }
+        other => panic!("{name}: timings without values: {other:?}"),
+    };
+    assert!(values.iter().all(|value| value.fract() == 0.0 && *value >= 0.0), "{name}: not whole ns");
+    let least = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let greatest = values.iter().copied().fold(0.0, f64::max);
+    assert!((least - min).abs() <= 1.0 && (greatest - max).abs() <= 1.0, "{name}: {least}..{greatest} for {times}");
+    Some(timings["of"].as_str().unwrap().to_string())
+}
+
+/// What each benchmark's timings measured (`None` where none were kept).
+fn timings_kept(recorded: &Recorded) -> Vec<Option<String>> {
+    recorded
+        .benchmarks()
+        .iter()
+        .map(|benchmark| benchmark.get("timings").map(|timings| timings["of"].to_string()))
+        .collect()
 }
 
 /// recording.json: the project root (the directory of the package.json, in
@@ -346,6 +390,8 @@ fn tinybench_tasks_are_profiled_one_by_one() {
     for benchmark in recorded.benchmarks() {
         assert_eq!(benchmark["windows"].as_array().unwrap().len(), 1);
     }
+    // tinybench 6 keeps each iteration's time only where asked.
+    assert_eq!(timings_kept(&recorded), [None, Some("\"iteration\"".to_string())]);
     check_recording_file(&recorded, directory, &command, "node ");
 }
 
@@ -392,6 +438,8 @@ fn benchmark_js_benchmarks_are_profiled_one_by_one() {
     let Some(directory) = harnesses() else { return };
     let recorded = record(directory, "out-benchmarkjs", &["node", "benchmarkjs.cjs"]);
     check_benchmarks(&recorded, "benchmark.js", true);
+    // Each cycle's time per iteration.
+    assert_eq!(timings_kept(&recorded), [Some("\"cycle\"".to_string()), Some("\"cycle\"".to_string())]);
 }
 
 #[test]
@@ -405,6 +453,8 @@ fn mitata_benchmarks_are_profiled_one_by_one_on_nodes_with_module_hooks() {
     let node = node.display().to_string();
     let recorded = record(directory, "out-mitata", &[&node, "mitata.mjs"]);
     check_benchmarks(&recorded, "mitata", true);
+    // Each batch's time per iteration.
+    assert_eq!(timings_kept(&recorded), [Some("\"batch\"".to_string()), Some("\"batch\"".to_string())]);
 }
 
 #[test]

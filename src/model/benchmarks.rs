@@ -31,8 +31,52 @@ pub struct TimePerIteration {
     pub min: Option<f64>,
     /// The longest timing.
     pub max: Option<f64>,
+    /// The 75th percentile of the timings (tinybench 3 on, mitata).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p75: Option<f64>,
+    /// The 99th percentile of the timings (tinybench 3 on, mitata).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p99: Option<f64>,
     /// How many timings the harness took.
     pub samples: Option<u64>,
+}
+
+/// What one timing of a harness measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TimingUnit {
+    /// One iteration (tinybench, `Deno.bench`).
+    Iteration,
+    /// The mean iteration of a batch (mitata).
+    Batch,
+    /// The mean iteration of a cycle (benchmark.js).
+    Cycle,
+}
+
+/// The timings a harness took of a benchmark, in nanoseconds per
+/// iteration: each one in the order taken (up to 1,000 of them), or 101
+/// quantiles of more, the minimum first and the maximum last (the preload
+/// reduces them: `preload.cjs`, `timings`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct HarnessTimings {
+    /// What each timing measured.
+    pub of: TimingUnit,
+    /// How many timings the harness took.
+    pub count: u64,
+    /// Every timing, in the order taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ns: Option<Vec<f64>>,
+    /// Quantiles at evenly spaced ranks, where there were too many to keep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantiles_ns: Option<Vec<f64>>,
+}
+
+impl HarnessTimings {
+    /// The timings or their quantiles: values that stand for the
+    /// distribution, each with the same weight.
+    pub fn values(&self) -> &[f64] {
+        self.ns.as_deref().or(self.quantiles_ns.as_deref()).unwrap_or(&[])
+    }
 }
 
 /// One benchmark: its name as the harness names it, the harness, the
@@ -51,6 +95,8 @@ pub struct Benchmark {
     pub windows: Vec<Window>,
     /// The harness's own timing, when it gave one.
     pub time_per_iteration: Option<TimePerIteration>,
+    /// Each timing the harness took, when it kept them.
+    pub timings: Option<HarnessTimings>,
 }
 
 /// A window of one benchmark on one thread, for the lookup.
@@ -164,6 +210,7 @@ mod tests {
             tid,
             windows: windows.iter().map(|&(start_ns, end_ns)| Window { start_ns, end_ns }).collect(),
             time_per_iteration: None,
+            timings: None,
         }
     }
 

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::collapse::CollapseSummary;
 use crate::collapse::task_root::TaskRoot;
 use crate::files::replace_file;
-use crate::model::benchmarks::{Benchmark, TimePerIteration, Window};
+use crate::model::benchmarks::{Benchmark, HarnessTimings, TimePerIteration, Window};
 use crate::output::cpuprofile::ThreadSelection;
 use crate::pipeline::outputs::{BenchmarkOutputs, OutputRequest};
 
@@ -37,6 +37,8 @@ struct WindowLine {
     start_ns: u64,
     end_ns: u64,
     time_per_iteration: Option<TimesLine>,
+    #[serde(default)]
+    timings: Option<HarnessTimings>,
 }
 
 /// The harness's timing as the preload wrote it: any field may be null.
@@ -47,6 +49,10 @@ struct TimesLine {
     median: Option<f64>,
     min: Option<f64>,
     max: Option<f64>,
+    #[serde(default)]
+    p75: Option<f64>,
+    #[serde(default)]
+    p99: Option<f64>,
     samples: Option<u64>,
 }
 
@@ -78,6 +84,7 @@ pub(crate) fn read_benchmarks(directory: &Path) -> (Vec<Benchmark>, usize) {
                 tid: window.tid,
                 windows: Vec::new(),
                 time_per_iteration: None,
+                timings: None,
             });
             benchmarks.len() - 1
         });
@@ -92,8 +99,14 @@ pub(crate) fn read_benchmarks(directory: &Path) -> (Vec<Benchmark>, usize) {
                 median: times.median,
                 min: times.min,
                 max: times.max,
+                p75: times.p75,
+                p99: times.p99,
                 samples: times.samples,
             });
+        }
+        // The last timings count, as the last timing does.
+        if let Some(timings) = window.timings.filter(|timings| !timings.values().is_empty()) {
+            benchmark.timings = Some(timings);
         }
     }
     for benchmark in &mut benchmarks {
@@ -141,6 +154,9 @@ struct BenchmarkEntry<'a> {
     samples: u64,
     windows: &'a [Window],
     time_per_iteration: Option<TimePerIteration>,
+    /// Each timing the harness took, when it kept them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timings: Option<&'a HarnessTimings>,
     /// What its root stands for, for the tooltip of `compare`'s graphs.
     #[serde(skip_serializing_if = "Option::is_none")]
     root: Option<RootEntry<'a>>,
@@ -280,6 +296,7 @@ pub(crate) fn write_benchmarks_file(
             samples,
             windows: &benchmark.windows,
             time_per_iteration: benchmark.time_per_iteration,
+            timings: benchmark.timings.as_ref(),
             root: roots
                 .get(index)
                 .map(|root| RootEntry { folded_frames: &root.folded_frames, task_found: root.task_found }),

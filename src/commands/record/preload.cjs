@@ -192,7 +192,8 @@ function runAgainWithTheFlags() {
 // splits the samples by them (src/commands/record/benchmarks.rs reads what
 // this writes). One JSON line per window, written when the window ends (a
 // process.exit or kill loses at most the window that is open):
-// {"harness", "name", "pid", "tid", "start_ns", "end_ns", "time_per_iteration"}
+// {"harness", "name", "pid", "tid", "start_ns", "end_ns", "time_per_iteration",
+// "timings"}
 // with times on CLOCK_MONOTONIC, the clock of `perf record -k mono`
 // (process.hrtime.bigint() reads it: libuv's uv_hrtime).
 //
@@ -238,11 +239,37 @@ function timesInNanoseconds(stats) {
     median: ns(stats.median),
     min: ns(stats.min),
     max: ns(stats.max),
+    p75: ns(stats.p75),
+    p99: ns(stats.p99),
     samples: typeof stats.count === 'number' ? stats.count : null,
   };
 }
 
-function writeWindow(harness, name, startNs, endNs, timePerIteration) {
+// At most this many timings are kept as they were taken; of more, this
+// many quantiles (src/model/benchmarks.rs: HarnessTimings).
+const TIMINGS_KEPT = 1000;
+const QUANTILES_KEPT = 101;
+
+// Each timing the harness took (`of`: `iteration`, or the mean of a mitata
+// `batch` or a benchmark.js `cycle`), `values` in `toNs` units, whole ns: in
+// the order taken, or quantiles where there are more than TIMINGS_KEPT.
+function timings(of, values, toNs) {
+  if (!Array.isArray(values) || values.length === 0) return null;
+  const ns = [];
+  for (const value of values) {
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return null;
+    ns.push(Math.round(value * toNs));
+  }
+  if (ns.length <= TIMINGS_KEPT) return { of, count: ns.length, ns };
+  ns.sort((a, b) => a - b);
+  const quantiles = [];
+  for (let index = 0; index < QUANTILES_KEPT; index++) {
+    quantiles.push(ns[Math.round((index * (ns.length - 1)) / (QUANTILES_KEPT - 1))]);
+  }
+  return { of, count: ns.length, quantiles_ns: quantiles };
+}
+
+function writeWindow(harness, name, startNs, endNs, timePerIteration, timingsTaken) {
   const window = {
     harness,
     name: String(name),
@@ -251,6 +278,7 @@ function writeWindow(harness, name, startNs, endNs, timePerIteration) {
     start_ns: '@start',
     end_ns: '@end',
     time_per_iteration: timePerIteration,
+    timings: timingsTaken || null,
   };
   // BigInt is not JSON: its digits go in as they are.
   const line = JSON.stringify(window).replace('"@start"', String(startNs)).replace('"@end"', String(endNs));
@@ -279,8 +307,18 @@ function tinybenchTimes(task) {
     median: typeof latency.p50 === 'number' ? latency.p50 : median(samples),
     min: latency.min,
     max: latency.max,
+    p75: latency.p75,
+    p99: latency.p99,
     count,
   });
+}
+
+// tinybench's timings of each iteration, in ms: kept by tinybench 2 to 4,
+// and by 5 and 6 where the bench or task has `retainSamples: true`.
+function tinybenchTimings(task) {
+  const result = task.result;
+  const latency = result && (result.latency || result);
+  return latency ? timings('iteration', latency.samples, 1e6) : null;
 }
 
 function observeTinybench() {
@@ -295,7 +333,15 @@ function observeTinybench() {
         else if ((type === 'cycle' || type === 'error' || type === 'abort') && started.has(this)) {
           const start = started.get(this);
           started.delete(this);
-          writeWindow('tinybench', this.name, start, monotonicNow(), type === 'cycle' ? tinybenchTimes(this) : null);
+          const cycled = type === 'cycle';
+          writeWindow(
+            'tinybench',
+            this.name,
+            start,
+            monotonicNow(),
+            cycled ? tinybenchTimes(this) : null,
+            cycled ? tinybenchTimings(this) : null,
+          );
         }
       }
     } catch (_) {}
@@ -334,7 +380,15 @@ function observeBenchmarkJs(Benchmark) {
           const start = started.get(this);
           started.delete(this);
           const label = this.name === undefined ? this.id : this.name;
-          writeWindow('benchmark.js', label, start, monotonicNow(), name === 'complete' ? benchmarkJsTimes(this) : null);
+          const complete = name === 'complete';
+          writeWindow(
+            'benchmark.js',
+            label,
+            start,
+            monotonicNow(),
+            complete ? benchmarkJsTimes(this) : null,
+            complete && this.stats ? timings('cycle', this.stats.sample, 1e9) : null,
+          );
         }
       }
     } catch (_) {}
@@ -414,6 +468,8 @@ function mitataTimes(stats) {
     median: ms(stats.p50),
     min: ms(stats.min),
     max: ms(stats.max),
+    p75: ms(stats.p75),
+    p99: ms(stats.p99),
     count: samples.length || null,
   });
 }
@@ -430,8 +486,8 @@ function observeMitataBench(B) {
     const trial = await run.apply(this, arguments);
     try {
       const runs = trial && Array.isArray(trial.runs) ? trial.runs : [];
-      const times = runs.length === 1 ? mitataTimes(runs[0].stats) : null;
-      writeWindow('mitata', this._name, start, monotonicNow(), times);
+      const stats = runs.length === 1 ? runs[0].stats : null;
+      writeWindow('mitata', this._name, start, monotonicNow(), mitataTimes(stats), stats && timings('batch', stats.samples, 1));
     } catch (_) {}
     return trial;
   };
