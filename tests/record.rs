@@ -907,3 +907,50 @@ fn a_parent_that_waits_and_a_launcher_raise_no_warning() {
         assert!(!stats.contains("v8inline: warning: "), "{name}: {stats}");
     }
 }
+
+/// The real perf on PATH, for a wrapper to pass on to.
+fn real_perf() -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|directory| directory.join("perf"))
+        .find(|path| path.is_file())
+}
+
+/// `perf record` is asked not to synthesize the machine's BPF programs
+/// (`--no-bpf-event`, a second of each run) where its help lists the
+/// option, and is not given it where it does not (perf before 5.1): each
+/// time through a wrapper that writes down its arguments and runs the real
+/// perf (the old one refuses the option as such a perf would).
+#[test]
+fn perf_records_without_bpf_events_where_it_knows_the_option() {
+    if let Some(reason) = v8inline::internals::commands::record::perf_unavailable_reason("perf".as_ref()) {
+        eprintln!("SKIPPED: perf cannot record here ({reason})");
+        return;
+    }
+    let perf = real_perf().expect("perf on PATH").display().to_string();
+    let node = installed_nodes().remove(0).1;
+    let old_perf_help = format!(
+        "if [ \"$1 $2\" = 'record -h' ]; then {perf} record -h 2>&1 | grep -v bpf-event; exit 129; fi\ncase \"$*\" in *--no-bpf-event*) echo 'unknown option' >&2; exit 129;; esac\n"
+    );
+    for (name, knows, intercept) in [("new-perf", true, String::new()), ("old-perf", false, old_perf_help)] {
+        let directory = work_directory(name);
+        let wrapper_bin = directory.join("bin");
+        std::fs::create_dir_all(&wrapper_bin).unwrap();
+        let wrapper = wrapper_bin.join("perf");
+        let log = directory.join("perf-arguments.txt");
+        std::fs::write(
+            &wrapper,
+            format!("#!/bin/sh\necho \"$*\" >> {}\n{intercept}exec {perf} \"$@\"\n", log.display()),
+        )
+        .unwrap();
+        let mut permissions = std::fs::metadata(&wrapper).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o700);
+        std::fs::set_permissions(&wrapper, permissions).unwrap();
+        let path = format!("{}:{}", wrapper_bin.display(), std::env::var("PATH").unwrap());
+        let errors = record(&directory, &node, &path);
+        let arguments = std::fs::read_to_string(&log).unwrap();
+        let recording = arguments.lines().find(|line| line.starts_with("record -q ")).expect("perf record ran");
+        assert_eq!(recording.contains(" --no-bpf-event "), knows, "{name}: {recording}\n{errors}");
+        assert_inlined_profile(&directory, name);
+        std::fs::remove_dir_all(&directory).unwrap();
+    }
+}
