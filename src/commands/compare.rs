@@ -71,6 +71,10 @@ pub struct CompareOptions {
     pub flame_graph: bool,
     /// How they are drawn.
     pub flame_graph_style: FlameGraphStyle,
+    /// How long a round of runs took (`bench` knows): an undecided
+    /// benchmark's forecast of the rounds that would decide it is then
+    /// also said in minutes.
+    pub seconds_per_round: Option<f64>,
 }
 
 impl CompareOptions {
@@ -90,6 +94,7 @@ impl CompareOptions {
             threshold: DEFAULT_THRESHOLD,
             flame_graph: false,
             flame_graph_style: FlameGraphStyle::default(),
+            seconds_per_round: None,
         }
     }
 }
@@ -200,6 +205,8 @@ struct TimePerIteration {
     samples: f64,
     #[serde(default)]
     median: Option<f64>,
+    #[serde(default)]
+    min: Option<f64>,
 }
 
 /// `runs.json` of a side directory, as `v8inline bench` writes it: the
@@ -367,6 +374,7 @@ fn read_recording(path: &Path, root: Option<&Path>) -> Result<Recording, Compare
                     stddev: time.stddev,
                     samples: time.samples,
                     median: time.median,
+                    min: time.min,
                     cpu_per_iteration: None,
                 }),
             })
@@ -526,6 +534,7 @@ pub fn compare_files(options: &CompareOptions) -> Result<Comparison, CompareComm
         whole: None,
         base_runs: base.runs.len(),
         head_runs: head.runs.len(),
+        seconds_per_round: options.seconds_per_round,
     };
     let mut drawn: Vec<(String, String, Vec<&SideBenchmark>, Vec<&SideBenchmark>)> = Vec::new();
     if with_benchmarks {
@@ -631,7 +640,9 @@ pub fn compare_files(options: &CompareOptions) -> Result<Comparison, CompareComm
         .map(|benchmark| BenchmarkOutcome {
             name: benchmark.name.clone(),
             verdict: benchmark.verdict(),
-            runs: benchmark.runs.as_ref().map(|runs| runs.change),
+            // The statistic's change, with the verdict over runs (its
+            // CPU guard's too, where it has one).
+            runs: benchmark.runs.as_ref().map(|runs| RunsChange { verdict: runs.verdict(), ..runs.change }),
         })
         .collect();
     Ok(Comparison {

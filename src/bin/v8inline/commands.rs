@@ -91,6 +91,9 @@ pub(crate) fn bench(args: BenchArgs) -> Result<u8, Failure> {
     compare.format = args.report.format.into();
     (compare.top, compare.source_root, compare.threshold) =
         (args.report.top, args.report.source_root, options.threshold);
+    if !bench.rounds.is_empty() {
+        compare.seconds_per_round = Some(bench.elapsed.as_secs_f64() / bench.rounds.len() as f64);
+    }
     let comparison = compare_files(&compare).map_err(|error| Failure::Input(error.to_string()))?;
     write_output(args.report.output.as_deref(), comparison.text.as_bytes())?;
     let regressed = comparison.regressed;

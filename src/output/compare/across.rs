@@ -15,7 +15,7 @@ use rustc_hash::FxHashMap;
 use super::noise::{SHARE_Z, Statistic, Timing, Verdict};
 use super::profile::{FunctionSamples, RanAs, SideProfile};
 use super::runs::{
-    RunPair, RunsChange, RunsVerdict, difference_half_width, judge_paired_runs, judge_runs,
+    RUNS_CONFIDENCE, RunPair, RunsChange, RunsVerdict, difference_half_width, judge_paired_runs_at, judge_runs_at,
     paired_difference_half_width,
 };
 use crate::model::frames::Function;
@@ -35,8 +35,7 @@ pub struct BenchmarkRun {
 /// The benchmark's time per iteration judged over runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunsTime {
-    /// Which statistic each run gave: CPU per iteration when every run has
-    /// it, else the harness's median, else its mean.
+    /// Which statistic each run gave ([`runs_time`] chooses).
     pub statistic: Statistic,
     /// Each base run's value, ns.
     pub base: Vec<f64>,
@@ -44,24 +43,108 @@ pub struct RunsTime {
     pub head: Vec<f64>,
     /// The change judged.
     pub change: RunsChange,
+    /// Where the statistic is the harness's fastest timing: the profile's
+    /// CPU time per iteration judged beside it, which counts every
+    /// iteration's cost ([`RunsTime::verdict`]).
+    pub guard: Option<CpuGuard>,
 }
 
-/// The statistic every run of both sides gives, and each run's value.
+/// The CPU time per iteration of each run, judged beside a run's fastest
+/// timing: a cost that falls on some iterations only (extra work every few
+/// calls, a collection, a deoptimization now and then) leaves the fastest
+/// iteration as it was, not the CPU time of them all.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuGuard {
+    /// Each base run's CPU time per iteration, ns.
+    pub base: Vec<f64>,
+    /// Each head run's.
+    pub head: Vec<f64>,
+    /// The change judged, at [`GUARDED_CONFIDENCE`].
+    pub change: RunsChange,
+}
+
+/// The least number of timings every run of a benchmark must have for its
+/// fastest timing to be the statistic: measured on the bench52 study
+/// (docs/compare.md, "Which statistic"), the fastest of 10-15 iterations
+/// spread 2-4 times as much as the CPU time per iteration between a duet's
+/// runs, the fastest of 200-330 iterations 0.6 times as much.
+pub const LEAST_TIMINGS_FOR_FASTEST: f64 = 50.0;
+
+/// The least fastest timing that is the statistic, ns: below it the
+/// fastest iteration is the harness's timer and its overhead (a 30 ns
+/// benchmark's fastest timing was 30.0 ns in every run of both sides, at
+/// any change), not the code.
+pub const LEAST_FASTEST_NS: f64 = 1_000.0;
+
+/// The confidence of each of two statistics judged together (a fastest
+/// timing and its [`CpuGuard`]): half the error each, so that the two
+/// together raise no more false alarms than one at [`RUNS_CONFIDENCE`]
+/// (Bonferroni).
+pub const GUARDED_CONFIDENCE: f64 = 1.0 - (1.0 - RUNS_CONFIDENCE) / 2.0;
+
+impl RunsTime {
+    /// The verdict over runs: the statistic's, or with a [`CpuGuard`],
+    /// regressed when either is; within noise (or improved) when the
+    /// statistic is and the CPU time shows no increase at all (its interval
+    /// reaches down to no change); else undecided.
+    pub fn verdict(&self) -> RunsVerdict {
+        let Some(guard) = &self.guard else { return self.change.verdict };
+        let no_increase = guard.change.interval.low <= 0.0;
+        match (self.change.verdict, guard.change.verdict) {
+            (RunsVerdict::Regressed, _) | (_, RunsVerdict::Regressed) => RunsVerdict::Regressed,
+            (RunsVerdict::Unchanged, _) if no_increase => RunsVerdict::Unchanged,
+            (RunsVerdict::Improved, _) if no_increase => RunsVerdict::Improved,
+            _ => RunsVerdict::Undecided,
+        }
+    }
+
+    /// Each run's CPU time per iteration (base, head), when every run has
+    /// one: the statistic's values or the guard's.
+    pub fn cpu_per_iteration(&self) -> Option<(&[f64], &[f64])> {
+        match (&self.guard, self.statistic) {
+            (Some(guard), _) => Some((&guard.base, &guard.head)),
+            (None, Statistic::Cpu) => Some((&self.base, &self.head)),
+            (None, _) => None,
+        }
+    }
+}
+
+/// The statistic every run of both sides gives, and each run's value,
+/// judged: the harness's fastest timing (with the CPU time per iteration
+/// as its [`CpuGuard`]) where every run has it (at least
+/// [`LEAST_FASTEST_NS`]), its CPU time and at least
+/// [`LEAST_TIMINGS_FOR_FASTEST`] timings; else the CPU time per iteration
+/// where every run has it, else the harness's median, else its mean.
 pub fn runs_time(base_runs: &[BenchmarkRun], head_runs: &[BenchmarkRun], threshold: f64) -> Option<RunsTime> {
     let timings = |runs: &[BenchmarkRun]| runs.iter().map(|run| run.timing).collect::<Option<Vec<Timing>>>();
     let (base_timings, head_timings) = (timings(base_runs)?, timings(head_runs)?);
-    let every = |has: fn(&Timing) -> bool| base_timings.iter().chain(&head_timings).all(has);
-    let statistic = if every(|timing| timing.cpu_per_iteration.is_some_and(|cpu| cpu > 0.0)) {
+    let every = |has: &dyn Fn(&Timing) -> bool| base_timings.iter().chain(&head_timings).all(has);
+    let has_cpu = every(&|timing| timing.cpu_per_iteration.is_some_and(|cpu| cpu > 0.0));
+    let has_fastest = every(&|timing| {
+        timing.min.is_some_and(|min| min >= LEAST_FASTEST_NS) && timing.samples >= LEAST_TIMINGS_FOR_FASTEST
+    });
+    let statistic = if has_cpu && has_fastest {
+        Statistic::Minimum
+    } else if has_cpu {
         Statistic::Cpu
-    } else if every(|timing| timing.median.is_some_and(|median| median > 0.0)) {
+    } else if every(&|timing| timing.median.is_some_and(|median| median > 0.0)) {
         Statistic::Median
     } else {
         Statistic::Mean
     };
-    let values = |timings: &[Timing]| timings.iter().map(|timing| statistic.of(*timing)).collect::<Vec<f64>>();
-    let (base, head) = (values(&base_timings), values(&head_timings));
-    let change = judge_values(base_runs, &base, head_runs, &head, threshold);
-    Some(RunsTime { statistic, base, head, change })
+    let values = |statistic: Statistic, timings: &[Timing]| {
+        timings.iter().map(|timing| statistic.of(*timing)).collect::<Vec<f64>>()
+    };
+    let (base, head) = (values(statistic, &base_timings), values(statistic, &head_timings));
+    if statistic != Statistic::Minimum {
+        let change = judge_values_at(base_runs, &base, head_runs, &head, threshold, RUNS_CONFIDENCE);
+        return Some(RunsTime { statistic, base, head, change, guard: None });
+    }
+    let change = judge_values_at(base_runs, &base, head_runs, &head, threshold, GUARDED_CONFIDENCE);
+    let (guard_base, guard_head) = (values(Statistic::Cpu, &base_timings), values(Statistic::Cpu, &head_timings));
+    let guard_change = judge_values_at(base_runs, &guard_base, head_runs, &guard_head, threshold, GUARDED_CONFIDENCE);
+    let guard = CpuGuard { base: guard_base, head: guard_head, change: guard_change };
+    Some(RunsTime { statistic, base, head, change, guard: Some(guard) })
 }
 
 /// Judges each run's value (`base_values[i]` is `base[i]`'s): as pairs
@@ -74,9 +157,21 @@ pub fn judge_values(
     head_values: &[f64],
     threshold: f64,
 ) -> RunsChange {
+    judge_values_at(base, base_values, head, head_values, threshold, RUNS_CONFIDENCE)
+}
+
+/// [`judge_values`] at another confidence.
+pub fn judge_values_at(
+    base: &[BenchmarkRun],
+    base_values: &[f64],
+    head: &[BenchmarkRun],
+    head_values: &[f64],
+    threshold: f64,
+    confidence: f64,
+) -> RunsChange {
     match duet_pairs(base, base_values, head, head_values) {
-        Some(pairs) => judge_paired_runs(&pairs, threshold),
-        None => judge_runs(base_values, head_values, threshold),
+        Some(pairs) => judge_paired_runs_at(&pairs, threshold, confidence),
+        None => judge_runs_at(base_values, head_values, threshold, confidence),
     }
 }
 
@@ -111,6 +206,14 @@ fn duet_pairs(
             Some(RunPair { base: base_value, head: head_values[beside] })
         })
         .collect()
+}
+
+/// The geometric mean of the positive finite `values` (0 for none): the
+/// center of a side whose change is judged on log times.
+pub fn geometric_mean(values: &[f64]) -> f64 {
+    let logs: Vec<f64> =
+        values.iter().filter(|value| value.is_finite() && **value > 0.0).map(|value| value.ln()).collect();
+    if logs.is_empty() { 0.0 } else { (logs.iter().sum::<f64>() / logs.len() as f64).exp() }
 }
 
 /// The median of `values` (0 for none).
@@ -418,8 +521,14 @@ mod tests {
         let options = KeyOptions { project_root: None, separate_native: false };
         let mut profile = SideProfile::from_folded(&text, Path::new("x"), &options).unwrap();
         profile.sample_weight = 1;
-        let timing =
-            Timing { mean: 10.0, stddev: 1.0, samples: 100.0, median: Some(10.0), cpu_per_iteration: Some(10.0) };
+        let timing = Timing {
+            mean: 10.0,
+            stddev: 1.0,
+            samples: 100.0,
+            median: Some(10.0),
+            min: None,
+            cpu_per_iteration: Some(10.0),
+        };
         BenchmarkRun { profile, timing: Some(timing), duet_round: None }
     }
 

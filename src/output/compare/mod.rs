@@ -499,7 +499,7 @@ impl BenchmarkComparison {
     /// share grew beyond noise.
     pub fn verdict(&self) -> Verdict {
         if let Some(runs) = &self.runs {
-            let total = match runs.change.verdict {
+            let total = match runs.verdict() {
                 RunsVerdict::Regressed => Verdict::Regressed,
                 RunsVerdict::Improved => Verdict::Improved,
                 RunsVerdict::Unchanged => Verdict::Unchanged,
@@ -579,10 +579,11 @@ pub fn compare_benchmark_runs(
         })
         .collect();
     let runs = across::runs_time(&base, head, threshold);
-    let per_iteration = runs.as_ref().is_some_and(|runs| runs.statistic == noise::Statistic::Cpu);
-    let base_total = match &runs {
-        Some(runs) if per_iteration => across::median(&runs.base),
-        _ => 1.0,
+    let cpu_per_iteration = runs.as_ref().and_then(|runs| runs.cpu_per_iteration());
+    let per_iteration = cpu_per_iteration.is_some();
+    let base_total = match cpu_per_iteration {
+        Some((base_cpu, _)) => across::median(base_cpu),
+        None => 1.0,
     };
     for change in &mut comparison_profile.changes {
         let judged = across::judge_function(&change.function, &base, head, per_iteration, base_total, threshold);
@@ -618,6 +619,8 @@ pub struct SuiteComparison {
     pub base_runs: usize,
     /// Runs at head.
     pub head_runs: usize,
+    /// How long a round of runs took, when known (`bench`).
+    pub seconds_per_round: Option<f64>,
 }
 
 /// A benchmark that only one side ran.

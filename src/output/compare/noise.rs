@@ -74,6 +74,8 @@ pub struct Timing {
     pub samples: f64,
     /// Median, ns, when the harness gives it.
     pub median: Option<f64>,
+    /// The fastest timing, ns, when the harness gives it.
+    pub min: Option<f64>,
     /// CPU time per iteration from the profile (its samples' weight in
     /// the benchmark's windows over the iterations timed), ns.
     pub cpu_per_iteration: Option<f64>,
@@ -88,6 +90,8 @@ pub enum Statistic {
     Median,
     /// The harness's mean.
     Mean,
+    /// The harness's fastest timing.
+    Minimum,
 }
 
 impl Statistic {
@@ -97,6 +101,7 @@ impl Statistic {
             Statistic::Cpu => "CPU",
             Statistic::Median => "median",
             Statistic::Mean => "mean",
+            Statistic::Minimum => "fastest",
         }
     }
 
@@ -106,6 +111,7 @@ impl Statistic {
             Statistic::Cpu => timing.cpu_per_iteration.unwrap_or(timing.mean),
             Statistic::Median => timing.median.unwrap_or(timing.mean),
             Statistic::Mean => timing.mean,
+            Statistic::Minimum => timing.min.unwrap_or(timing.mean),
         }
     }
 }
@@ -385,27 +391,53 @@ mod tests {
 
     #[test]
     fn time_verdicts() {
-        let base = Timing { mean: 1000.0, stddev: 50.0, samples: 500.0, median: None, cpu_per_iteration: None };
+        let base =
+            Timing { mean: 1000.0, stddev: 50.0, samples: 500.0, median: None, min: None, cpu_per_iteration: None };
         assert_eq!(judge_time(base, Timing { mean: 1400.0, ..base }).verdict, Verdict::Regressed);
         assert_eq!(judge_time(base, Timing { mean: 1200.0, ..base }).verdict, Verdict::Unchanged);
         assert_eq!(judge_time(base, Timing { mean: 600.0, ..base }).verdict, Verdict::Improved);
         // A wide spread from few samples: not beyond noise.
-        let few = Timing { mean: 1000.0, stddev: 900.0, samples: 5.0, median: None, cpu_per_iteration: None };
+        let few =
+            Timing { mean: 1000.0, stddev: 900.0, samples: 5.0, median: None, min: None, cpu_per_iteration: None };
         assert_eq!(judge_time(few, Timing { mean: 1500.0, ..few }).verdict, Verdict::Unchanged);
         // Medians decide when both sides have one: testdata/compare's
         // unchanged pair 4 (mean +28 % at p < 0.001, median +3.7 %) and
         // its base and head (mean +7.7 %, median +22 %).
-        let pair_a =
-            Timing { mean: 1025.0, stddev: 1854.0, samples: 2919.0, median: Some(463.0), cpu_per_iteration: None };
-        let pair_b =
-            Timing { mean: 1315.0, stddev: 2613.0, samples: 2271.0, median: Some(480.0), cpu_per_iteration: None };
+        let pair_a = Timing {
+            mean: 1025.0,
+            stddev: 1854.0,
+            samples: 2919.0,
+            median: Some(463.0),
+            min: None,
+            cpu_per_iteration: None,
+        };
+        let pair_b = Timing {
+            mean: 1315.0,
+            stddev: 2613.0,
+            samples: 2271.0,
+            median: Some(480.0),
+            min: None,
+            cpu_per_iteration: None,
+        };
         let judged = judge_time(pair_a, pair_b);
         assert!(judged.p_value < TIME_ALPHA, "{judged:?}");
         assert_eq!(judged.verdict, Verdict::Unchanged);
-        let base =
-            Timing { mean: 1151.0, stddev: 2650.0, samples: 2603.0, median: Some(465.0), cpu_per_iteration: None };
-        let head =
-            Timing { mean: 1240.0, stddev: 2009.0, samples: 2403.0, median: Some(568.0), cpu_per_iteration: None };
+        let base = Timing {
+            mean: 1151.0,
+            stddev: 2650.0,
+            samples: 2603.0,
+            median: Some(465.0),
+            min: None,
+            cpu_per_iteration: None,
+        };
+        let head = Timing {
+            mean: 1240.0,
+            stddev: 2009.0,
+            samples: 2403.0,
+            median: Some(568.0),
+            min: None,
+            cpu_per_iteration: None,
+        };
         assert_eq!(judge_time(base, head).verdict, Verdict::Regressed);
     }
 
@@ -454,6 +486,7 @@ mod tests {
             stddev: median / 3.0,
             samples: iterations,
             median: Some(median),
+            min: None,
             cpu_per_iteration: Some(cpu),
         };
         let unchanged = judge_time(timing(26.0, 36.8, 27.2), timing(10.0, 118.5, 31.9));

@@ -4,9 +4,9 @@
 
 use std::fmt::Write as _;
 
-use super::across::{FunctionRuns, median};
+use super::across::{FunctionRuns, geometric_mean, median};
 use super::noise::{Statistic, TimeChange, Timing, Verdict};
-use super::runs::RunsChange;
+use super::runs::{RunsChange, decision_forecast};
 use super::{BenchmarkComparison, FunctionChange, ProfileComparison, SuiteComparison};
 use crate::output::annotations::{GithubAnnotation, Severity, SourceRoot, markdown_cell};
 
@@ -177,15 +177,32 @@ fn matching_notes(profile: &ProfileComparison) -> Vec<String> {
 
 /// `465 µs → 568 µs median per iteration, +22.2% (noise ± 10.0%); mean
 /// +7.7% (Welch p = 0.18): regressed`.
-fn time_text(benchmark: &BenchmarkComparison) -> String {
+fn time_text(benchmark: &BenchmarkComparison, seconds_per_round: Option<f64>) -> String {
     if let Some(runs) = &benchmark.runs {
+        let forecast = decision_forecast(&runs.change, seconds_per_round)
+            .filter(|_| benchmark.verdict() == Verdict::Undecided)
+            .map(|forecast| format!("; {forecast}"))
+            .unwrap_or_default();
+        // A fastest timing is judged with the CPU time beside it.
+        let guard = runs
+            .guard
+            .as_ref()
+            .map(|guard| {
+                format!(
+                    "; CPU {} → {}, {}",
+                    duration(geometric_mean(&guard.base)),
+                    duration(geometric_mean(&guard.head)),
+                    runs_change_text(&guard.change)
+                )
+            })
+            .unwrap_or_default();
         return format!(
-            "{} → {} runs{}, {} → {} {} per iteration (medians of runs), {}: {}",
+            "{} → {} runs{}, {} → {} {} per iteration (geometric means of runs), {}{guard}: {}{forecast}",
             runs.base.len(),
             runs.head.len(),
             if runs.change.paired { " in duets" } else { "" },
-            duration(median(&runs.base)),
-            duration(median(&runs.head)),
+            duration(geometric_mean(&runs.base)),
+            duration(geometric_mean(&runs.head)),
             runs.statistic.name(),
             runs_change_text(&runs.change),
             benchmark.verdict().name()
@@ -277,7 +294,8 @@ fn shortened(text: &str, limit: usize) -> String {
 pub fn text(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -> String {
     let mut text = String::new();
     for benchmark in &comparison.benchmarks {
-        let _ = writeln!(text, "benchmark {:?}: {}", benchmark.name, time_text(benchmark));
+        let _ =
+            writeln!(text, "benchmark {:?}: {}", benchmark.name, time_text(benchmark, comparison.seconds_per_round));
         if let Some(runs) = &benchmark.runs {
             let name = runs.statistic.name();
             let _ = writeln!(text, "  {name} per iteration of each run: base {}", run_values(&runs.base));
@@ -403,10 +421,12 @@ pub fn markdown(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -
         text.push_str("| Benchmark | Base | Head | Change | Verdict |\n|---|---:|---:|---:|---|\n");
         for benchmark in &comparison.benchmarks {
             let (base, head, change) = match &benchmark.runs {
-                // Over runs: the medians of runs, the change with its interval.
+                // Over runs: the figures the change is computed from (the
+                // geometric means of the runs, whose ratio it is for a
+                // mean of log ratios), the change with its interval.
                 Some(runs) => (
-                    duration(median(&runs.base)),
-                    duration(median(&runs.head)),
+                    duration(geometric_mean(&runs.base)),
+                    duration(geometric_mean(&runs.head)),
                     format!(
                         "{} ({} to {}; detectable {:.1}%)",
                         relative(runs.change.change),
@@ -428,9 +448,16 @@ pub fn markdown(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -
                     (timing(benchmark.base_timing), timing(benchmark.head_timing), change)
                 }
             };
+            let forecast = benchmark
+                .runs
+                .as_ref()
+                .filter(|_| benchmark.verdict() == Verdict::Undecided)
+                .and_then(|runs| decision_forecast(&runs.change, comparison.seconds_per_round))
+                .map(|forecast| format!(": {forecast}"))
+                .unwrap_or_default();
             let _ = writeln!(
                 text,
-                "| {} | {base} | {head} | {change} | {} |",
+                "| {} | {base} | {head} | {change} | {}{forecast} |",
                 markdown_cell(&benchmark.name),
                 verdict_cell(benchmark.verdict())
             );
@@ -472,7 +499,7 @@ pub fn markdown(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -
                     section,
                     "**{}**: {}\n",
                     markdown_cell(&benchmark.name),
-                    markdown_cell(&time_text(benchmark))
+                    markdown_cell(&time_text(benchmark, comparison.seconds_per_round))
                 );
                 section.push_str(&markdown_functions(&benchmark.profile, &explaining[..shown], root));
                 section.push('\n');
