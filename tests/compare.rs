@@ -555,14 +555,14 @@ fn several_runs_find_the_slowed_function() {
         verdicts,
         [
             "benchmark \"checksum and words\": 3 → 3 runs, 6.22 µs → 11.0 µs fastest per iteration (geometric \
-             means of runs), +76.7% (interval +36.3% to +129.0%, minimum detectable change 36.1%); CPU 7.36 µs → \
-             13.4 µs, +81.8% (interval +59.6% to +107.1%, minimum detectable change 19.6%): regressed",
+             means of runs), +76.7% (interval +47.6% to +111.5%, minimum detectable change 25.7%); CPU 7.36 µs → \
+             13.4 µs, +81.8% (interval +65.0% to +100.3%, minimum detectable change 15.7%): regressed",
             "benchmark \"checksum alone\": 3 → 3 runs, 2.88 µs → 7.19 µs fastest per iteration (geometric means of \
              runs), +149.3% (interval +149.3% to +149.3%, minimum detectable change 5.0%); CPU 3.46 µs → 9.25 µs, \
-             +167.2% (interval +142.8% to +194.0%, minimum detectable change 15.5%): regressed",
+             +167.2% (interval +148.8% to +187.0%, minimum detectable change 12.8%): regressed",
             "benchmark \"count vowels\": 3 → 3 runs, 4.33 µs → 4.34 µs fastest per iteration (geometric means of \
-             runs), +0.2% (interval -1.2% to +1.7%, minimum detectable change 6.5%); CPU 5.10 µs → 5.12 µs, +0.3% \
-             (interval -3.4% to +4.1%, minimum detectable change 9.0%): within noise",
+             runs), +0.2% (interval -0.8% to +1.2%, minimum detectable change 6.0%); CPU 5.10 µs → 5.12 µs, +0.3% \
+             (interval -2.6% to +3.3%, minimum detectable change 8.1%): within noise",
         ]
     );
     let found = annotations(&compare(&[&base, &slower, "--format", "github"]).stdout);
