@@ -177,7 +177,8 @@ pub fn judge_benchmark_values(
 ) -> RunsChange {
     match duet_pairs(base, base_values, head, head_values) {
         Some(pairs) if pairs.len() >= LEAST_PAIRS_FOR_RANKS => judge_paired_ranks_at(&pairs, threshold, confidence),
-        _ => judge_values_at(base, base_values, head, head_values, threshold, confidence),
+        Some(pairs) => judge_paired_runs_at(&pairs, threshold, confidence),
+        None => judge_runs_at(base_values, head_values, threshold, confidence),
     }
 }
 

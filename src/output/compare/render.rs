@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::across::{FunctionRuns, geometric_mean, median};
 use super::noise::{Statistic, TimeChange, Timing, Verdict};
-use super::runs::{RunsChange, decision_forecast};
+use super::runs::{ChangeMethod, RunsChange, decision_forecast};
 use super::{BenchmarkComparison, FunctionChange, ProfileComparison, SuiteComparison};
 use crate::output::annotations::{GithubAnnotation, Severity, SourceRoot, markdown_cell};
 
@@ -472,10 +472,15 @@ pub fn markdown(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -
                 .benchmarks
                 .iter()
                 .any(|benchmark| benchmark.runs.as_ref().is_some_and(|runs| runs.change.paired));
+            // How the rounds were combined, where it was by ranks.
+            let by_ranks = comparison.benchmarks.iter().find_map(|benchmark| {
+                benchmark.runs.as_ref().filter(|runs| runs.change.method == ChangeMethod::HodgesLehmann)
+            });
+            let method = by_ranks.map(|runs| format!(" ({})", runs.change.method.name())).unwrap_or_default();
             let _ = writeln!(
                 text,
-                "{} → {} runs per side{}; each change with its interval and the smallest change this comparison \
-                 could have detected.\n",
+                "{} → {} runs per side{}{method}; each change with its interval and the smallest change this \
+                 comparison could have detected.\n",
                 comparison.base_runs,
                 comparison.head_runs,
                 if duets { ", base and head at the same time in each round (duets), judged as pairs" } else { "" }
