@@ -533,6 +533,9 @@ fn several_runs_of_unchanged_code_raise_nothing() {
                  (geometric means of runs), +3.1% (interval -7.9% to +15.5%, minimum detectable change 17.6%): \
                  undecided; ±5 % would need about 143 rounds (138 more)"
             );
+            // The comment and the job summary say it too.
+            let markdown = compare(&[&base, &head, "--format", "markdown"]).stdout;
+            assert!(markdown.contains("| 🟡 undecided: ±5 % would need about 143 rounds (138 more) |\n"), "{markdown}");
         }
     }
 }
@@ -580,7 +583,8 @@ fn several_runs_find_the_slowed_function() {
     let markdown = compare(&[&base, &slower, "--format", "markdown"]).stdout;
     assert!(
         markdown.contains(
-            "| checksum alone | 2.88 µs | 7.19 µs | +149.3% (+149.3% to +149.3%; detectable 5.0%) | 🔴 regressed |\n"
+            "| checksum alone | 2.88 µs | 7.19 µs | +149.3% (+149.3% to +149.3%; detectable 5.0%); CPU +167.2% \
+             (+148.8% to +187.0%) | 🔴 regressed |\n"
         ),
         "{markdown}"
     );

@@ -428,11 +428,18 @@ pub fn markdown(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -
                     duration(geometric_mean(&runs.base)),
                     duration(geometric_mean(&runs.head)),
                     format!(
-                        "{} ({} to {}; detectable {:.1}%)",
+                        "{} ({} to {}; detectable {:.1}%){}",
                         relative(runs.change.change),
                         relative(runs.change.interval.low),
                         relative(runs.change.interval.high),
-                        runs.change.minimum_detectable * 100.0
+                        runs.change.minimum_detectable * 100.0,
+                        // The fastest timing's guard, which may decide.
+                        runs.guard.as_ref().map_or_else(String::new, |guard| format!(
+                            "; CPU {} ({} to {})",
+                            relative(guard.change.change),
+                            relative(guard.change.interval.low),
+                            relative(guard.change.interval.high)
+                        ))
                     ),
                 ),
                 None => {

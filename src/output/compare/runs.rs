@@ -717,6 +717,16 @@ mod tests {
         assert!((15..30).contains(&rounds), "{rounds}");
         // Decided: nothing to forecast; on the threshold: no number would do.
         assert_eq!(judge_paired_runs(&pairs[..2], 10.0).rounds_to_decide(), None);
+        // Said in rounds, and in minutes where a round's time is known.
+        let more = rounds - 10;
+        assert_eq!(
+            decision_forecast(&judged, None).unwrap(),
+            format!("±5 % would need about {rounds} rounds ({more} more)")
+        );
+        assert_eq!(
+            decision_forecast(&judged, Some(30.0)).unwrap(),
+            format!("±5 % would need about {rounds} rounds ({more} more, about {:.0} min)", more as f64 * 0.5)
+        );
         let at = 1.05f64.ln();
         let on_threshold =
             [RunPair { base: 1.0, head: (at + 0.1).exp() }, RunPair { base: 1.0, head: (at - 0.1).exp() }];
