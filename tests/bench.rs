@@ -179,8 +179,38 @@ fn bench_runs_both_trees_in_rounds_and_writes_the_layout() {
                 let folded = recording.join(benchmark["directory"].as_str().unwrap()).join("profile.folded");
                 assert!(std::fs::metadata(&folded).unwrap().len() > 0, "{}", folded.display());
             }
+            // What compare reads stays; what record read is gone.
+            assert!(recording.join("profile.folded").is_file(), "{side} {run}");
+            assert_eq!(raw_recording_files(&recording), Vec::<String>::new(), "{side} {run}");
         }
     }
+    // --keep-recordings keeps them.
+    let kept = bench(
+        &root,
+        &[
+            "--base",
+            "base",
+            "--head",
+            "head",
+            "--output-dir",
+            "kept",
+            "--min-rounds",
+            "2",
+            "--max-rounds",
+            "2",
+            "--keep-recordings",
+            "--",
+            "node",
+            "bench.mjs",
+        ],
+    );
+    assert_eq!(kept.status.code(), Some(0), "{}", String::from_utf8_lossy(&kept.stderr));
+    let raw = raw_recording_files(&root.join("kept/base/run-01"));
+    assert!(raw.contains(&"perf.data".to_string()), "{raw:?}");
+    assert!(
+        raw.iter().any(|name| name.starts_with("jit-")) && raw.iter().any(|name| name.ends_with(".log")),
+        "{raw:?}"
+    );
     // The directory is not reused.
     let again = bench(&root, &["--base", "base", "--head", "head", "--output-dir", "out", "--", "node", "bench.mjs"]);
     assert_eq!(again.status.code(), Some(2));
@@ -189,6 +219,18 @@ fn bench_runs_both_trees_in_rounds_and_writes_the_layout() {
         "{}",
         String::from_utf8_lossy(&again.stderr)
     );
+}
+
+/// The files of a run's recording that record read: perf.data, jitdumps,
+/// code logs.
+fn raw_recording_files(recording: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(recording)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name == "perf.data" || name.starts_with("jit-") || name.ends_with(".log"))
+        .collect();
+    names.sort();
+    names
 }
 
 /// The CLOCK_MONOTONIC span of a run's benchmark windows (benchmarks.json).

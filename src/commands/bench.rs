@@ -69,6 +69,9 @@ pub struct BenchOptions {
     pub frequency: u32,
     /// One side after the other, or both at once.
     pub schedule: Schedule,
+    /// Keep each run's perf.data, jitdumps and code logs: by default they
+    /// are removed once the run is folded ([`remove_raw_recording`]).
+    pub keep_recordings: bool,
 }
 
 impl BenchOptions {
@@ -87,6 +90,7 @@ impl BenchOptions {
             seed: None,
             frequency: 997,
             schedule: default_schedule(),
+            keep_recordings: false,
         }
     }
 }
@@ -497,7 +501,29 @@ fn timed_run(options: &BenchOptions, tree: &Path, directory: &Path) -> Result<Fi
     record_options.working_directory = Some(tree.to_owned());
     record_options.command_stdout = CommandStdout::ToStandardError;
     let recorded = record(&record_options, &mut |_| {})?;
+    if !options.keep_recordings {
+        remove_raw_recording(directory);
+    }
     Ok(FinishedRun { exit: recorded.exit_code(), elapsed: started.elapsed() })
+}
+
+/// Removes what `record` read from a run's `directory` once it is folded:
+/// its perf.data, jitdumps (`jit-PID.dump`) and code logs (`*.log`), which
+/// are three quarters of a run (16 MB of a 16-22 MB run of the bench52
+/// suite; 0.6-1.9 GB for a whole comparison, that the Action uploaded). What
+/// compare reads stays: the profiles, benchmarks.json, recording.json. Only
+/// regular files directly in the directory bench made for the run.
+fn remove_raw_recording(directory: &Path) {
+    let Ok(entries) = std::fs::read_dir(directory) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let raw =
+            name == "perf.data" || (name.starts_with("jit-") && name.ends_with(".dump")) || name.ends_with(".log");
+        if raw && entry.file_type().is_ok_and(|kind| kind.is_file()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// `+3.2 % [-1.0 %, +7.5 %], could see ±9.1 %: undecided`.

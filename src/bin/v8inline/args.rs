@@ -401,6 +401,10 @@ pub(crate) struct BenchArgs {
     /// Samples per second.
     #[arg(long, default_value_t = 997, value_name = "HZ")]
     pub(crate) frequency: u32,
+    /// Keep each run's perf.data, jitdumps and code logs (by default a run
+    /// keeps its profiles and benchmarks.json, what compare reads).
+    #[arg(long)]
+    pub(crate) keep_recordings: bool,
     /// The benchmark command, run in each tree (`npm run bench`, `node bench.mjs`).
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub(crate) command: Vec<std::ffi::OsString>,

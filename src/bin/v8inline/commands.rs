@@ -82,6 +82,7 @@ pub(crate) fn bench(args: BenchArgs) -> Result<u8, Failure> {
         options.schedule = schedule.into();
     }
     options.frequency = args.frequency;
+    options.keep_recordings = args.keep_recordings;
     let bench = v8inline::bench(&options, &mut |line| eprintln!("v8inline: {line}")).map_err(|error| match error {
         v8inline::BenchError::Usage(_) => Failure::Usage(error.to_string()),
         v8inline::BenchError::CommandFailed { code, .. } => Failure::Command { message: error.to_string(), code },
