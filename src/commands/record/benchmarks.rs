@@ -37,8 +37,10 @@ struct WindowLine {
     start_ns: u64,
     end_ns: u64,
     time_per_iteration: Option<TimesLine>,
+    /// Read apart ([`HarnessTimings`]): timings not as the preload writes
+    /// them are dropped, not the window, which splits the samples.
     #[serde(default)]
-    timings: Option<HarnessTimings>,
+    timings: Option<serde_json::Value>,
 }
 
 /// The harness's timing as the preload wrote it: any field may be null.
@@ -105,7 +107,8 @@ pub(crate) fn read_benchmarks(directory: &Path) -> (Vec<Benchmark>, usize) {
             });
         }
         // The last timings count, as the last timing does.
-        if let Some(timings) = window.timings.filter(|timings| !timings.values().is_empty()) {
+        let timings = window.timings.and_then(|timings| serde_json::from_value::<HarnessTimings>(timings).ok());
+        if let Some(timings) = timings.filter(|timings| !timings.values().is_empty()) {
             benchmark.timings = Some(timings);
         }
     }
@@ -375,6 +378,7 @@ pub(crate) fn runtime_version(runtime: super::Runtime, binary: &Path) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::benchmarks::TimingUnit;
 
     /// A run refused by `--strict` wrote nothing into the benchmarks'
     /// folders: they go, and `benchmarks/` with them; a folder that holds
@@ -438,6 +442,31 @@ mod tests {
             .collect();
         assert_eq!(described, [("m", 1, vec![10, 30]), ("a", 1, vec![1]), ("m", 2, vec![10])]);
         assert_eq!(benchmarks[1].time_per_iteration.unwrap().median, Some(5.0));
+    }
+
+    /// Each timing the harness took is kept with its window; timings not as
+    /// the preload writes them are dropped, and the window kept.
+    #[test]
+    fn timings_are_kept_and_garbled_ones_lose_only_themselves() {
+        let directory = tempfile::tempdir().unwrap();
+        std::fs::write(
+            directory.path().join(WINDOWS_FILE),
+            concat!(
+                r#"{"harness":"mitata","name":"a","pid":1,"tid":1,"start_ns":1,"end_ns":9,"time_per_iteration":null,"timings":{"of":"batch","count":2,"ns":[5,7]}}"#,
+                "
+",
+                r#"{"harness":"mitata","name":"b","pid":1,"tid":1,"start_ns":10,"end_ns":19,"time_per_iteration":null,"timings":{"of":"sideways","count":"x"}}"#,
+                "
+",
+            ),
+        )
+        .unwrap();
+        let (benchmarks, unreadable) = read_benchmarks(directory.path());
+        assert_eq!((benchmarks.len(), unreadable), (2, 0));
+        let kept = benchmarks[0].timings.as_ref().unwrap();
+        assert_eq!((kept.of, kept.count, kept.values()), (TimingUnit::Batch, 2, &[5.0, 7.0][..]));
+        assert_eq!(benchmarks[1].timings, None);
+        assert_eq!(benchmarks[1].windows, [Window { start_ns: 10, end_ns: 19 }]);
     }
 
     #[test]
