@@ -10,7 +10,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use v8inline::internals::output::compare::across::{BenchmarkRun, judge_values};
+use v8inline::internals::output::compare::across::{BenchmarkRun, DuetRound, judge_values};
 use v8inline::internals::output::compare::noise::Timing;
 
 const SUITE: &str = r#"import { Bench } from 'tinybench';
@@ -563,6 +563,12 @@ fn the_duet_study_s_kept_comparisons() {
 /// at 997 Hz, 1,003,009 ns each, over its timings, as the profile's
 /// cpu-clock periods add up).
 fn bench52_runs(comparison: &str) -> Vec<Bench52Benchmark> {
+    bench52_runs_of_output(comparison, 0)
+}
+
+/// [`bench52_runs`], its duet rounds numbered as those of merged output
+/// `output` (compare --merge).
+fn bench52_runs_of_output(comparison: &str, output: u32) -> Vec<Bench52Benchmark> {
     let directory = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/bench52/results").join(comparison);
     let side = |side: &str| -> Vec<(u32, serde_json::Value)> {
         let runs = json(&directory.join(side).join("runs.json"));
@@ -597,7 +603,11 @@ fn bench52_runs(comparison: &str) -> Vec<Bench52Benchmark> {
                     min: times["min"].as_f64(),
                     cpu_per_iteration: Some(entry["samples"].as_f64().unwrap() * 1_003_009.0 / count),
                 };
-                BenchmarkRun { profile: Default::default(), timing: Some(timing), duet_round: Some(*round) }
+                BenchmarkRun {
+                    profile: Default::default(),
+                    timing: Some(timing),
+                    duet_round: Some(DuetRound { output, round: *round }),
+                }
             })
             .collect()
     };
@@ -699,4 +709,68 @@ fn a_cost_on_some_iterations_only_is_not_hidden_by_the_fastest_timing() {
     eprintln!("bench52, heads, the small document regressed of 3: {regressed:?}");
     // As the CPU time alone regressed them (testdata/bench52/judge.py).
     assert_eq!(regressed.values().copied().collect::<Vec<usize>>(), [1, 3, 3], "{regressed:?}");
+}
+
+/// Several bench outputs merged (issue 52: a CI matrix of N jobs, each its
+/// own rounds, judged as one by `compare --merge`), on the study's unchanged
+/// comparisons standing for parallel jobs of the same wall time (90 s
+/// each): consecutive groups of 1, 2 and 3. Merged, the intervals narrow
+/// and more benchmarks are said within noise; none regressed or improved.
+/// And the heads stay caught: 3 outputs of every8 regress the small
+/// document.
+#[test]
+fn merged_outputs_decide_more_at_the_same_wall_time() {
+    use v8inline::internals::output::compare::across::runs_time;
+    let unchanged = bench52_comparisons("unchanged");
+    let merged_verdicts = |group: &[String]| -> Vec<(String, &'static str, f64)> {
+        let mut merged: Vec<Bench52Benchmark> = Vec::new();
+        for (output, comparison) in (0u32..).zip(group) {
+            for benchmark in bench52_runs_of_output(comparison, output) {
+                match merged.iter_mut().find(|kept| kept.name == benchmark.name) {
+                    Some(kept) => {
+                        kept.base.extend(benchmark.base);
+                        kept.head.extend(benchmark.head);
+                    }
+                    None => merged.push(benchmark),
+                }
+            }
+        }
+        merged
+            .into_iter()
+            .map(|benchmark| {
+                let judged = runs_time(&benchmark.base, &benchmark.head, 0.05).expect("every run timed");
+                let half_width = (judged.change.interval.high - judged.change.interval.low) / 2.0;
+                (benchmark.name, judged.verdict().name(), half_width)
+            })
+            .collect()
+    };
+    let mut summary = Vec::new();
+    for outputs in [1, 2, 3] {
+        let groups: Vec<&[String]> = unchanged.chunks_exact(outputs).collect();
+        let mut within_noise = 0;
+        let mut half_widths = Vec::new();
+        let mut by_benchmark = std::collections::BTreeMap::<String, usize>::new();
+        for group in &groups {
+            for (name, verdict, half_width) in merged_verdicts(group) {
+                assert!(verdict == "within noise" || verdict == "undecided", "{group:?} {name}: {verdict}");
+                within_noise += usize::from(verdict == "within noise");
+                *by_benchmark.entry(name).or_default() += usize::from(verdict == "within noise");
+                half_widths.push(half_width);
+            }
+        }
+        eprintln!("bench52, {outputs} output(s) merged, within noise of {}: {by_benchmark:?}", groups.len());
+        half_widths.sort_by(f64::total_cmp);
+        let median = half_widths[half_widths.len() / 2];
+        eprintln!(
+            "bench52, {outputs} output(s) merged: {within_noise} of {} benchmarks within noise, median half-width {:.1} %",
+            half_widths.len(),
+            median * 100.0
+        );
+        summary.push((groups.len() * 3, within_noise, (median * 1000.0).round() as u32));
+    }
+    // Benchmarks judged, within noise, median interval half-width in ‰.
+    assert_eq!(summary, [(60, 11, 63), (30, 15, 40), (18, 13, 31)], "{summary:?}");
+    let every8 = bench52_comparisons("every8");
+    let caught = merged_verdicts(&every8);
+    assert_eq!(caught.iter().find(|(name, ..)| name == "parse a small document").unwrap().1, "regressed");
 }

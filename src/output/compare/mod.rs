@@ -619,8 +619,9 @@ pub struct SuiteComparison {
     pub base_runs: usize,
     /// Runs at head.
     pub head_runs: usize,
-    /// How long a round of runs took, when known (`bench`).
-    pub seconds_per_round: Option<f64>,
+    /// What another round costs: its time when known (`bench`), and how
+    /// many merged `bench` outputs add rounds at once.
+    pub round_cost: runs::RoundCost,
 }
 
 /// A benchmark that only one side ran.

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::across::{FunctionRuns, geometric_mean, median};
 use super::noise::{Statistic, TimeChange, Timing, Verdict};
-use super::runs::{ChangeMethod, RunsChange, decision_forecast};
+use super::runs::{ChangeMethod, RoundCost, RunsChange, decision_forecast};
 use super::{BenchmarkComparison, FunctionChange, ProfileComparison, SuiteComparison};
 use crate::output::annotations::{GithubAnnotation, Severity, SourceRoot, markdown_cell};
 
@@ -177,9 +177,9 @@ fn matching_notes(profile: &ProfileComparison) -> Vec<String> {
 
 /// `465 µs → 568 µs median per iteration, +22.2% (noise ± 10.0%); mean
 /// +7.7% (Welch p = 0.18): regressed`.
-fn time_text(benchmark: &BenchmarkComparison, seconds_per_round: Option<f64>) -> String {
+fn time_text(benchmark: &BenchmarkComparison, round_cost: RoundCost) -> String {
     if let Some(runs) = &benchmark.runs {
-        let forecast = decision_forecast(&runs.change, seconds_per_round)
+        let forecast = decision_forecast(&runs.change, round_cost)
             .filter(|_| benchmark.verdict() == Verdict::Undecided)
             .map(|forecast| format!("; {forecast}"))
             .unwrap_or_default();
@@ -294,8 +294,7 @@ fn shortened(text: &str, limit: usize) -> String {
 pub fn text(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -> String {
     let mut text = String::new();
     for benchmark in &comparison.benchmarks {
-        let _ =
-            writeln!(text, "benchmark {:?}: {}", benchmark.name, time_text(benchmark, comparison.seconds_per_round));
+        let _ = writeln!(text, "benchmark {:?}: {}", benchmark.name, time_text(benchmark, comparison.round_cost));
         if let Some(runs) = &benchmark.runs {
             let name = runs.statistic.name();
             let _ = writeln!(text, "  {name} per iteration of each run: base {}", run_values(&runs.base));
@@ -459,7 +458,7 @@ pub fn markdown(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -
                 .runs
                 .as_ref()
                 .filter(|_| benchmark.verdict() == Verdict::Undecided)
-                .and_then(|runs| decision_forecast(&runs.change, comparison.seconds_per_round))
+                .and_then(|runs| decision_forecast(&runs.change, comparison.round_cost))
                 .map(|forecast| format!(": {forecast}"))
                 .unwrap_or_default();
             let _ = writeln!(
@@ -486,11 +485,21 @@ pub fn markdown(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -
             let method = by_ranks.map(|runs| format!(" ({})", runs.change.method.name())).unwrap_or_default();
             let _ = writeln!(
                 text,
-                "{} → {} runs per side{}{method}; each change with its interval and the smallest change this \
+                "{} → {} runs per side{}{}{method}; each change with its interval and the smallest change this \
                  comparison could have detected.\n",
                 comparison.base_runs,
                 comparison.head_runs,
-                if duets { ", base and head at the same time in each round (duets), judged as pairs" } else { "" }
+                match comparison.round_cost.parallel_outputs {
+                    1 => String::new(),
+                    outputs => format!(" from {outputs} bench outputs"),
+                },
+                match (duets, comparison.round_cost.parallel_outputs) {
+                    (false, _) => "",
+                    (true, 1) => ", base and head at the same time in each round (duets), judged as pairs",
+                    (true, _) => {
+                        ", base and head at the same time in each round (duets), judged as pairs within each output"
+                    }
+                }
             );
         } else {
             let _ = writeln!(text, "_Note: {ONE_RUN_NOTE}._\n");
@@ -511,7 +520,7 @@ pub fn markdown(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -
                     section,
                     "**{}**: {}\n",
                     markdown_cell(&benchmark.name),
-                    markdown_cell(&time_text(benchmark, comparison.seconds_per_round))
+                    markdown_cell(&time_text(benchmark, comparison.round_cost))
                 );
                 section.push_str(&markdown_functions(&benchmark.profile, &explaining[..shown], root));
                 section.push('\n');
