@@ -516,6 +516,17 @@ impl BenchmarkComparison {
             None => Verdict::Unchanged,
         }
     }
+
+    /// Over runs, the function whose own time regressed the benchmark when
+    /// its time per iteration alone did not (undecided or within noise):
+    /// what the verdict rests on.
+    pub fn regressed_by_function(&self) -> Option<&FunctionChange> {
+        let runs = self.runs.as_ref()?;
+        if matches!(runs.verdict(), RunsVerdict::Regressed | RunsVerdict::Improved) {
+            return None;
+        }
+        self.profile.regressions().next()
+    }
 }
 
 /// Judges a benchmark's time per iteration.
