@@ -26,7 +26,10 @@
 # faster over the hour hits every release alike. releases.json lists the
 # releases in order with their publish dates (npm view ... time).
 #
-#   testdata/history/make.sh [install|run|all]   (default: all)
+#   testdata/history/make.sh [install|run|compare|all]   (default: all)
+#
+# compare writes compare.txt: `v8inline compare --top 5` of each pair of
+# consecutive releases.
 #
 # Needs perf, npm, node (/usr/bin/node, node 20) and v8inline built
 # (target/release/v8inline, or V8INLINE).
@@ -123,6 +126,20 @@ json.dump(body, open(os.path.join(side, "runs.json"), "w"))
 PY
 }
 
+# compare.txt: `v8inline compare` of each pair of consecutive releases.
+compare_all() {
+  local before="" version
+  : >"$here/compare.txt"
+  for version in "${releases[@]}"; do
+    if [ -n "$before" ]; then
+      echo "## v8inline compare results/$before results/$version" >>"$here/compare.txt"
+      (cd "$here" && "$v8inline" compare --top 5 "results/$before" "results/$version") >>"$here/compare.txt" 2>&1 || true
+      echo >>"$here/compare.txt"
+    fi
+    before=$version
+  done
+}
+
 what=${1:-all}
 if [ "$what" = install ] || [ "$what" = all ]; then
   for version in "${releases[@]}"; do install "$version"; done
@@ -135,3 +152,4 @@ if [ "$what" = run ] || [ "$what" = all ]; then
   done
   for version in "${releases[@]}"; do runs_json "$version"; done
 fi
+if [ "$what" = compare ] || [ "$what" = all ]; then compare_all; fi
