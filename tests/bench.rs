@@ -176,11 +176,23 @@ fn bench_runs_both_trees_in_rounds_and_writes_the_layout() {
                 benchmarks["benchmarks"].as_array().unwrap().iter().map(|b| b["name"].as_str().unwrap()).collect();
             assert_eq!(names, ["checksum", "length"], "{side} {run}");
             for benchmark in benchmarks["benchmarks"].as_array().unwrap() {
-                let folded = recording.join(benchmark["directory"].as_str().unwrap()).join("profile.folded");
-                assert!(std::fs::metadata(&folded).unwrap().len() > 0, "{}", folded.display());
+                // Gzipped, and whole: a stack line per sampled stack.
+                let directory = recording.join(benchmark["directory"].as_str().unwrap());
+                assert!(!directory.join("profile.folded").exists(), "{}", directory.display());
+                let folded = gunzip(&directory.join("profile.folded.gz"));
+                assert!(
+                    !folded.is_empty()
+                        && folded
+                            .lines()
+                            .all(|line| line.rsplit_once(' ').is_some_and(|(_, count)| count.parse::<u64>().is_ok())),
+                    "{folded}"
+                );
             }
-            // What compare reads stays; what record read is gone.
-            assert!(recording.join("profile.folded").is_file(), "{side} {run}");
+            // What compare reads stays (gzipped); what record read is gone.
+            assert!(
+                recording.join("profile.folded.gz").is_file() && !recording.join("profile.folded").exists(),
+                "{side} {run}"
+            );
             assert_eq!(raw_recording_files(&recording), Vec::<String>::new(), "{side} {run}");
         }
     }
@@ -219,6 +231,14 @@ fn bench_runs_both_trees_in_rounds_and_writes_the_layout() {
         "{}",
         String::from_utf8_lossy(&again.stderr)
     );
+}
+
+/// A gzipped file's text.
+fn gunzip(path: &Path) -> String {
+    use std::io::Read as _;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()).read_to_string(&mut text).unwrap();
+    text
 }
 
 /// The files of a run's recording that record read: perf.data, jitdumps,
