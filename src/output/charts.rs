@@ -64,7 +64,8 @@ impl Tone {
 pub const POINT_RADIUS: u32 = 4;
 
 /// An estimate and its interval (`low ≤ estimate ≤ high`; an infinite
-/// bound is drawn to the edge of the axis).
+/// bound is drawn to the edge of the axis). Drawn as an error bar with a
+/// ring at the estimate; without width (`low == high`), as a tick.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Interval {
     /// The estimate.
@@ -160,10 +161,10 @@ const FONT: &str = "sans-serif";
 /// Height of a row, pixels.
 const ROW_HEIGHT: u32 = 46;
 /// Room above the rows (band labels) and below (ticks, axis title).
-const TOP: u32 = 24;
-const BOTTOM: u32 = 52;
+const TOP: u32 = 26;
+const BOTTOM: u32 = 56;
 /// Room for the rows' labels left of each panel.
-const LABEL_WIDTH: u32 = 150;
+const LABEL_WIDTH: u32 = 130;
 
 /// The plot's height for `rows` rows.
 fn plot_height(rows: usize) -> u32 {
@@ -259,7 +260,7 @@ fn draw_panel<'svg>(
         .y_label_area_size(LABEL_WIDTH)
         .build_cartesian_2d(low..high, bottom..top)
         .map_err(chart_error)?;
-    let label_font = (FONT, 13).into_font().color(&RGBColor(0x33, 0x33, 0x33));
+    let label_font = (FONT, 16).into_font().color(&RGBColor(0x33, 0x33, 0x33));
     chart
         .configure_mesh()
         .disable_y_mesh()
@@ -267,9 +268,9 @@ fn draw_panel<'svg>(
         .x_labels(6)
         .x_label_formatter(&|value| tick_label(*value, span))
         .x_desc(panel.axis_title.as_str())
-        .axis_desc_style((FONT, 14))
-        .label_style((FONT, 12))
-        .light_line_style(RGBColor(0xee, 0xee, 0xee))
+        .axis_desc_style((FONT, 17))
+        .label_style((FONT, 15))
+        .light_line_style(RGBColor(0xf2, 0xf2, 0xf2))
         .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
         .draw()
         .map_err(chart_error)?;
@@ -285,7 +286,7 @@ fn draw_panel<'svg>(
         root.draw(&Text::new(
             band.label.clone(),
             (x, y - 4),
-            (FONT, 12).into_font().color(&RGBColor(0x1e, 0x6e, 0x1e)).pos(Pos::new(HPos::Center, VPos::Bottom)),
+            (FONT, 15).into_font().color(&RGBColor(0x1e, 0x6e, 0x1e)).pos(Pos::new(HPos::Center, VPos::Bottom)),
         ))
         .map_err(chart_error)?;
     }
@@ -320,6 +321,17 @@ fn draw_panel<'svg>(
         if let Some(interval) = row.interval {
             let clip = |value: f64| value.clamp(low, high);
             let y = if count > 0 { index as f64 + 0.7 } else { middle };
+            if interval.low == interval.high {
+                // No interval (a side's mean, one run's change): a tick.
+                let estimate = clip(interval.estimate);
+                chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        vec![(estimate, y - 0.17), (estimate, y + 0.17)],
+                        BLACK.stroke_width(3),
+                    )))
+                    .map_err(chart_error)?;
+                continue;
+            }
             chart
                 .draw_series(std::iter::once(ErrorBar::new_horizontal(
                     y,
@@ -425,6 +437,15 @@ pub fn trend_svg(plot: &TrendPlot, width: u32, height: u32) -> Result<String, Ch
 mod tests {
     use super::*;
 
+    fn texts(svg: &str) -> Vec<String> {
+        let document = roxmltree::Document::parse(svg).unwrap();
+        document
+            .descendants()
+            .filter(|node| node.has_tag_name("text"))
+            .map(|node| node.text().unwrap_or_default().trim().to_string())
+            .collect()
+    }
+
     fn circles(svg: &str, tone: Tone) -> usize {
         let document = roxmltree::Document::parse(svg).unwrap();
         document
@@ -472,12 +493,7 @@ mod tests {
             ],
         };
         let svg = interval_plot_svg(&plot, 900).unwrap();
-        let document = roxmltree::Document::parse(&svg).unwrap();
-        let texts: Vec<String> = document
-            .descendants()
-            .filter(|node| node.has_tag_name("text"))
-            .map(|node| node.text().unwrap_or_default().to_string())
-            .collect();
+        let texts = texts(&svg);
         for expected in
             ["CPU time per iteration (ms)", "change, head against base (%)", "±5 % threshold", "head <runs> & co"]
         {
@@ -508,7 +524,10 @@ mod tests {
         };
         let svg = trend_svg(&plot, 800, 300).unwrap();
         assert_eq!(circles(&svg, Tone::Head), 5);
-        assert!(svg.contains(">time per iteration (µs)</text>"), "{svg}");
+        let texts = texts(&svg);
+        for expected in ["time per iteration (µs)", "commit", "c0", "c4"] {
+            assert!(texts.iter().any(|text| text == expected), "{expected}: {texts:?}");
+        }
     }
 
     #[test]
