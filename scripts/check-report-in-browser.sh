@@ -15,7 +15,7 @@
 # (testdata/action base → slower), one run per side (testdata/compare), and
 # a benchmark whose name is markup (escaped, not run).
 #
-# Needs Debian's chromium and node 20 or later (`--experimental-websocket`;
+# Needs Debian's chromium and node 20 or later (exit 77 without them) (`--experimental-websocket`;
 # the DevTools protocol on 127.0.0.1). Writes target/report-check/NAME.html,
 # NAME.png (the first screen), NAME-full.png (the whole page) and
 # NAME-partN.png (the whole page in screens of 1,100 px).
@@ -26,10 +26,15 @@ out=$PWD/target/report-check
 rm -rf "$out"
 mkdir -p "$out"
 
+# Exits 77 where it cannot run (no chromium, no node with a WebSocket).
 browser=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$browser" ]; then
   echo "chromium not found: apt-get install chromium" >&2
-  exit 2
+  exit 77
+fi
+if ! node --experimental-websocket --no-warnings -e 'process.exit(typeof WebSocket === "function" ? 0 : 1)' 2>/dev/null; then
+  echo "node 20 or later not found (the DevTools protocol needs its WebSocket)" >&2
+  exit 77
 fi
 
 cargo build --release --quiet

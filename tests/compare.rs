@@ -675,6 +675,16 @@ fn the_page_of_duets_shows_what_each_verdict_was_computed_from() {
             assert_eq!(benchmark.flame_graph.as_deref(), Some(format!("{name}-{slug}.svg").as_str()));
         }
         if name == "duet-slower25-01" {
+            // The comment names the page.
+            let markdown = compare(&[&base, &head, "--format", "markdown", "--html", &page_path.display().to_string()]);
+            assert!(
+                markdown.stdout.ends_with(&format!(
+                    "\nEach benchmark's runs plotted, with the functions that moved and the flame graphs: \
+                     `{name}.html`.\n"
+                )),
+                "{}",
+                markdown.stdout
+            );
             let resource_map = &page.benchmarks[0];
             let slowed = &resource_map.functions[0];
             assert!(slowed.heading.starts_with("isEmpty (inlined into parsePlainScalar"), "{}", slowed.heading);

@@ -608,6 +608,18 @@ pub fn compare_files(options: &CompareOptions) -> Result<Comparison, CompareComm
             .map(|annotation| annotation.command() + "\n")
             .collect(),
     };
+    let mut text = text;
+    if let Some(page_path) = options.html.as_deref().filter(|_| options.format == ComparisonFormat::Markdown) {
+        // Where a verdict is read, a word on where to see it plotted.
+        let name = page_path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+        let line = format!(
+            "\nEach benchmark's runs plotted, with the functions that moved and the flame graphs: `{}`.\n",
+            name.replace('`', "'")
+        );
+        if text.len() + line.len() <= render::MARKDOWN_LIMIT {
+            text.push_str(&line);
+        }
+    }
     let mut svg = None;
     let mut benchmark_svgs = Vec::new();
     if options.flame_graph {

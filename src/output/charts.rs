@@ -368,7 +368,7 @@ pub fn trend_svg(plot: &TrendPlot, width: u32, height: u32) -> Result<String, Ch
             .margin(16)
             .margin_top(TOP)
             .x_label_area_size(BOTTOM)
-            .y_label_area_size(70)
+            .y_label_area_size(80)
             .build_cartesian_2d(x_low..x_high, y_low..y_high)
             .map_err(chart_error)?;
         let labels = plot.x_labels.clone();
@@ -387,9 +387,9 @@ pub fn trend_svg(plot: &TrendPlot, width: u32, height: u32) -> Result<String, Ch
             .y_label_formatter(&|value| tick_label(*value, y_span))
             .x_desc(plot.x_title.as_str())
             .y_desc(plot.y_title.as_str())
-            .axis_desc_style((FONT, 14))
-            .label_style((FONT, 12))
-            .light_line_style(RGBColor(0xee, 0xee, 0xee))
+            .axis_desc_style((FONT, 17))
+            .label_style((FONT, 15))
+            .light_line_style(RGBColor(0xf2, 0xf2, 0xf2))
             .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
             .draw()
             .map_err(chart_error)?;
@@ -493,6 +493,9 @@ mod tests {
             ],
         };
         let svg = interval_plot_svg(&plot, 900).unwrap();
+        if let Some(directory) = std::env::var_os("V8INLINE_CHART_DIR") {
+            std::fs::write(std::path::Path::new(&directory).join("interval.svg"), &svg).unwrap();
+        }
         let texts = texts(&svg);
         for expected in
             ["CPU time per iteration (ms)", "change, head against base (%)", "±5 % threshold", "head <runs> & co"]
@@ -523,6 +526,10 @@ mod tests {
             band: None,
         };
         let svg = trend_svg(&plot, 800, 300).unwrap();
+        // To look at: V8INLINE_CHART_DIR=DIR cargo test --lib output::charts.
+        if let Some(directory) = std::env::var_os("V8INLINE_CHART_DIR") {
+            std::fs::write(std::path::Path::new(&directory).join("trend.svg"), &svg).unwrap();
+        }
         assert_eq!(circles(&svg, Tone::Head), 5);
         let texts = texts(&svg);
         for expected in ["time per iteration (µs)", "commit", "c0", "c4"] {
