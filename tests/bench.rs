@@ -743,3 +743,49 @@ fn a_cost_on_some_iterations_only_is_not_hidden_by_the_fastest_timing() {
     // As the CPU time alone regressed them (testdata/bench52/judge.py).
     assert_eq!(regressed.values().copied().collect::<Vec<usize>>(), [1, 3, 3], "{regressed:?}");
 }
+
+/// The bench52 study's comparisons as pages (no profiles were kept: the
+/// runs as `bench52_runs` reads them, judged as compare judges them): each
+/// benchmark's heading says its verdict over all the rounds, and its plot
+/// has a point per run of each side and per duet round for each statistic
+/// judged (the fastest timing and its CPU guard for the small document),
+/// with the threshold band; the page is well-formed and fetches nothing.
+#[test]
+fn the_bench52_study_as_pages() {
+    use v8inline::internals::output::annotations::SourceRoot;
+    use v8inline::internals::output::compare::{SuiteComparison, compare_benchmark_runs, html};
+    let directory = common::temp_dir("bench", "bench52-pages");
+    for comparison in ["unchanged-01", "every8-1"] {
+        let benchmarks: Vec<_> = bench52_runs(comparison)
+            .into_iter()
+            .map(|benchmark| compare_benchmark_runs(&benchmark.name, &benchmark.base, &benchmark.head, 0.05))
+            .collect();
+        let runs = benchmarks[0].base_runs;
+        let suite = SuiteComparison {
+            benchmarks,
+            unmatched: Vec::new(),
+            whole: None,
+            base_runs: runs,
+            head_runs: runs,
+            seconds_per_round: None,
+        };
+        let page_path = directory.join(format!("{comparison}.html"));
+        let files = html::PageFiles { compared: comparison.to_string(), ..Default::default() };
+        std::fs::write(&page_path, html::page(&suite, &SourceRoot::new(Path::new("/")), 3, &files)).unwrap();
+        let page = report::read_page(&page_path);
+        report::assert_offline(&page, &page_path);
+        let verdicts = bench52_verdicts(comparison);
+        assert_eq!(page.benchmarks.len(), verdicts.len());
+        for (shown, (name, _, guarded, verdict)) in page.benchmarks.iter().zip(&verdicts) {
+            assert_eq!((&shown.name, shown.verdict.as_str()), (name, *verdict), "{comparison}");
+            let statistics = if *guarded { 2 } else { 1 };
+            let plot = &shown.plots[0];
+            assert_eq!(
+                (plot.base_points, plot.head_points, plot.change_points),
+                (runs * statistics, runs * statistics, runs * statistics),
+                "{comparison} {name}"
+            );
+            assert!(plot.texts.iter().any(|text| text == "±5 % threshold"), "{:?}", plot.texts);
+        }
+    }
+}
