@@ -214,8 +214,9 @@ pub fn page(comparison: &SuiteComparison, root: &SourceRoot, limit: usize, files
         html.push_str("</section>\n");
     }
     if !files.files.is_empty() {
-        let _ =
-            writeln!(html, "<h2 id=\"files\">Files</h2>\n<details>\n<summary>{} files</summary>", files.files.len());
+        html.push_str("<h2 id=\"files\">Files</h2>\n");
+        run_flame_graphs(&mut html, &files.files);
+        let _ = writeln!(html, "<details>\n<summary>{} files</summary>", files.files.len());
         link_list(&mut html, &files.files);
         html.push_str("</details>\n");
     }
@@ -312,6 +313,9 @@ fn benchmark_section(
             name = escape(&benchmark.name)
         );
     }
+    if let Some((_, links)) = files.benchmark_files.iter().find(|(name, _)| *name == benchmark.name) {
+        run_flame_graphs(html, links);
+    }
     if let Some((_, links)) = files.benchmark_files.iter().find(|(name, _)| *name == benchmark.name)
         && !links.is_empty()
     {
@@ -320,6 +324,18 @@ fn benchmark_section(
         html.push_str("</details>\n");
     }
     html.push_str("</section>\n");
+}
+
+/// The flame graphs `record` drew of each run (`flamegraph.svg`), in
+/// sight rather than among the files.
+fn run_flame_graphs(html: &mut String, links: &[Link]) {
+    let graphs: Vec<&Link> = links.iter().filter(|link| link.label.ends_with("flamegraph.svg")).collect();
+    if graphs.is_empty() {
+        return;
+    }
+    let shown: Vec<String> =
+        graphs.iter().map(|link| format!("<a href=\"{}\">{}</a>", escape(&link.href), escape(&link.label))).collect();
+    let _ = writeln!(html, "<p class=\"small\">Each run's flame graph, as record drew it: {}</p>", shown.join(", "));
 }
 
 fn link_list(html: &mut String, links: &[Link]) {
@@ -682,6 +698,38 @@ mod tests {
             "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;q&quot;"
         );
         assert_eq!(escape("a\u{1}b"), "a\u{FFFD}b");
+    }
+
+    #[test]
+    fn a_page_shows_each_run_s_flame_graph_and_escapes_names() {
+        use crate::output::compare::profile::SideProfile;
+        use crate::output::compare::{compare_benchmark, compare_profiles};
+        let name = "<b>bold</b> & \"quoted\"";
+        let benchmark =
+            compare_benchmark(name, None, None, compare_profiles(&SideProfile::default(), &SideProfile::default()));
+        let suite = SuiteComparison {
+            benchmarks: vec![benchmark],
+            unmatched: Vec::new(),
+            whole: None,
+            base_runs: 1,
+            head_runs: 1,
+            seconds_per_round: None,
+        };
+        let graph = Link { href: "base/run%2001/flamegraph.svg".into(), label: "base/run 01/flamegraph.svg".into() };
+        let files = PageFiles { benchmark_files: vec![(name.to_string(), vec![graph])], ..Default::default() };
+        let page = page(&suite, &SourceRoot::new(std::path::Path::new("/")), 3, &files);
+        let options = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
+        let document = roxmltree::Document::parse_with_options(&page, options).unwrap();
+        let heading = document.descendants().find(|node| node.has_tag_name("h2")).unwrap();
+        assert_eq!(heading.first_child().and_then(|node| node.text()), Some("<b>bold</b> & \"quoted\" "));
+        assert!(
+            page.contains(
+                "<p class=\"small\">Each run's flame graph, as record drew it: <a href=\"base/run%2001/flamegraph.svg\">\
+                 base/run 01/flamegraph.svg</a></p>"
+            ),
+            "{page}"
+        );
+        assert!(page.contains("No time per iteration on both sides: nothing to plot."));
     }
 
     #[test]
