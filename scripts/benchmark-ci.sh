@@ -28,8 +28,9 @@
 # GITHUB_STEP_SUMMARY, GITHUB_OUTPUT, RUNNER_TEMP.
 #
 # Writes RUNNER_TEMP/v8inline-recordings (`v8inline bench`'s directory: base/
-# and head/ with every run's recording, bench.json, comparison.md) and the
-# output `recordings` (that directory) for the upload.
+# and head/ with every run's recording, bench.json, report.html with the
+# flame graphs it shows, comparison.md, whose last line names report.html)
+# and the output `recordings` (that directory) for the upload.
 # Exit status: 0; 1 a regression (with V8INLINE_FAIL_ON_REGRESSION=true);
 # otherwise the failing step's (the benchmark at head, compare, setup).
 set -euo pipefail

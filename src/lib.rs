@@ -89,8 +89,9 @@ pub use v8::source_map::{SourceMapOptions, SourceMapOverride};
 
 // The commands: each a library function the binary calls.
 pub use commands::bench::{
-    Bench, BenchError, BenchFile, BenchOptions, BenchRound, BenchSide, SideRuns, StopReason, bench, default_schedule,
-    parse_duration,
+    BENCH_FILE, Bench, BenchError, BenchFile, BenchOptions, BenchRound, BenchSide,
+    FLAME_GRAPH_FILE as BENCH_FLAME_GRAPH_FILE, REPORT_FILE as BENCH_REPORT_FILE, SideRuns, StopReason, bench,
+    default_schedule, parse_duration,
 };
 pub use commands::compare::{
     BenchmarkOutcome, BenchmarkSvg, CompareCommandError, CompareOptions, Comparison, ComparisonFormat,

@@ -6,6 +6,8 @@
 //! and perf; skipped with a message otherwise.
 
 mod common;
+#[path = "common/report.rs"]
+mod report;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -195,6 +197,47 @@ fn bench_runs_both_trees_in_rounds_and_writes_the_layout() {
             );
             assert_eq!(raw_recording_files(&recording), Vec::<String>::new(), "{side} {run}");
         }
+    }
+    // The comparison as a page (report.html), with the differential flame
+    // graphs it shows: the verdicts printed above, a plot per benchmark with
+    // a point per run of each side (and per duet round) for each statistic
+    // judged, every link relative to a file bench wrote, nothing fetched.
+    let page_path = out.join("report.html");
+    let page = report::read_page(&page_path);
+    report::assert_offline(&page, &page_path);
+    let printed: Vec<(String, String)> = stdout
+        .lines()
+        .filter_map(|line| line.strip_prefix("benchmark \""))
+        .map(|line| {
+            let (name, rest) = line.split_once("\": ").unwrap();
+            let verdict = ["regressed", "improved", "within noise", "undecided"]
+                .into_iter()
+                .max_by_key(|verdict| rest.rfind(&format!(": {verdict}")).map_or(-1, |at| at as i64))
+                .unwrap();
+            (name.to_string(), verdict.to_string())
+        })
+        .collect();
+    let shown: Vec<(String, String)> =
+        page.benchmarks.iter().map(|benchmark| (benchmark.name.clone(), benchmark.verdict.clone())).collect();
+    assert_eq!(shown, printed, "{stdout}");
+    assert_eq!(
+        page.rows.iter().map(|row| row[4].clone()).collect::<Vec<_>>(),
+        printed.iter().map(|(_, verdict)| verdict.clone()).collect::<Vec<_>>()
+    );
+    for benchmark in &page.benchmarks {
+        assert_eq!(benchmark.plots.len(), 1, "{}", benchmark.name);
+        let plot = &benchmark.plots[0];
+        let statistics = plot.texts.iter().filter(|text| text.starts_with("base, ")).count();
+        assert!((1..=2).contains(&statistics), "{:?}", plot.texts);
+        let rounds = if schedule == "duet" { 2 * statistics } else { 0 };
+        assert_eq!((plot.base_points, plot.head_points, plot.change_points), (2 * statistics, 2 * statistics, rounds));
+        assert!(plot.texts.iter().any(|text| text == "change, head against base (%)"), "{:?}", plot.texts);
+        let flame_graph = format!("diff-{}.svg", benchmark.name);
+        assert_eq!(benchmark.flame_graph.as_deref(), Some(flame_graph.as_str()));
+    }
+    assert!(out.join("diff.svg").is_file());
+    for linked in ["bench.json", "base/runs.json", "head/run-02/benchmarks.json", "base/run-01/profile.folded.gz"] {
+        assert!(page.links.iter().any(|link| link == linked), "{linked}: {:?}", page.links);
     }
     // --keep-recordings keeps them.
     let kept = bench(
@@ -833,4 +876,50 @@ fn merged_outputs_decide_more_at_the_same_wall_time() {
     let every8 = bench52_comparisons("every8");
     let caught = merged_verdicts(&every8);
     assert_eq!(caught.iter().find(|(name, ..)| name == "parse a small document").unwrap().1, "regressed");
+}
+
+/// The bench52 study's comparisons as pages (no profiles were kept: the
+/// runs as `bench52_runs` reads them, judged as compare judges them): each
+/// benchmark's heading says its verdict over all the rounds, and its plot
+/// has a point per run of each side and per duet round for each statistic
+/// judged (the fastest timing and its CPU guard for the small document),
+/// with the threshold band; the page is well-formed and fetches nothing.
+#[test]
+fn the_bench52_study_as_pages() {
+    use v8inline::internals::output::annotations::SourceRoot;
+    use v8inline::internals::output::compare::{SuiteComparison, compare_benchmark_runs, html};
+    let directory = common::temp_dir("bench", "bench52-pages");
+    for comparison in ["unchanged-01", "every8-1"] {
+        let benchmarks: Vec<_> = bench52_runs(comparison)
+            .into_iter()
+            .map(|benchmark| compare_benchmark_runs(&benchmark.name, &benchmark.base, &benchmark.head, 0.05))
+            .collect();
+        let runs = benchmarks[0].base_runs;
+        let suite = SuiteComparison {
+            benchmarks,
+            unmatched: Vec::new(),
+            whole: None,
+            base_runs: runs,
+            head_runs: runs,
+            round_cost: Default::default(),
+        };
+        let page_path = directory.join(format!("{comparison}.html"));
+        let files = html::PageFiles { compared: comparison.to_string(), ..Default::default() };
+        std::fs::write(&page_path, html::page(&suite, &SourceRoot::new(Path::new("/")), 3, &files)).unwrap();
+        let page = report::read_page(&page_path);
+        report::assert_offline(&page, &page_path);
+        let verdicts = bench52_verdicts(comparison);
+        assert_eq!(page.benchmarks.len(), verdicts.len());
+        for (shown, (name, _, guarded, verdict)) in page.benchmarks.iter().zip(&verdicts) {
+            assert_eq!((&shown.name, shown.verdict.as_str()), (name, *verdict), "{comparison}");
+            let statistics = if *guarded { 2 } else { 1 };
+            let plot = &shown.plots[0];
+            assert_eq!(
+                (plot.base_points, plot.head_points, plot.change_points),
+                (runs * statistics, runs * statistics, runs * statistics),
+                "{comparison} {name}"
+            );
+            assert!(plot.texts.iter().any(|text| text == "±5 % threshold"), "{:?}", plot.texts);
+        }
+    }
 }

@@ -6,6 +6,8 @@
 //! base and head checked out in two directories).
 
 mod common;
+#[path = "common/report.rs"]
+mod report;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -660,4 +662,218 @@ fn merged_bench_outputs_judge_as_one() {
         "{}",
         broken.stderr
     );
+}
+
+/// compare's own verdict of each benchmark (the library's outcome), by name.
+fn outcomes(base: &str, head: &str, source_root: Option<&str>) -> Vec<(String, String)> {
+    let mut options = v8inline::CompareOptions::new(base.into(), head.into());
+    options.source_root = source_root.map(Into::into);
+    let comparison = v8inline::compare_files(&options).unwrap();
+    comparison
+        .benchmarks
+        .iter()
+        .map(|benchmark| (benchmark.name.clone(), benchmark.verdict.name().to_string()))
+        .collect()
+}
+
+/// The number of runs in a side directory's runs.json.
+fn runs_in(side: &str) -> usize {
+    let runs: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(Path::new(side).join("runs.json")).unwrap()).unwrap();
+    runs["runs"].as_array().unwrap().len()
+}
+
+/// `compare --html` of duets whose head slowed the inlined isEmpty
+/// (testdata/bench46/duet, kept whole, with profiles): the page is
+/// well-formed XML; the table and each benchmark's heading say compare's
+/// verdicts; one plot per benchmark, a point per run of each side and per
+/// duet round, its axes named with units; isEmpty shown at its line with how
+/// V8 ran it in each run, plotted the same way; the differential flame
+/// graphs shown and every file linked, relative, nothing fetched from the
+/// network. The unchanged duets are within noise on the page too.
+#[test]
+fn the_page_of_duets_shows_what_each_verdict_was_computed_from() {
+    let study = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/bench46/duet/results");
+    let directory = tempdir().join("page-duets");
+    std::fs::create_dir_all(&directory).unwrap();
+    for (name, expected) in
+        [("duet-slower25-01", ["regressed", "regressed"]), ("duet-unchanged-05", ["within noise", "within noise"])]
+    {
+        let base = study.join(name).join("base").display().to_string();
+        let head = study.join(name).join("head").display().to_string();
+        let page_path = directory.join(format!("{name}.html"));
+        let svg_path = directory.join(format!("{name}.svg"));
+        let run = compare(&[
+            &base,
+            &head,
+            "--source-root",
+            "/tmp/v8inline-bench46",
+            "--flamegraph",
+            &svg_path.display().to_string(),
+            "--html",
+            &page_path.display().to_string(),
+        ]);
+        assert_eq!(run.status, 0, "{}", run.stderr);
+        let page = report::read_page(&page_path);
+        report::assert_offline(&page, &page_path);
+        let verdicts = outcomes(&base, &head, Some("/tmp/v8inline-bench46"));
+        assert_eq!(verdicts.iter().map(|(_, verdict)| verdict.as_str()).collect::<Vec<_>>(), expected, "{name}");
+        let regressed = expected.iter().filter(|verdict| **verdict == "regressed").count();
+        assert_eq!(page.title, format!("v8inline: {regressed} of 2 benchmarks regressed beyond noise"));
+        // The table, as the markdown has it.
+        let table: Vec<(String, String)> = page.rows.iter().map(|row| (row[0].clone(), row[4].clone())).collect();
+        assert_eq!(table, verdicts, "{name}");
+        let runs = runs_in(&base);
+        assert_eq!(page.benchmarks.len(), 2);
+        for (benchmark, (verdict_name, verdict)) in page.benchmarks.iter().zip(&verdicts) {
+            assert_eq!((&benchmark.name, &benchmark.verdict), (verdict_name, verdict));
+            // One plot: each run of both sides, each duet round's ratio.
+            assert_eq!(benchmark.plots.len(), 1, "{}", benchmark.name);
+            let plot = &benchmark.plots[0];
+            assert_eq!((plot.base_points, plot.head_points, plot.change_points), (runs, runs, runs), "{plot:?}");
+            for title in ["time per iteration (ms)", "change, head against base (%)", "±5 % threshold"] {
+                assert!(plot.texts.iter().any(|text| text == title), "{title}: {:?}", plot.texts);
+            }
+            // The differential flame graph of this benchmark, beside the page.
+            let slug = benchmark.name.replace([' ', '.', '_'], "-");
+            assert_eq!(benchmark.flame_graph.as_deref(), Some(format!("{name}-{slug}.svg").as_str()));
+        }
+        if name == "duet-slower25-01" {
+            // The comment names the page.
+            let markdown = compare(&[&base, &head, "--format", "markdown", "--html", &page_path.display().to_string()]);
+            assert!(
+                markdown.stdout.ends_with(&format!(
+                    "\nEach benchmark's runs plotted, with the functions that moved and the flame graphs: \
+                     `{name}.html`.\n"
+                )),
+                "{}",
+                markdown.stdout
+            );
+            let resource_map = &page.benchmarks[0];
+            let slowed = &resource_map.functions[0];
+            assert!(slowed.heading.starts_with("isEmpty (inlined into parsePlainScalar"), "{}", slowed.heading);
+            assert!(
+                slowed.heading.contains(" at head25/node_modules/yaml/dist/parse/lexer.js:73 regressed"),
+                "{}",
+                slowed.heading
+            );
+            assert!(slowed.notes[0].starts_with("V8 ran it: base "), "{:?}", slowed.notes);
+            assert!(
+                slowed.notes[0].contains("; head inlined into parsePlainScalar (TurboFan) in 3 of 3 runs"),
+                "{:?}",
+                slowed.notes
+            );
+            let plot = slowed.plot.as_ref().unwrap();
+            assert_eq!((plot.base_points, plot.head_points, plot.change_points), (runs, runs, runs));
+            for title in ["own CPU time per iteration (ms)", "benchmark's change if only this function changed (%)"] {
+                assert!(plot.texts.iter().any(|text| text == title), "{title}: {:?}", plot.texts);
+            }
+            // Every run's recording and benchmark profile is linked.
+            assert!(page.links.iter().any(|link| link.ends_with("head/run-03/benchmarks.json")), "{:?}", page.links);
+            assert!(page.links.iter().any(|link| link.ends_with("head/runs.json")));
+        } else {
+            assert!(page.benchmarks.iter().all(|benchmark| benchmark.functions.is_empty()));
+        }
+    }
+}
+
+/// Interleaved runs whose statistic is the fastest timing, with the CPU
+/// time as its guard (testdata/action): both statistics plotted, a point
+/// per run of each side for each; no round ratios (the runs are not paired).
+/// checksum, the slowed function, is shown with V8's choice in every run.
+#[test]
+fn the_page_of_interleaved_runs_plots_the_fastest_timing_and_its_guard() {
+    let action =
+        |name: &str| Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/action").join(name).display().to_string();
+    let (base, slower) = (action("base"), action("slower"));
+    let page_path = tempdir().join("page-interleaved.html");
+    let run = compare(&[&base, &slower, "--html", &page_path.display().to_string()]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let page = report::read_page(&page_path);
+    report::assert_offline(&page, &page_path);
+    let verdicts = outcomes(&base, &slower, None);
+    let shown: Vec<(String, String)> =
+        page.benchmarks.iter().map(|benchmark| (benchmark.name.clone(), benchmark.verdict.clone())).collect();
+    assert_eq!(shown, verdicts);
+    assert_eq!(
+        verdicts.iter().map(|(_, verdict)| verdict.as_str()).collect::<Vec<_>>(),
+        ["regressed", "regressed", "within noise"]
+    );
+    assert_eq!(
+        page.rows[1],
+        [
+            "checksum alone",
+            "2.88 µs",
+            "7.19 µs",
+            "+149.3% (+149.3% to +149.3%; detectable 5.0%); CPU +167.2% (+148.8% to +187.0%)",
+            "regressed"
+        ]
+        .map(str::to_string)
+    );
+    let runs = runs_in(&base);
+    for benchmark in &page.benchmarks {
+        let plot = &benchmark.plots[0];
+        assert_eq!((plot.base_points, plot.head_points, plot.change_points), (2 * runs, 2 * runs, 0), "{plot:?}");
+        for title in ["time per iteration (µs)", "base, fastest", "head, CPU", "change, fastest", "change, CPU"] {
+            assert!(plot.texts.iter().any(|text| text == title), "{title}: {:?}", plot.texts);
+        }
+    }
+    let checksum = &page.benchmarks[0].functions[0];
+    assert_eq!(checksum.heading, "checksum (inlined into (anonymous)) at bench.mjs:6 regressed");
+    assert_eq!(
+        checksum.notes[0],
+        "V8 ran it: base inlined into (anonymous) (TurboFan) in 3 of 3 runs; head inlined into (anonymous) \
+         (TurboFan) in 3 of 3 runs"
+    );
+    assert_eq!(checksum.plot.as_ref().map(|plot| (plot.base_points, plot.head_points)), Some((runs, runs)));
+    assert!(page.benchmarks[0].flame_graph.is_none());
+}
+
+/// One run per side (testdata/compare), a benchmark named with markup:
+/// the name is text on the page, nothing of it runs or fetches; the plot
+/// shows each side's run and the change against the noise floor.
+#[test]
+fn the_page_escapes_what_the_recordings_name() {
+    let directory = tempdir().join("page-hostile");
+    let hostile = "<img src=\"https://example.invalid/x.png\" onerror=\"alert(1)\"> &amp; </section> sort";
+    for side in ["base", "head"] {
+        let from = recordings().join(side);
+        let to = directory.join(side);
+        std::fs::create_dir_all(&to).unwrap();
+        for entry in walk(&from) {
+            let relative = entry.strip_prefix(&from).unwrap();
+            std::fs::create_dir_all(to.join(relative).parent().unwrap()).unwrap();
+            std::fs::copy(&entry, to.join(relative)).unwrap();
+        }
+        let json_path = to.join("benchmarks.json");
+        let json = std::fs::read_to_string(&json_path).unwrap();
+        let json = json.replace("\"sort and filter versions\"", &serde_json::to_string(hostile).unwrap());
+        std::fs::write(&json_path, json).unwrap();
+    }
+    let page_path = directory.join("report.html");
+    let (base, head) = (directory.join("base").display().to_string(), directory.join("head").display().to_string());
+    let run = compare(&[&base, &head, "--html", &page_path.display().to_string()]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let page = report::read_page(&page_path);
+    report::assert_offline(&page, &page_path);
+    assert_eq!(page.benchmarks.len(), 1);
+    assert_eq!(page.benchmarks[0].name, hostile);
+    assert_eq!(page.rows[0][0], hostile);
+    assert_eq!(page.benchmarks[0].verdict, outcomes(&base, &head, None)[0].1);
+    let plot = &page.benchmarks[0].plots[0];
+    assert_eq!((plot.base_points, plot.head_points), (1, 1));
+    for title in ["median time per iteration (µs)", "change, head against base (%)", "±10 % noise floor"] {
+        assert!(plot.texts.iter().any(|text| text == title), "{title}: {:?}", plot.texts);
+    }
+    assert!(page.benchmarks[0].functions[0].heading.starts_with("clampPart (inlined into versionKey) at app.js:12"));
+}
+
+/// Every file under `directory`.
+fn walk(directory: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(directory).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() { files.extend(walk(&path)) } else { files.push(path) }
+    }
+    files
 }

@@ -19,7 +19,10 @@
 //! - `OUT/base/`, `OUT/head/`: side directories, each `runs.json` and one
 //!   `record` directory per run (`run-01`, `run-02`…);
 //! - `OUT/bench.json`: the command, the trees, each round's order and why it
-//!   stopped.
+//!   stopped;
+//! - (by the binary, once the rounds end) `OUT/report.html`, the comparison
+//!   as a page, and `OUT/diff.svg`, `OUT/diff-<benchmark>.svg`, the
+//!   differential flame graphs it shows.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -38,6 +41,11 @@ use crate::pipeline::outputs::{Destination, OutputRequest};
 pub const BENCH_FILE: &str = "bench.json";
 /// A side directory's list of runs.
 pub const RUNS_FILE: &str = "runs.json";
+/// The comparison as a page (`compare --html`), in the output directory.
+pub const REPORT_FILE: &str = "report.html";
+/// The differential flame graph of the whole runs, in the output directory;
+/// each benchmark's beside it (`diff-<benchmark>.svg`).
+pub const FLAME_GRAPH_FILE: &str = "diff.svg";
 
 /// What to run and how long.
 #[derive(Debug, Clone)]

@@ -20,7 +20,7 @@ use crate::output::compare::noise::{Timing, Verdict};
 use crate::output::compare::profile::SideProfile;
 use crate::output::compare::runs::{DEFAULT_THRESHOLD, RoundCost, RunsChange, Schedule};
 use crate::output::compare::{
-    CompareError, KeyOptions, SuiteComparison, UnmatchedBenchmark, compare_benchmark_runs, is_json_report, render,
+    CompareError, KeyOptions, SuiteComparison, UnmatchedBenchmark, compare_benchmark_runs, html, is_json_report, render,
 };
 use crate::output::flamegraph::{FlameGraphStyle, FrameNote};
 
@@ -80,6 +80,17 @@ pub struct CompareOptions {
     /// `base/` and `head/` runs join those of `base` and `head`: one
     /// verdict over all of them, a duet round paired within its output.
     pub merged_outputs: Vec<PathBuf>,
+    /// Also render the comparison as a self-contained page
+    /// ([`Comparison::html`]), to be written at this path: its links are
+    /// relative to its directory.
+    pub html: Option<PathBuf>,
+    /// Where the caller writes the differential flame graph
+    /// ([`Comparison::svg`], and each benchmark's at
+    /// [`benchmark_svg_path`]): the page shows and links them.
+    pub flame_graph_path: Option<PathBuf>,
+    /// More files for the page to link (`bench`'s bench.json); each run's
+    /// recording and each benchmark's files are linked anyway.
+    pub html_files: Vec<PathBuf>,
 }
 
 impl CompareOptions {
@@ -101,6 +112,9 @@ impl CompareOptions {
             flame_graph_style: FlameGraphStyle::default(),
             seconds_per_round: None,
             merged_outputs: Vec::new(),
+            html: None,
+            flame_graph_path: None,
+            html_files: Vec::new(),
         }
     }
 
@@ -134,6 +148,8 @@ pub struct Comparison {
     pub svg: Option<Vec<u8>>,
     /// One per benchmark: its slug (`OUT-<slug>.svg`) and the graph.
     pub benchmark_svgs: Vec<BenchmarkSvg>,
+    /// The page, when [`CompareOptions::html`] asked for it.
+    pub html: Option<String>,
 }
 
 /// A benchmark's verdict.
@@ -152,6 +168,8 @@ pub struct BenchmarkOutcome {
 /// A benchmark's differential flame graph.
 #[derive(Debug, Clone)]
 pub struct BenchmarkSvg {
+    /// The benchmark's name.
+    pub name: String,
     /// Its file name part: the last component of its directory in
     /// benchmarks.json (`parse-small-js`).
     pub slug: String,
@@ -278,6 +296,8 @@ impl Side {
 
 /// One recording as read: its whole profile and its benchmarks.
 struct Recording {
+    /// The recording's directory (`None` for a file).
+    directory: Option<PathBuf>,
     /// The whole run's folded stacks or JSON report file.
     text_path: PathBuf,
     project_root: Option<PathBuf>,
@@ -386,6 +406,7 @@ fn read_recording(path: &Path, root: Option<&Path>) -> Result<Recording, Compare
         // Read now, so that a missing file is named at once.
         read_file(path)?;
         return Ok(Recording {
+            directory: None,
             text_path: path.to_owned(),
             project_root: root.map(Path::to_path_buf),
             benchmarks: Vec::new(),
@@ -429,6 +450,7 @@ fn read_recording(path: &Path, root: Option<&Path>) -> Result<Recording, Compare
         read_file(&text_path)?;
     }
     Ok(Recording {
+        directory: Some(path.to_owned()),
         text_path,
         project_root: root.map(Path::to_path_buf).or(recorded_root),
         benchmarks,
@@ -630,6 +652,18 @@ pub fn compare_files(options: &CompareOptions) -> Result<Comparison, CompareComm
             .map(|annotation| annotation.command() + "\n")
             .collect(),
     };
+    let mut text = text;
+    if let Some(page_path) = options.html.as_deref().filter(|_| options.format == ComparisonFormat::Markdown) {
+        // Where a verdict is read, a word on where to see it plotted.
+        let name = page_path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+        let line = format!(
+            "\nEach benchmark's runs plotted, with the functions that moved and the flame graphs: `{}`.\n",
+            name.replace('`', "'")
+        );
+        if text.len() + line.len() <= render::MARKDOWN_LIMIT {
+            text.push_str(&line);
+        }
+    }
     let mut svg = None;
     let mut benchmark_svgs = Vec::new();
     if options.flame_graph {
@@ -675,7 +709,7 @@ pub fn compare_files(options: &CompareOptions) -> Result<Comparison, CompareComm
             // The root's tooltip as head's first run recorded it.
             let root = head_benchmarks.first().and_then(|benchmark| benchmark.root.as_ref());
             let graph = draw(&folded(base_benchmarks)?, &folded(head_benchmarks)?, format!("{title}: {name}"), root);
-            benchmark_svgs.push(BenchmarkSvg { slug: unique, svg: graph });
+            benchmark_svgs.push(BenchmarkSvg { name: name.clone(), slug: unique, svg: graph });
         }
     }
     let outcomes = compared
@@ -689,6 +723,10 @@ pub fn compare_files(options: &CompareOptions) -> Result<Comparison, CompareComm
             runs: benchmark.runs.as_ref().map(|runs| RunsChange { verdict: runs.verdict(), ..runs.change }),
         })
         .collect();
+    let html = options.html.as_deref().map(|page_path| {
+        let files = page_files(options, page_path, [&base, &head], &benchmark_svgs);
+        html::page(&compared, &source_root, options.top, &files)
+    });
     Ok(Comparison {
         text,
         regressed: compared.regressed(),
@@ -696,5 +734,67 @@ pub fn compare_files(options: &CompareOptions) -> Result<Comparison, CompareComm
         benchmarks: outcomes,
         svg,
         benchmark_svgs,
+        html,
     })
+}
+
+/// The regular files directly in `directory`, by name (not the temporary
+/// files of a write under way).
+fn files_in(directory: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(directory) else { return Vec::new() };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_file()))
+        .filter(|entry| !entry.file_name().to_string_lossy().starts_with('.'))
+        .map(|entry| entry.path())
+        .collect();
+    files.sort();
+    files
+}
+
+/// What the page at `page_path` links to: the flame graphs the caller
+/// writes, `html_files`, each side's runs.json, each run's files, and each
+/// benchmark's files in each run; relative to the page's directory.
+fn page_files(options: &CompareOptions, page_path: &Path, sides: [&Side; 2], svgs: &[BenchmarkSvg]) -> html::PageFiles {
+    let directory = match page_path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let link = |path: &Path| html::relative_link(&directory, path);
+    let mut files = html::PageFiles {
+        compared: format!("{} → {}", sides[0].path.display(), sides[1].path.display()),
+        ..Default::default()
+    };
+    if let Some(svg_path) = options.flame_graph_path.as_deref().filter(|_| options.flame_graph) {
+        files.flame_graph = Some(link(svg_path));
+        files.benchmark_flame_graphs =
+            svgs.iter().map(|svg| (svg.name.clone(), link(&benchmark_svg_path(svg_path, &svg.slug)))).collect();
+    }
+    files.files.extend(options.html_files.iter().map(|path| link(path)));
+    for side in sides {
+        let runs_path = side.path.join("runs.json");
+        if runs_path.is_file() {
+            files.files.push(link(&runs_path));
+        }
+        for run in &side.runs {
+            match &run.directory {
+                Some(run_directory) => files.files.extend(files_in(run_directory).iter().map(|path| link(path))),
+                None => files.files.push(link(&run.text_path)),
+            }
+            for benchmark in &run.benchmarks {
+                let benchmark_directory = benchmark.folded_path.parent().map(Path::to_path_buf).unwrap_or_default();
+                let own = if Some(&benchmark_directory) == run.directory.as_ref() {
+                    vec![benchmark.folded_path.clone()]
+                } else {
+                    files_in(&benchmark_directory)
+                };
+                let links = own.iter().map(|path| link(path));
+                match files.benchmark_files.iter_mut().find(|(name, _)| *name == benchmark.name) {
+                    Some((_, existing)) => existing.extend(links),
+                    None => files.benchmark_files.push((benchmark.name.clone(), links.collect())),
+                }
+            }
+        }
+    }
+    files
 }

@@ -19,6 +19,7 @@
 //! [`Timeline`]: crate::model::timeline::Timeline
 
 pub mod annotations;
+pub mod charts;
 pub mod compare;
 pub mod cpuprofile;
 pub mod debuginfo;

@@ -340,6 +340,12 @@ pub(crate) struct CompareArgs {
     /// How --flamegraph is drawn.
     #[arg(long, value_name = "STYLE", default_value = "icicle")]
     pub(crate) flamegraph_style: FlameGraphStyleArg,
+    /// Also write the comparison as one self-contained HTML page: the
+    /// table of benchmarks, a plot of each benchmark's runs and change
+    /// against the threshold, the functions that moved, and links to the
+    /// flame graphs and the recordings' files.
+    #[arg(long, value_name = "FILE.html")]
+    pub(crate) html: Option<PathBuf>,
 }
 
 /// How `compare` and `bench` write the comparison, and whether a

@@ -58,6 +58,8 @@ pub(crate) fn compare(args: CompareArgs) -> Result<u8, Failure> {
     options.separate_native = args.separate_native;
     options.flame_graph = args.flamegraph.is_some();
     options.flame_graph_style = args.flamegraph_style.into();
+    options.flame_graph_path = args.flamegraph.clone();
+    options.html = args.html.clone();
     let comparison = match compare_files(&options) {
         Ok(comparison) => comparison,
         Err(CompareCommandError::FlameGraphOfReports) => {
@@ -71,6 +73,9 @@ pub(crate) fn compare(args: CompareArgs) -> Result<u8, Failure> {
         for benchmark in &comparison.benchmark_svgs {
             write_file(&v8inline::benchmark_svg_path(svg_path, &benchmark.slug), &benchmark.svg)?;
         }
+    }
+    if let (Some(html_path), Some(html)) = (&args.html, &comparison.html) {
+        write_file(html_path, html.as_bytes())?;
     }
     Ok(u8::from(args.report.fail_on_regression && comparison.regressed))
 }
@@ -100,8 +105,24 @@ pub(crate) fn bench(args: BenchArgs) -> Result<u8, Failure> {
     if !bench.rounds.is_empty() {
         compare.seconds_per_round = Some(bench.elapsed.as_secs_f64() / bench.rounds.len() as f64);
     }
+    // The page and the differential flame graphs it shows, in the output
+    // directory.
+    let svg_path = bench.output_dir.join(v8inline::BENCH_FLAME_GRAPH_FILE);
+    compare.flame_graph = true;
+    compare.flame_graph_path = Some(svg_path.clone());
+    compare.html = Some(bench.output_dir.join(v8inline::BENCH_REPORT_FILE));
+    compare.html_files = vec![bench.output_dir.join(v8inline::BENCH_FILE)];
     let comparison = compare_files(&compare).map_err(|error| Failure::Input(error.to_string()))?;
     write_output(args.report.output.as_deref(), comparison.text.as_bytes())?;
+    if let Some(svg) = &comparison.svg {
+        write_file(&svg_path, svg)?;
+        for benchmark in &comparison.benchmark_svgs {
+            write_file(&v8inline::benchmark_svg_path(&svg_path, &benchmark.slug), &benchmark.svg)?;
+        }
+    }
+    if let (Some(html_path), Some(html)) = (&compare.html, &comparison.html) {
+        write_file(html_path, html.as_bytes())?;
+    }
     let regressed = comparison.regressed;
     Ok(u8::from((args.report.fail_on_regression && regressed) || (args.fail_on_undecided && comparison.undecided)))
 }

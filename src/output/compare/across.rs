@@ -59,6 +59,9 @@ pub struct RunsTime {
     /// CPU time per iteration judged beside it, which counts every
     /// iteration's cost ([`RunsTime::verdict`]).
     pub guard: Option<CpuGuard>,
+    /// Where the runs ran as duets: each round's two values, as they were
+    /// judged as pairs (base's run order).
+    pub pairs: Option<Vec<RunPair>>,
 }
 
 /// The CPU time per iteration of each run, judged beside a run's fastest
@@ -73,6 +76,8 @@ pub struct CpuGuard {
     pub head: Vec<f64>,
     /// The change judged, at [`GUARDED_CONFIDENCE`].
     pub change: RunsChange,
+    /// Each duet round's two values, as judged as pairs.
+    pub pairs: Option<Vec<RunPair>>,
 }
 
 /// The least number of timings every run of a benchmark must have for its
@@ -150,15 +155,17 @@ pub fn runs_time(base_runs: &[BenchmarkRun], head_runs: &[BenchmarkRun], thresho
         timings.iter().map(|timing| statistic.of(*timing)).collect::<Vec<f64>>()
     };
     let (base, head) = (values(statistic, &base_timings), values(statistic, &head_timings));
+    let pairs = duet_pairs(base_runs, &base, head_runs, &head);
     if statistic != Statistic::Minimum {
         let change = judge_benchmark_values(base_runs, &base, head_runs, &head, threshold, RUNS_CONFIDENCE);
-        return Some(RunsTime { statistic, base, head, change, guard: None });
+        return Some(RunsTime { statistic, base, head, change, guard: None, pairs });
     }
     let change = judge_benchmark_values(base_runs, &base, head_runs, &head, threshold, GUARDED_CONFIDENCE);
     let (guard_base, guard_head) = (values(Statistic::Cpu, &base_timings), values(Statistic::Cpu, &head_timings));
     let guard_change = judge_values_at(base_runs, &guard_base, head_runs, &guard_head, threshold, GUARDED_CONFIDENCE);
-    let guard = CpuGuard { base: guard_base, head: guard_head, change: guard_change };
-    Some(RunsTime { statistic, base, head, change, guard: Some(guard) })
+    let guard_pairs = duet_pairs(base_runs, &guard_base, head_runs, &guard_head);
+    let guard = CpuGuard { base: guard_base, head: guard_head, change: guard_change, pairs: guard_pairs };
+    Some(RunsTime { statistic, base, head, change, guard: Some(guard), pairs })
 }
 
 /// Judges each run's value (`base_values[i]` is `base[i]`'s): as pairs
@@ -359,6 +366,13 @@ impl RunChoices {
         if !self.disagree() {
             return None;
         }
+        Some(format!("V8's runs disagree: {}", self.summary()))
+    }
+
+    /// How V8 ran it in the runs of each side, whether they agree or not:
+    /// `base inlined into parse (TurboFan) in 5 of 5 runs; head TurboFan in
+    /// 4 of 5 runs, interpreted in 1`.
+    pub fn summary(&self) -> String {
         let side = |runs: &[Option<RanAs>]| {
             let counts = Self::counts(runs);
             if counts.is_empty() {
@@ -377,7 +391,7 @@ impl RunChoices {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        Some(format!("V8's runs disagree: base {}; head {}", side(&self.base), side(&self.head)))
+        format!("base {}; head {}", side(&self.base), side(&self.head))
     }
 
     /// The ways of both sides' runs.
@@ -421,6 +435,9 @@ pub struct FunctionRuns {
     pub explained_by_choices: bool,
     /// The rule's verdict (before [`FunctionRuns::explained_by_choices`]).
     pub verdict: Verdict,
+    /// Where the runs ran as duets: each round's two values of
+    /// `base_total + own`, as [`FunctionRuns::change`] judged them as pairs.
+    pub pairs: Option<Vec<RunPair>>,
 }
 
 /// The own-time rule: `change` (the function's own time added to the
@@ -494,8 +511,10 @@ pub fn judge_function(
     let base_own = own_values(function, base, per_iteration);
     let head_own = own_values(function, head, per_iteration);
     let counterfactual = |values: &[f64]| values.iter().map(|value| base_total + value).collect::<Vec<f64>>();
-    let change =
-        judge_values(base, &counterfactual(&base_own.values), head, &counterfactual(&head_own.values), threshold);
+    let (base_counterfactual, head_counterfactual) =
+        (counterfactual(&base_own.values), counterfactual(&head_own.values));
+    let change = judge_values(base, &base_counterfactual, head, &head_counterfactual, threshold);
+    let pairs = duet_pairs(base, &base_counterfactual, head, &head_counterfactual);
     let z = pooled_z(&base_own, &head_own, per_iteration);
     let (base_shares, head_shares) =
         (own_values(function, base, false).values, own_values(function, head, false).values);
@@ -541,6 +560,7 @@ pub fn judge_function(
         choices,
         explained_by_choices,
         verdict,
+        pairs,
     }
 }
 

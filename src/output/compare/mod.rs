@@ -9,10 +9,12 @@
 //! - [`across`]: functions over several runs (the own-time rule, V8's
 //!   choices);
 //! - [`render`]: text, markdown (a PR comment) and GitHub annotations;
-//! - [`differential`]: the differential flame graph.
+//! - [`differential`]: the differential flame graph;
+//! - [`html`]: the comparison as a self-contained page with plots.
 
 pub mod across;
 pub mod differential;
+pub mod html;
 pub mod noise;
 pub mod profile;
 pub mod render;
@@ -88,6 +90,14 @@ impl FunctionChange {
         let mut callers: Vec<(&str, u64)> = callers.into_iter().collect();
         callers.sort_by(|left, right| right.1.cmp(&left.1).then(left.0.cmp(right.0)));
         callers.into_iter().map(|(caller, _)| caller).collect()
+    }
+
+    /// How V8 ran it on each side, its ways of at least 2 % of its self
+    /// time, heaviest first: (base, head), e.g. (`97% inlined into
+    /// versionKey (TurboFan), 3% TurboFan`, `100% Sparkplug`); empty for a
+    /// side where it did not run.
+    pub fn ran_as_mix(&self) -> (String, String) {
+        (mix_text(&fractions(&self.base)), mix_text(&fractions(&self.head)))
     }
 
     /// How V8 ran it, when that changed between base and head: e.g. `V8

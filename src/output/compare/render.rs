@@ -14,17 +14,17 @@ use crate::output::annotations::{GithubAnnotation, Severity, SourceRoot, markdow
 pub const MARKDOWN_LIMIT: usize = 65_536;
 
 /// A share change in percentage points: `+1.25 pp`.
-fn points(change: f64) -> String {
+pub(super) fn points(change: f64) -> String {
     format!("{:+.2} pp", change * 100.0)
 }
 
 /// A share in percent with two decimals.
-fn share(value: f64) -> String {
+pub(super) fn share(value: f64) -> String {
     format!("{:.2}%", value * 100.0)
 }
 
 /// A relative change: `+24.7%`.
-fn relative(change: f64) -> String {
+pub(super) fn relative(change: f64) -> String {
     format!("{:+.1}%", change * 100.0)
 }
 
@@ -58,7 +58,7 @@ fn location(change: &FunctionChange, root: &SourceRoot) -> Option<(String, Optio
     Some((file, change.function.start.map(|start| start.line)))
 }
 
-fn location_text(change: &FunctionChange, root: &SourceRoot) -> String {
+pub(super) fn location_text(change: &FunctionChange, root: &SourceRoot) -> String {
     match location(change, root) {
         Some((file, Some(line))) => format!("{file}:{line}"),
         Some((file, None)) => file,
@@ -67,7 +67,7 @@ fn location_text(change: &FunctionChange, root: &SourceRoot) -> String {
 }
 
 /// `clampPart (inlined into versionKey)`.
-fn name_with_inlining(change: &FunctionChange) -> String {
+pub(super) fn name_with_inlining(change: &FunctionChange) -> String {
     let callers = change.inlined_into();
     match callers.as_slice() {
         [] => change.function.name.clone(),
@@ -77,7 +77,7 @@ fn name_with_inlining(change: &FunctionChange) -> String {
 }
 
 /// `+16.20 pp ± 1.00 pp`.
-fn self_change_text(change: &FunctionChange) -> String {
+pub(super) fn self_change_text(change: &FunctionChange) -> String {
     if let Some(runs) = &change.across_runs {
         return format!("{}; {}", points(change.self_change.change), own_time_text(runs));
     }
@@ -95,7 +95,7 @@ fn self_change_text(change: &FunctionChange) -> String {
 
 /// `own CPU time per iteration 0.41 ms → 7.52 ms, +19.8% of the
 /// benchmark (interval …)`, or for shares, the share's change over runs.
-fn own_time_text(runs: &FunctionRuns) -> String {
+pub(super) fn own_time_text(runs: &FunctionRuns) -> String {
     let what = if runs.per_iteration {
         format!(
             "own CPU time per iteration {} → {} (medians of runs)",
@@ -110,7 +110,7 @@ fn own_time_text(runs: &FunctionRuns) -> String {
 
 /// A function's verdict as its row says it: V8's choice when the runs
 /// that ran it alike do not show its change.
-fn function_verdict(change: &FunctionChange) -> String {
+pub(super) fn function_verdict(change: &FunctionChange) -> String {
     match &change.across_runs {
         Some(runs) if runs.explained_by_choices => format!("{}, V8's choice", runs.verdict.name()),
         _ => change.self_change.verdict.name().to_string(),
@@ -119,7 +119,7 @@ fn function_verdict(change: &FunctionChange) -> String {
 
 /// The lines under a function's row: how V8 ran it differently between
 /// base and head, and where its runs disagree.
-fn ran_as_notes(profile: &ProfileComparison, change: &FunctionChange) -> Vec<String> {
+pub(super) fn ran_as_notes(profile: &ProfileComparison, change: &FunctionChange) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(mix) = profile.ran_as_change(change) {
         notes.push(mix);
@@ -136,7 +136,7 @@ fn ran_as_notes(profile: &ProfileComparison, change: &FunctionChange) -> Vec<Str
 }
 
 /// How functions were matched across scripts, and which scripts were not.
-fn matching_notes(profile: &ProfileComparison) -> Vec<String> {
+pub(super) fn matching_notes(profile: &ProfileComparison) -> Vec<String> {
     let mut notes = Vec::new();
     let scripts = &profile.matching.scripts;
     if !scripts.is_empty() {
@@ -177,7 +177,7 @@ fn matching_notes(profile: &ProfileComparison) -> Vec<String> {
 
 /// `465 µs → 568 µs median per iteration, +22.2% (noise ± 10.0%); mean
 /// +7.7% (Welch p = 0.18): regressed`.
-fn time_text(benchmark: &BenchmarkComparison, round_cost: RoundCost) -> String {
+pub(super) fn time_text(benchmark: &BenchmarkComparison, round_cost: RoundCost) -> String {
     if let Some(runs) = &benchmark.runs {
         let forecast = decision_forecast(&runs.change, round_cost)
             .filter(|_| benchmark.verdict() == Verdict::Undecided)
@@ -268,7 +268,7 @@ fn profile_verdict(profile: &ProfileComparison) -> Verdict {
 
 /// The rows shown for a profile: the functions beyond noise, then others
 /// whose shares moved, `limit` in all.
-fn shown_changes(profile: &ProfileComparison, limit: usize) -> Vec<&FunctionChange> {
+pub(super) fn shown_changes(profile: &ProfileComparison, limit: usize) -> Vec<&FunctionChange> {
     const ROUNDING: f64 = 1e-6;
     profile
         .changes
@@ -393,7 +393,7 @@ fn text_table(profile: &ProfileComparison, root: &SourceRoot, limit: usize) -> S
 }
 
 /// The verdict as a PR reader scans it.
-fn verdict_cell(verdict: Verdict) -> &'static str {
+pub(super) fn verdict_cell(verdict: Verdict) -> &'static str {
     match verdict {
         Verdict::Regressed => "🔴 regressed",
         Verdict::Improved => "🟢 improved",
@@ -405,22 +405,146 @@ fn verdict_cell(verdict: Verdict) -> &'static str {
 /// A benchmark's verdict, with the function whose own time decided it
 /// where its time alone did not: `regressed by `parse`'s own time +17.1%`.
 fn verdict_with_reason(benchmark: &BenchmarkComparison) -> String {
-    match own_time_reason(benchmark) {
-        Some(reason) => format!("{} by {reason}", benchmark.verdict().name()),
+    match RegressedBy::of(benchmark) {
+        Some(reason) => format!("{} by {}", benchmark.verdict().name(), reason.markdown()),
         None => benchmark.verdict().name().to_string(),
     }
 }
 
-/// `` `parse`'s own time +17.1% ``: the function that regressed a
-/// benchmark its time alone did not, and its own time's change (of the
-/// benchmark's time, or of its share).
-fn own_time_reason(benchmark: &BenchmarkComparison) -> Option<String> {
-    let function = benchmark.regressed_by_function()?;
-    let change = match &function.across_runs {
-        Some(runs) if runs.per_iteration => format!("own time {}", relative(runs.change.change)),
-        _ => format!("self share {}", points(function.self_change.change)),
-    };
-    Some(format!("`{}`'s {change}", markdown_cell(&function.function.name)))
+/// The function that regressed a benchmark its time alone did not, and
+/// its own time's change: `` `parse`'s own time +17.1% ``.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegressedBy {
+    /// The function's name.
+    pub function: String,
+    /// `own time +17.1%` (of the benchmark's time per iteration), or
+    /// `self share +3.20 pp` where its runs timed no iterations.
+    pub change: String,
+}
+
+impl RegressedBy {
+    /// What regressed `benchmark` where its time alone did not.
+    pub fn of(benchmark: &BenchmarkComparison) -> Option<RegressedBy> {
+        let function = benchmark.regressed_by_function()?;
+        let change = match &function.across_runs {
+            Some(runs) if runs.per_iteration => format!("own time {}", relative(runs.change.change)),
+            _ => format!("self share {}", points(function.self_change.change)),
+        };
+        Some(RegressedBy { function: function.function.name.clone(), change })
+    }
+
+    /// `` `parse`'s own time +17.1% ``.
+    pub fn markdown(&self) -> String {
+        format!("`{}`'s {}", markdown_cell(&self.function), self.change)
+    }
+}
+
+/// A row of the table of benchmarks, as the markdown comment and the HTML
+/// page show it: the figures the change is computed from, the change with
+/// its interval, the verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerdictRow {
+    /// The benchmark's name.
+    pub name: String,
+    /// Base's time per iteration (over runs, the geometric mean of its runs).
+    pub base: String,
+    /// Head's.
+    pub head: String,
+    /// The change, its interval and minimum detectable change (over runs),
+    /// or ± its noise floor.
+    pub change: String,
+    /// The benchmark's verdict.
+    pub verdict: Verdict,
+    /// Where a function's own time decided it and its time alone did not:
+    /// which.
+    pub regressed_by: Option<RegressedBy>,
+    /// For an undecided benchmark: how many rounds would decide it.
+    pub forecast: Option<String>,
+}
+
+/// Each benchmark's row of the table of benchmarks, in head's order.
+pub fn verdict_rows(comparison: &SuiteComparison) -> Vec<VerdictRow> {
+    let mut rows = Vec::new();
+    for benchmark in &comparison.benchmarks {
+        let (base, head, change) = match &benchmark.runs {
+            // Over runs: the figures the change is computed from (the
+            // geometric means of the runs, whose ratio it is for a
+            // mean of log ratios), the change with its interval.
+            Some(runs) => (
+                duration(geometric_mean(&runs.base)),
+                duration(geometric_mean(&runs.head)),
+                format!(
+                    "{} ({} to {}; detectable {:.1}%){}",
+                    relative(runs.change.change),
+                    relative(runs.change.interval.low),
+                    relative(runs.change.interval.high),
+                    runs.change.minimum_detectable * 100.0,
+                    // The fastest timing's guard, which may decide.
+                    runs.guard.as_ref().map_or_else(String::new, |guard| format!(
+                        "; CPU {} ({} to {})",
+                        relative(guard.change.change),
+                        relative(guard.change.interval.low),
+                        relative(guard.change.interval.high)
+                    ))
+                ),
+            ),
+            None => {
+                // The statistic judged: CPU per iteration, else medians.
+                let statistic = benchmark.time.map_or(Statistic::Mean, |time| time.statistic);
+                let timing = |timing: Option<Timing>| {
+                    timing.map(|timing| duration(statistic.of(timing))).unwrap_or_else(|| "–".into())
+                };
+                let change = benchmark
+                    .time
+                    .map(|time: TimeChange| format!("{} ± {:.1}%", relative(time.relative), time.noise * 100.0))
+                    .unwrap_or_else(|| "–".into());
+                (timing(benchmark.base_timing), timing(benchmark.head_timing), change)
+            }
+        };
+        let forecast = benchmark
+            .runs
+            .as_ref()
+            .filter(|_| benchmark.verdict() == Verdict::Undecided)
+            .and_then(|runs| decision_forecast(&runs.change, comparison.round_cost));
+        rows.push(VerdictRow {
+            name: benchmark.name.clone(),
+            base,
+            head,
+            change,
+            verdict: benchmark.verdict(),
+            regressed_by: RegressedBy::of(benchmark),
+            forecast,
+        });
+    }
+    rows
+}
+
+/// How many runs per side, from how many bench outputs, and how they were
+/// combined: `3 → 3 runs per side, base and head at the same time in each
+/// round (duets), judged as pairs; each change with its interval and the
+/// smallest change this comparison could have detected.`
+pub(super) fn runs_note(comparison: &SuiteComparison) -> String {
+    let duets =
+        comparison.benchmarks.iter().any(|benchmark| benchmark.runs.as_ref().is_some_and(|runs| runs.change.paired));
+    // How the rounds were combined, where it was by ranks.
+    let by_ranks = comparison
+        .benchmarks
+        .iter()
+        .find_map(|benchmark| benchmark.runs.as_ref().filter(|runs| runs.change.method == ChangeMethod::HodgesLehmann));
+    let method = by_ranks.map(|runs| format!(" ({})", runs.change.method.name())).unwrap_or_default();
+    let outputs = comparison.round_cost.parallel_outputs;
+    format!(
+        "{} → {} runs per side{}{}{method}; each change with its interval and the smallest change this comparison \
+         could have detected.",
+        comparison.base_runs,
+        comparison.head_runs,
+        if outputs > 1 { format!(" from {outputs} bench outputs") } else { String::new() },
+        match (duets, outputs) {
+            (false, _) => "",
+            (true, 1) => ", base and head at the same time in each round (duets), judged as pairs",
+            (true, _) => ", base and head at the same time in each round (duets), judged as pairs within each output",
+        }
+    )
 }
 
 /// The comparison as a pull request comment: a table of benchmarks (base,
@@ -439,55 +563,17 @@ pub fn markdown(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -
             comparison.benchmarks.len()
         );
         text.push_str("| Benchmark | Base | Head | Change | Verdict |\n|---|---:|---:|---:|---|\n");
-        for benchmark in &comparison.benchmarks {
-            let (base, head, change) = match &benchmark.runs {
-                // Over runs: the figures the change is computed from (the
-                // geometric means of the runs, whose ratio it is for a
-                // mean of log ratios), the change with its interval.
-                Some(runs) => (
-                    duration(geometric_mean(&runs.base)),
-                    duration(geometric_mean(&runs.head)),
-                    format!(
-                        "{} ({} to {}; detectable {:.1}%){}",
-                        relative(runs.change.change),
-                        relative(runs.change.interval.low),
-                        relative(runs.change.interval.high),
-                        runs.change.minimum_detectable * 100.0,
-                        // The fastest timing's guard, which may decide.
-                        runs.guard.as_ref().map_or_else(String::new, |guard| format!(
-                            "; CPU {} ({} to {})",
-                            relative(guard.change.change),
-                            relative(guard.change.interval.low),
-                            relative(guard.change.interval.high)
-                        ))
-                    ),
-                ),
-                None => {
-                    // The statistic judged: CPU per iteration, else medians.
-                    let statistic = benchmark.time.map_or(Statistic::Mean, |time| time.statistic);
-                    let timing = |timing: Option<Timing>| {
-                        timing.map(|timing| duration(statistic.of(timing))).unwrap_or_else(|| "–".into())
-                    };
-                    let change = benchmark
-                        .time
-                        .map(|time: TimeChange| format!("{} ± {:.1}%", relative(time.relative), time.noise * 100.0))
-                        .unwrap_or_else(|| "–".into());
-                    (timing(benchmark.base_timing), timing(benchmark.head_timing), change)
-                }
-            };
-            let forecast = benchmark
-                .runs
-                .as_ref()
-                .filter(|_| benchmark.verdict() == Verdict::Undecided)
-                .and_then(|runs| decision_forecast(&runs.change, comparison.round_cost))
-                .map(|forecast| format!(": {forecast}"))
-                .unwrap_or_default();
-            let reason = own_time_reason(benchmark).map(|reason| format!(": {reason}")).unwrap_or_default();
+        for row in verdict_rows(comparison) {
+            let reason = row.regressed_by.map(|reason| format!(": {}", reason.markdown())).unwrap_or_default();
+            let forecast = row.forecast.map(|forecast| format!(": {forecast}")).unwrap_or_default();
             let _ = writeln!(
                 text,
-                "| {} | {base} | {head} | {change} | {}{reason}{forecast} |",
-                markdown_cell(&benchmark.name),
-                verdict_cell(benchmark.verdict())
+                "| {} | {} | {} | {} | {}{reason}{forecast} |",
+                markdown_cell(&row.name),
+                row.base,
+                row.head,
+                row.change,
+                verdict_cell(row.verdict)
             );
         }
         for unmatched in &comparison.unmatched {
@@ -496,33 +582,7 @@ pub fn markdown(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -
         }
         text.push('\n');
         if comparison.across_runs() {
-            let duets = comparison
-                .benchmarks
-                .iter()
-                .any(|benchmark| benchmark.runs.as_ref().is_some_and(|runs| runs.change.paired));
-            // How the rounds were combined, where it was by ranks.
-            let by_ranks = comparison.benchmarks.iter().find_map(|benchmark| {
-                benchmark.runs.as_ref().filter(|runs| runs.change.method == ChangeMethod::HodgesLehmann)
-            });
-            let method = by_ranks.map(|runs| format!(" ({})", runs.change.method.name())).unwrap_or_default();
-            let _ = writeln!(
-                text,
-                "{} → {} runs per side{}{}{method}; each change with its interval and the smallest change this \
-                 comparison could have detected.\n",
-                comparison.base_runs,
-                comparison.head_runs,
-                match comparison.round_cost.parallel_outputs {
-                    1 => String::new(),
-                    outputs => format!(" from {outputs} bench outputs"),
-                },
-                match (duets, comparison.round_cost.parallel_outputs) {
-                    (false, _) => "",
-                    (true, 1) => ", base and head at the same time in each round (duets), judged as pairs",
-                    (true, _) => {
-                        ", base and head at the same time in each round (duets), judged as pairs within each output"
-                    }
-                }
-            );
+            let _ = writeln!(text, "{}\n", runs_note(comparison));
         } else {
             let _ = writeln!(text, "_Note: {ONE_RUN_NOTE}._\n");
         }
