@@ -110,6 +110,44 @@ fn slowed_heads_after_unchanged_commits_are_one_change_point() {
     assert!(small.p_value <= 0.001, "{small:?}");
     // Without profiles no function is named.
     assert!(small.functions.is_empty() && small.v8.is_empty());
+    // The page: a trend per benchmark, each change point marked at c21.
+    let page = report_page(directory.path());
+    let document = parse_page(&page);
+    let sections = sections(&document);
+    assert_eq!(sections.len(), 3);
+    for section in &sections {
+        let svgs: Vec<roxmltree::Node> = section.descendants().filter(|node| node.has_tag_name("svg")).collect();
+        assert_eq!(svgs.len(), 1, "no function trends without profiles");
+        let texts = svg_texts(svgs[0]);
+        assert!(texts.iter().any(|text| text.starts_with("c21 +")), "{texts:?}");
+        assert!(texts.contains(&"c1".to_string()) && texts.iter().any(|text| text.contains("samples per iteration")));
+    }
+    assert!(page.contains("<td>parse a small document</td><td><code>c21</code></td><td>+44.9 % [+"), "{page}");
+}
+
+/// `history report --format html`, checked to hold no reference to
+/// anything outside the page.
+fn report_page(history: &Path) -> String {
+    let page = report(history, "html");
+    for outside in ["http://", "https://", "<script", "<link", "src="] {
+        let allowed = outside == "http://"
+            && page.matches(outside).count() == page.matches("xmlns=\"http://www.w3.org/2000/svg\"").count();
+        assert!(allowed || !page.contains(outside), "{outside}");
+    }
+    page
+}
+
+/// The page's benchmark sections.
+fn sections<'document>(document: &'document roxmltree::Document) -> Vec<roxmltree::Node<'document, 'document>> {
+    document.descendants().filter(|node| node.has_tag_name("section")).collect()
+}
+
+/// The texts of an SVG.
+fn svg_texts(svg: roxmltree::Node) -> Vec<String> {
+    svg.descendants()
+        .filter(|node| node.has_tag_name("text"))
+        .map(|node| node.text().unwrap_or_default().trim().to_string())
+        .collect()
 }
 
 /// The false-alarm rate, on the bench52 study's 40 sides of unchanged code
@@ -189,6 +227,30 @@ fn the_function_that_moved_is_named() {
     let alone = &report.change_points[1];
     assert!((1.6..1.7).contains(&alone.change.relative), "{alone:?}");
     assert_eq!(change_points(&build_report(&history, &DEFAULT_OPTIONS)), []);
+    // The page (default options: no change point): per benchmark its trend
+    // and its functions' trends, checksum's the first where it runs.
+    let directory = tempfile::tempdir().unwrap();
+    add_all(directory.path(), &results);
+    let page = report_page(directory.path());
+    let document = parse_page(&page);
+    let sections = sections(&document);
+    let titles: Vec<&str> = sections
+        .iter()
+        .map(|section| section.descendants().find(|node| node.has_tag_name("h2")).unwrap().text().unwrap())
+        .collect();
+    assert_eq!(titles, ["checksum and words", "checksum alone", "count vowels"]);
+    for section in &sections {
+        let svgs: Vec<roxmltree::Node> = section.descendants().filter(|node| node.has_tag_name("svg")).collect();
+        assert_eq!(svgs.len(), 2);
+        assert!(svg_texts(svgs[0]).contains(&"CPU time per iteration (µs)".to_string()), "{:?}", svg_texts(svgs[0]));
+        let legend = svg_texts(svgs[1]);
+        assert!(legend.contains(&"own time per iteration (µs)".to_string()), "{legend:?}");
+        let title = section.descendants().find(|node| node.has_tag_name("h2")).unwrap().text().unwrap();
+        if title.starts_with("checksum") {
+            assert!(legend.contains(&"checksum bench.mjs:6".to_string()), "{legend:?}");
+        }
+    }
+    assert!(page.contains("<p>None: no benchmark changed"), "{page}");
 }
 
 /// The history file: one line per commit, keys sorted, a rerun of a commit
@@ -246,4 +308,10 @@ fn runs_of(side: &str) -> Vec<PathBuf> {
         .collect();
     runs.sort();
     runs
+}
+
+/// The page as XML (its `<!DOCTYPE html>` allowed).
+fn parse_page(page: &str) -> roxmltree::Document<'_> {
+    let options = roxmltree::ParsingOptions { allow_dtd: true, ..roxmltree::ParsingOptions::default() };
+    roxmltree::Document::parse_with_options(page, options).unwrap()
 }

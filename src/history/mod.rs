@@ -138,9 +138,14 @@ impl FunctionEntry {
         }
     }
 
-    /// What names it across commits.
+    /// What names it across commits: its name and script, for a function
+    /// without a name also its line and column (a named function's line
+    /// moves when code above it changes: the same function at another
+    /// commit).
     pub fn key(&self) -> FunctionKey {
-        FunctionKey { name: self.name.clone(), file: self.file.clone(), line: self.line, column: self.column }
+        let anonymous = self.name.is_empty() || self.name.starts_with("(anonymous") || self.name == "<anonymous>";
+        let (line, column) = if anonymous { (self.line, self.column) } else { (None, None) };
+        FunctionKey { name: self.name.clone(), file: self.file.clone(), line, column }
     }
 
     /// The way V8 ran most of its self time.
@@ -359,7 +364,10 @@ fn top_functions(runs: &[&ResultBenchmark]) -> Vec<FunctionEntry> {
         })
         .collect();
     // The most self time first; ties by name, file and line (stable lines).
-    functions.sort_by(|left, right| right.0.total_cmp(&left.0).then_with(|| left.1.key().cmp(&right.1.key())));
+    functions.sort_by(|left, right| {
+        let order = |entry: &FunctionEntry| (entry.name.clone(), entry.file.clone(), entry.line, entry.column);
+        right.0.total_cmp(&left.0).then_with(|| order(&left.1).cmp(&order(&right.1)))
+    });
     functions.into_iter().take(TOP_FUNCTIONS).map(|(_, entry)| entry).collect()
 }
 
