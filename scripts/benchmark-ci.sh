@@ -20,6 +20,10 @@
 #   V8INLINE_SETUP_PERF          true: install perf (linux-tools) and allow it (the Action)
 #   V8INLINE_BINARY              a v8inline binary to run instead of `npx v8inline@VERSION`,
 #                                VERSION being this repository's (Cargo.toml)
+#   V8INLINE_MERGE               instead of benchmarking: globs (relative to the workspace) of
+#                                the recordings directories of several bench jobs (a matrix,
+#                                downloaded by actions/download-artifact), judged as one with
+#                                `v8inline compare --merge`: summary, annotations, gate
 # and GitHub's: GITHUB_WORKSPACE (the checkout; default the working directory),
 # GITHUB_STEP_SUMMARY, GITHUB_OUTPUT, RUNNER_TEMP.
 #
@@ -31,7 +35,6 @@
 set -euo pipefail
 
 action_root=$(cd "$(dirname "$0")/.." && pwd)
-run=${V8INLINE_RUN:?V8INLINE_RUN: the benchmark command (the input run) is required}
 working_directory=${V8INLINE_WORKING_DIRECTORY:-.}
 install=${V8INLINE_INSTALL-npm ci}
 base_ref=${V8INLINE_BASE_REF:-${GITHUB_BASE_REF:-}}
@@ -66,6 +69,41 @@ repository=$(git -C "$workspace" rev-parse --show-toplevel) || {
   error "$workspace is not a git checkout (actions/checkout first)"
   exit 2
 }
+
+# The merge job of a matrix: every bench job's recordings judged as one.
+if [ -n "${V8INLINE_MERGE:-}" ]; then
+  shopt -s nullglob
+  cd "$workspace"
+  merged=()
+  # shellcheck disable=SC2206 # the input is globs, split on spaces, expanded here
+  for directory in $V8INLINE_MERGE; do
+    [ -f "$directory/base/runs.json" ] && [ -f "$directory/head/runs.json" ] && merged+=("$(cd "$directory" && pwd)")
+  done
+  if [ "${#merged[@]}" -lt 2 ]; then
+    error "merge '$V8INLINE_MERGE': ${#merged[@]} bench recordings found (directories with base/ and head/), 2 or more needed"
+    exit 2
+  fi
+  echo "merging ${#merged[@]} bench outputs: ${merged[*]}"
+  gate=()
+  [ "$fail_on_regression" = false ] || gate=(--fail-on-regression)
+  comparison=$temp/v8inline-merged.md
+  cd "$repository"
+  status=0
+  v8inline compare --merge "${merged[@]}" --source-root "$repository" --format markdown -o "$comparison" \
+    "${gate[@]}" || status=$?
+  case "$status" in
+    0 | 1) ;;
+    *) error "v8inline compare --merge failed (exit $status)"; exit "$status" ;;
+  esac
+  cat "$comparison" >>"$summary"
+  v8inline compare --merge "${merged[@]}" --source-root "$repository" --format github
+  if [ "$status" -eq 1 ]; then
+    error "a regression beyond noise (fail-on-regression): see the job summary"
+    exit 1
+  fi
+  exit 0
+fi
+run=${V8INLINE_RUN:?V8INLINE_RUN: the benchmark command (the input run) is required}
 [ -d "$repository/$working_directory" ] || {
   error "working-directory $working_directory: no such directory in $repository"
   exit 2

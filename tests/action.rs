@@ -402,3 +402,84 @@ fn the_action_says_what_is_missing() {
     );
     assert!(!repository.join("benchmark-ran").exists());
 }
+
+/// The merge job of a matrix (the input `merge`): two jobs' downloaded
+/// recordings (the three rounds of testdata/action's base and slower sides,
+/// as rounds 1-2 of one job and round 1 of another) are judged as one: the
+/// summary says so and regresses checksum, the annotation names it at its
+/// line, the gate fails. One job's recordings alone are refused.
+#[test]
+fn the_merge_job_judges_every_job_as_one() {
+    if !on_path("git") {
+        eprintln!("SKIPPED: no git on PATH");
+        return;
+    }
+    let root = common::temp_dir("action", "merge");
+    let repository = root.join("repository");
+    std::fs::create_dir_all(&repository).unwrap();
+    git(&repository, &["init", "--quiet"]);
+    std::fs::write(repository.join("bench.mjs"), BENCHMARK).unwrap();
+    git(&repository, &["add", "bench.mjs"]);
+    git(&repository, &["commit", "--quiet", "-m", "base"]);
+    let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/action");
+    let job = |name: &str, runs: &[(u32, u32)]| {
+        for (side, recorded) in [("base", "base"), ("head", "slower")] {
+            let directory = repository.join("downloads").join(name).join(side);
+            std::fs::create_dir_all(&directory).unwrap();
+            let runs: Vec<String> = runs
+                .iter()
+                .map(|(run, round)| {
+                    let recording = testdata.join(recorded).join(format!("run-0{run}"));
+                    format!("{{\"directory\": {:?}, \"round\": {round}}}", recording.display().to_string())
+                })
+                .collect();
+            let json = format!(
+                "{{\"version\": 1, \"side\": \"{side}\", \"schedule\": \"duet\", \"runs\": [{}]}}",
+                runs.join(", ")
+            );
+            std::fs::write(directory.join("runs.json"), json).unwrap();
+        }
+    };
+    job("v8inline-recordings-1", &[(1, 1), (2, 2)]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/benchmark-ci.sh");
+    let summary = root.join("summary.md");
+    let run = |merge: &str| {
+        std::fs::write(&summary, "").unwrap();
+        Command::new(&script)
+            .current_dir(&repository)
+            .env_remove("V8INLINE_RUN")
+            .env("V8INLINE_MERGE", merge)
+            .env("V8INLINE_FAIL_ON_REGRESSION", "true")
+            .env("V8INLINE_BINARY", env!("CARGO_BIN_EXE_v8inline"))
+            .env("GITHUB_WORKSPACE", &repository)
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .env("GITHUB_OUTPUT", root.join("output"))
+            .env("RUNNER_TEMP", &*root)
+            .output()
+            .unwrap()
+    };
+    let alone = run("downloads/*");
+    assert_eq!(alone.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&alone.stdout),
+        "::error title=v8inline benchmark::merge 'downloads/*': 1 bench recordings found (directories with base/ \
+         and head/), 2 or more needed\n"
+    );
+    job("v8inline-recordings-2", &[(3, 1)]);
+    let merged = run("downloads/*");
+    let log = String::from_utf8_lossy(&merged.stdout);
+    assert_eq!(merged.status.code(), Some(1), "{log}{}", String::from_utf8_lossy(&merged.stderr));
+    assert!(log.starts_with("merging 2 bench outputs: "), "{log}");
+    let first_annotation = log.lines().find(|line| line.starts_with("::warning")).unwrap_or_default();
+    assert!(first_annotation.starts_with(&format!("::warning file=bench.mjs,line={CHECKSUM_LINE},")), "{log}");
+    assert!(
+        log.ends_with(
+            "::error title=v8inline benchmark::a regression beyond noise (fail-on-regression): see the job summary\n"
+        ),
+        "{log}"
+    );
+    let summary = std::fs::read_to_string(&summary).unwrap();
+    assert!(summary.contains("\n3 → 3 runs per side from 2 bench outputs, "), "{summary}");
+    assert!(summary_row(&summary, "checksum alone").contains("regressed"), "{summary}");
+    assert!(!summary_row(&summary, "count vowels").contains("regressed"), "{summary}");
+}

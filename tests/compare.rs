@@ -231,8 +231,9 @@ fn markdown_is_a_pull_request_comment_under_the_limit() {
         | sort and filter versions | 465 µs | 568 µs | +22.2% ± 10.0% | 🔴 regressed |\n";
     assert!(markdown.starts_with(expected_start), "{markdown}");
     assert!(
-        markdown
-            .contains("| +13.01 pp ± 4.57 pp | 0.00% → 13.01% | `clampPart` inlined into `versionKey` | app.js:12 |"),
+        markdown.contains(
+            "| +13.01 pp ± 4.57 pp | 0.00% → 13.01% | – | `clampPart` inlined into `versionKey` | app.js:12 |"
+        ),
         "{markdown}"
     );
 
@@ -596,4 +597,67 @@ fn several_runs_find_the_slowed_function() {
     assert!(single.stdout.ends_with("note: one run per side: the noise between runs (a neighbour slowing the machine for a second, V8 deciding differently in another process) is not seen; `v8inline bench` runs several\n"), "{}", single.stdout);
     let markdown = compare(&[&format!("{base}/run-01"), &format!("{slower}/run-01"), "--format", "markdown"]).stdout;
     assert!(markdown.contains("_Note: one run per side: the noise between runs"), "{markdown}");
+}
+
+/// A side directory of duet runs, each run's round given.
+fn duet_side_directory(directory: &Path, runs: &[(String, u32)]) -> String {
+    std::fs::create_dir_all(directory).unwrap();
+    let runs: Vec<String> =
+        runs.iter().map(|(recording, round)| format!("{{\"directory\": {recording:?}, \"round\": {round}}}")).collect();
+    let json =
+        format!("{{\"version\": 1, \"side\": \"base\", \"schedule\": \"duet\", \"runs\": [{}]}}", runs.join(", "));
+    std::fs::write(directory.join("runs.json"), json).unwrap();
+    directory.display().to_string()
+}
+
+/// Two bench outputs (say, two CI jobs) merged by `compare --merge`: the
+/// three rounds of testdata/action as rounds 1 and 2 of one output and
+/// round 1 of another judge exactly as the three rounds of one output do,
+/// each round paired within its own output; the comparison says it merged.
+/// An output without a head side is named.
+#[test]
+fn merged_bench_outputs_judge_as_one() {
+    let action = |name: &str, run: u32| {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/action").join(name).join(format!("run-0{run}"))
+    };
+    let run_of = |name: &str, run: u32| action(name, run).display().to_string();
+    let directory = tempdir();
+    let sides = |output: &str, runs: &[(u32, u32)]| {
+        let of = |name: &str| runs.iter().map(|&(run, round)| (run_of(name, run), round)).collect::<Vec<_>>();
+        duet_side_directory(&directory.join(output).join("base"), &of("base"));
+        duet_side_directory(&directory.join(output).join("head"), &of("slower"));
+        directory.join(output).display().to_string()
+    };
+    let whole = sides("whole", &[(1, 1), (2, 2), (3, 3)]);
+    let first = sides("first", &[(1, 1), (2, 2)]);
+    let second = sides("second", &[(3, 1)]);
+    let one = compare(&[&format!("{whole}/base"), &format!("{whole}/head"), "--format", "markdown"]);
+    let merged = compare(&["--merge", &first, &second, "--format", "markdown"]);
+    assert_eq!((one.status, merged.status), (0, 0), "{}{}", one.stderr, merged.stderr);
+    assert!(
+        merged.stdout.contains(
+            "3 → 3 runs per side from 2 bench outputs, base and head at the same time in each round (duets), judged \
+             as pairs within each output;"
+        ),
+        "{}",
+        merged.stdout
+    );
+    let header = |text: &str| text.replace(" from 2 bench outputs", "").replace(" within each output", "");
+    assert_eq!(header(&merged.stdout), one.stdout);
+    assert!(one.stdout.contains("| checksum alone | 2.88 µs | 7.19 µs |"), "{}", one.stdout);
+    // Were the rounds told apart by their number alone, round 1 would be
+    // there twice a side and the runs judged unpaired, otherwise: as one
+    // output of rounds 1, 2 and 1 is.
+    let misnumbered = sides("misnumbered", &[(1, 1), (2, 2), (3, 1)]);
+    let as_one = compare(&[&format!("{misnumbered}/base"), &format!("{misnumbered}/head"), "--format", "markdown"]);
+    assert_ne!(as_one.stdout, one.stdout);
+    // An output without a head side.
+    std::fs::remove_file(directory.join("second/head/runs.json")).unwrap();
+    let broken = compare(&["--merge", &first, &second]);
+    assert_eq!(broken.status, 1, "{}", broken.stderr);
+    assert!(
+        broken.stderr.contains(&format!("{second}/head: not a side directory of `v8inline bench` (no runs.json)")),
+        "{}",
+        broken.stderr
+    );
 }

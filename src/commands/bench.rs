@@ -504,6 +504,7 @@ fn timed_run(options: &BenchOptions, tree: &Path, directory: &Path) -> Result<Fi
     if !options.keep_recordings {
         remove_raw_recording(directory);
     }
+    compress_profiles(directory);
     Ok(FinishedRun { exit: recorded.exit_code(), elapsed: started.elapsed() })
 }
 
@@ -522,6 +523,36 @@ fn remove_raw_recording(directory: &Path) {
             name == "perf.data" || (name.starts_with("jit-") && name.ends_with(".dump")) || name.ends_with(".log");
         if raw && entry.file_type().is_ok_and(|kind| kind.is_file()) {
             let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Gzips a run's folded profiles (the whole run's and each benchmark's:
+/// `profile.folded` → `profile.folded.gz`, which compare reads alike): a
+/// tenth of their size, so that the runs of a comparison stay small enough
+/// to upload. A profile that cannot be compressed stays as it is.
+fn compress_profiles(directory: &Path) {
+    let folded = crate::commands::record::FOLDED_FILE;
+    let mut profiles = vec![directory.join(folded)];
+    if let Ok(benchmarks) = std::fs::read_dir(directory.join(crate::commands::record::benchmarks::BENCHMARKS_DIRECTORY))
+    {
+        profiles.extend(benchmarks.flatten().map(|entry| entry.path().join(folded)));
+    }
+    for plain in profiles {
+        // Only a regular file bench's record wrote: never through a link.
+        if !std::fs::symlink_metadata(&plain).is_ok_and(|metadata| metadata.is_file()) {
+            continue;
+        }
+        let gzipped = plain.with_file_name(format!("{folded}.gz"));
+        let compressed = std::fs::File::open(&plain).and_then(|mut input| {
+            replace_file(&gzipped, |output| {
+                let mut encoder = flate2::write::GzEncoder::new(output, flate2::Compression::fast());
+                std::io::copy(&mut input, &mut encoder)?;
+                encoder.finish().map(drop)
+            })
+        });
+        if compressed.is_ok() {
+            let _ = std::fs::remove_file(&plain);
         }
     }
 }

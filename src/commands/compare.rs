@@ -10,14 +10,15 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::collapse::task_root::{TaskRoot, root_frame_name};
+use crate::commands::bench::BenchSide;
 use crate::error::Error;
 use crate::files::read_file;
 use crate::output::annotations::SourceRoot;
-use crate::output::compare::across::BenchmarkRun;
+use crate::output::compare::across::{BenchmarkRun, DuetRound};
 use crate::output::compare::differential::{FoldedSide, differential_svg};
 use crate::output::compare::noise::{Timing, Verdict};
 use crate::output::compare::profile::SideProfile;
-use crate::output::compare::runs::{DEFAULT_THRESHOLD, RunsChange, Schedule};
+use crate::output::compare::runs::{DEFAULT_THRESHOLD, RoundCost, RunsChange, Schedule};
 use crate::output::compare::{
     CompareError, KeyOptions, SuiteComparison, UnmatchedBenchmark, compare_benchmark_runs, is_json_report, render,
 };
@@ -75,6 +76,10 @@ pub struct CompareOptions {
     /// benchmark's forecast of the rounds that would decide it is then
     /// also said in minutes.
     pub seconds_per_round: Option<f64>,
+    /// Further `bench` output directories (say, one per CI job) whose
+    /// `base/` and `head/` runs join those of `base` and `head`: one
+    /// verdict over all of them, a duet round paired within its output.
+    pub merged_outputs: Vec<PathBuf>,
 }
 
 impl CompareOptions {
@@ -95,7 +100,18 @@ impl CompareOptions {
             flame_graph: false,
             flame_graph_style: FlameGraphStyle::default(),
             seconds_per_round: None,
+            merged_outputs: Vec::new(),
         }
+    }
+
+    /// Compares the sides of several `bench` outputs as one: `OUT/base`
+    /// against `OUT/head` of each, their runs judged together (see
+    /// [`CompareOptions::merged_outputs`]). `None` without an output.
+    pub fn merging(outputs: &[PathBuf]) -> Option<CompareOptions> {
+        let (first, more) = outputs.split_first()?;
+        let mut options = CompareOptions::new(first.join(BenchSide::Base.name()), first.join(BenchSide::Head.name()));
+        options.merged_outputs = more.to_vec();
+        Some(options)
     }
 }
 
@@ -273,7 +289,7 @@ struct Recording {
     project_root: Option<PathBuf>,
     benchmarks: Vec<SideBenchmark>,
     /// The round it ran in beside the other side's run (a duet).
-    duet_round: Option<u32>,
+    duet_round: Option<DuetRound>,
     /// The runtime recording.json names (`node 26.12.1`).
     runtime: Option<String>,
 }
@@ -325,8 +341,32 @@ fn folded_in(directory: &Path) -> PathBuf {
 }
 
 /// Reads a side: a side directory (`runs.json`, one recording per run), a
-/// recording directory, or one file.
-fn read_side(path: &Path, root: Option<&Path>) -> Result<Side, CompareCommandError> {
+/// recording directory, or one file; then the same side of each further
+/// `bench` output, its runs added as those of output 1, 2...
+fn read_merged_side(
+    path: &Path,
+    side: BenchSide,
+    merged_outputs: &[PathBuf],
+    root: Option<&Path>,
+) -> Result<Side, CompareCommandError> {
+    let mut merged = read_side(path, 0, root)?;
+    for (output, directory) in (1u32..).zip(merged_outputs) {
+        let more = directory.join(side.name());
+        if !more.join(crate::commands::bench::RUNS_FILE).exists() {
+            return Err(CompareCommandError::Recording {
+                path: more,
+                message: "not a side directory of `v8inline bench` (no runs.json)".to_string(),
+            });
+        }
+        merged.runs.extend(read_side(&more, output, root)?.runs);
+    }
+    Ok(merged)
+}
+
+/// Reads a side: a side directory (`runs.json`, one recording per run), a
+/// recording directory, or one file. `output` numbers the merged `bench`
+/// output it is from: a duet round pairs within it.
+fn read_side(path: &Path, output: u32, root: Option<&Path>) -> Result<Side, CompareCommandError> {
     let runs_path = path.join("runs.json");
     if path.is_dir() && runs_path.exists() {
         let runs_file: RunsFile = read_json(&runs_path)?;
@@ -338,7 +378,8 @@ fn read_side(path: &Path, root: Option<&Path>) -> Result<Side, CompareCommandErr
             .iter()
             .map(|run| {
                 let mut recording = read_recording(&path.join(&run.directory), root)?;
-                recording.duet_round = run.round.filter(|_| runs_file.schedule == Schedule::Duet);
+                recording.duet_round =
+                    run.round.filter(|_| runs_file.schedule == Schedule::Duet).map(|round| DuetRound { output, round });
                 Ok(recording)
             })
             .collect::<Result<Vec<Recording>, CompareCommandError>>()?;
@@ -437,7 +478,7 @@ pub(crate) struct ResultBenchmark {
 /// recording, each benchmark's timing and (when kept) profile, functions
 /// keyed relative to each run's project root.
 pub(crate) fn read_result(path: &Path) -> Result<Vec<ResultRun>, CompareCommandError> {
-    let side = read_side(path, None)?;
+    let side = read_side(path, 0, None)?;
     side.runs
         .iter()
         .map(|recording| {
@@ -598,8 +639,8 @@ fn read_benchmark_run(
 
 /// Reads both sides and renders their comparison.
 pub fn compare_files(options: &CompareOptions) -> Result<Comparison, CompareCommandError> {
-    let base = read_side(&options.base, options.base_root.as_deref())?;
-    let head = read_side(&options.head, options.head_root.as_deref())?;
+    let base = read_merged_side(&options.base, BenchSide::Base, &options.merged_outputs, options.base_root.as_deref())?;
+    let head = read_merged_side(&options.head, BenchSide::Head, &options.merged_outputs, options.head_root.as_deref())?;
     let key_options = |recording: &Recording| KeyOptions {
         project_root: recording.project_root.as_deref().map(SourceRoot::new),
         separate_native: options.separate_native,
@@ -611,7 +652,10 @@ pub fn compare_files(options: &CompareOptions) -> Result<Comparison, CompareComm
         whole: None,
         base_runs: base.runs.len(),
         head_runs: head.runs.len(),
-        seconds_per_round: options.seconds_per_round,
+        round_cost: RoundCost {
+            seconds: options.seconds_per_round,
+            parallel_outputs: 1 + options.merged_outputs.len(),
+        },
     };
     let mut drawn: Vec<(String, String, Vec<&SideBenchmark>, Vec<&SideBenchmark>)> = Vec::new();
     if with_benchmarks {

@@ -352,13 +352,20 @@ pub(crate) struct RecordArgs {
 
 #[derive(Args, Debug)]
 pub(crate) struct CompareArgs {
-    /// Before: a recording directory (as `record` writes it), folded stacks
-    /// or a `--report json` file.
-    #[arg(value_name = "BASE")]
-    pub(crate) base: PathBuf,
+    /// Before: a recording directory (as `record` writes it), a side
+    /// directory (as `bench` writes it), folded stacks or a `--report json`
+    /// file.
+    #[arg(value_name = "BASE", required_unless_present = "merge")]
+    pub(crate) base: Option<PathBuf>,
     /// After, of the same kind.
-    #[arg(value_name = "HEAD")]
-    pub(crate) head: PathBuf,
+    #[arg(value_name = "HEAD", required_unless_present = "merge")]
+    pub(crate) head: Option<PathBuf>,
+    /// Instead of BASE and HEAD: the output directories of several `bench`
+    /// runs of the same two trees (say, one per CI job), judged as one: the
+    /// runs of every `base/` against those of every `head/`, each round's
+    /// pair within its own output.
+    #[arg(long, value_name = "OUT", num_args = 2.., conflicts_with_all = ["base", "head"])]
+    pub(crate) merge: Vec<PathBuf>,
     #[command(flatten)]
     pub(crate) report: ComparisonReportArgs,
     /// With several runs per side: the least change of time per iteration,

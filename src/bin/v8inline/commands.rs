@@ -42,7 +42,12 @@ pub(crate) fn lookup(args: LookupArgs) -> Result<(), Failure> {
 /// `compare`: returns the status to exit with: 1 when asked to fail on a
 /// regression and one was found.
 pub(crate) fn compare(args: CompareArgs) -> Result<u8, Failure> {
-    let mut options = CompareOptions::new(args.base, args.head);
+    let mut options = match (args.base, args.head) {
+        (Some(base), Some(head)) => CompareOptions::new(base, head),
+        // clap requires BASE and HEAD unless --merge gives two outputs or more.
+        _ => CompareOptions::merging(&args.merge)
+            .ok_or_else(|| Failure::Usage("give BASE and HEAD, or --merge OUT OUT...".to_string()))?,
+    };
     options.format = args.report.format.into();
     options.top = args.report.top;
     options.least_growth = args.least_growth / 100.0;

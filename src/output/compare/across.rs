@@ -29,7 +29,19 @@ pub struct BenchmarkRun {
     pub timing: Option<Timing>,
     /// The round it ran in at the same time as the other side's run of
     /// that round (`bench --schedule duet`): judged as a pair with it.
-    pub duet_round: Option<u32>,
+    pub duet_round: Option<DuetRound>,
+}
+
+/// A duet round: both sides' runs of it ran at the same time on one
+/// machine, so they pair up. Several `bench` outputs merged (say, one per
+/// CI job) each number their rounds from 1: a round pairs only within its
+/// output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DuetRound {
+    /// Which merged output it is from (0 for the first, or the only one).
+    pub output: u32,
+    /// Its round there.
+    pub round: u32,
 }
 
 /// The benchmark's time per iteration judged over runs.
@@ -214,8 +226,8 @@ fn duet_pairs(
     {
         return None;
     }
-    let rounds = |runs: &[BenchmarkRun]| -> Option<Vec<u32>> {
-        let mut rounds = runs.iter().map(|run| run.duet_round).collect::<Option<Vec<u32>>>()?;
+    let rounds = |runs: &[BenchmarkRun]| -> Option<Vec<DuetRound>> {
+        let mut rounds = runs.iter().map(|run| run.duet_round).collect::<Option<Vec<DuetRound>>>()?;
         rounds.sort_unstable();
         rounds.dedup();
         Some(rounds)
@@ -573,7 +585,13 @@ mod tests {
     #[test]
     fn duet_runs_are_judged_as_pairs_by_their_round() {
         let runs = |rounds: &[Option<u32>]| -> Vec<BenchmarkRun> {
-            rounds.iter().map(|&round| BenchmarkRun { duet_round: round, ..run(100, true) }).collect()
+            rounds
+                .iter()
+                .map(|&round| BenchmarkRun {
+                    duet_round: round.map(|round| DuetRound { output: 0, round }),
+                    ..run(100, true)
+                })
+                .collect()
         };
         let (base_values, head_values) = ([100.0, 200.0, 150.0], [220.0, 165.0, 110.0]);
         // Head's runs listed in another order: paired by round, not place.
@@ -591,6 +609,24 @@ mod tests {
             assert!(!unpaired.paired, "{unpaired:?}");
             assert_eq!(unpaired.verdict, RunsVerdict::Undecided, "{unpaired:?}");
         }
+    }
+
+    /// Two bench outputs merged, each numbering its rounds 1 and 2: a round
+    /// pairs with its own output's other side only. Paired across outputs
+    /// (round 1 of the first with round 1 of the second) the 2× spread
+    /// between machines would come back.
+    #[test]
+    fn merged_outputs_pair_within_each_output() {
+        let at =
+            |output: u32, round: u32| BenchmarkRun { duet_round: Some(DuetRound { output, round }), ..run(100, true) };
+        let base = [at(0, 1), at(0, 2), at(1, 1), at(1, 2)];
+        // The second output's machine is twice as slow, and head lists its
+        // rounds in another order.
+        let head = [at(1, 2), at(0, 1), at(1, 1), at(0, 2)];
+        let (base_values, head_values) = ([100.0, 120.0, 200.0, 240.0], [264.0, 110.0, 220.0, 132.0]);
+        let paired = judge_values(&base, &base_values, &head, &head_values, 0.05);
+        assert!(paired.paired && (paired.change - 0.10).abs() < 1e-9, "{paired:?}");
+        assert_eq!(paired.verdict, RunsVerdict::Regressed, "{paired:?}");
     }
 
     /// f runs 100 samples inlined and 500 not inlined. Base inlined it in

@@ -516,6 +516,17 @@ impl BenchmarkComparison {
             None => Verdict::Unchanged,
         }
     }
+
+    /// Over runs, the function whose own time regressed the benchmark when
+    /// its time per iteration alone did not (undecided or within noise):
+    /// what the verdict rests on.
+    pub fn regressed_by_function(&self) -> Option<&FunctionChange> {
+        let runs = self.runs.as_ref()?;
+        if matches!(runs.verdict(), RunsVerdict::Regressed | RunsVerdict::Improved) {
+            return None;
+        }
+        self.profile.regressions().next()
+    }
 }
 
 /// Judges a benchmark's time per iteration.
@@ -619,8 +630,9 @@ pub struct SuiteComparison {
     pub base_runs: usize,
     /// Runs at head.
     pub head_runs: usize,
-    /// How long a round of runs took, when known (`bench`).
-    pub seconds_per_round: Option<f64>,
+    /// What another round costs: its time when known (`bench`), and how
+    /// many merged `bench` outputs add rounds at once.
+    pub round_cost: runs::RoundCost,
 }
 
 /// A benchmark that only one side ran.

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::across::{FunctionRuns, geometric_mean, median};
 use super::noise::{Statistic, TimeChange, Timing, Verdict};
-use super::runs::{ChangeMethod, RunsChange, decision_forecast};
+use super::runs::{ChangeMethod, RoundCost, RunsChange, decision_forecast};
 use super::{BenchmarkComparison, FunctionChange, ProfileComparison, SuiteComparison};
 use crate::output::annotations::{GithubAnnotation, Severity, SourceRoot, markdown_cell};
 
@@ -177,9 +177,9 @@ fn matching_notes(profile: &ProfileComparison) -> Vec<String> {
 
 /// `465 µs → 568 µs median per iteration, +22.2% (noise ± 10.0%); mean
 /// +7.7% (Welch p = 0.18): regressed`.
-fn time_text(benchmark: &BenchmarkComparison, seconds_per_round: Option<f64>) -> String {
+fn time_text(benchmark: &BenchmarkComparison, round_cost: RoundCost) -> String {
     if let Some(runs) = &benchmark.runs {
-        let forecast = decision_forecast(&runs.change, seconds_per_round)
+        let forecast = decision_forecast(&runs.change, round_cost)
             .filter(|_| benchmark.verdict() == Verdict::Undecided)
             .map(|forecast| format!("; {forecast}"))
             .unwrap_or_default();
@@ -205,7 +205,7 @@ fn time_text(benchmark: &BenchmarkComparison, seconds_per_round: Option<f64>) ->
             duration(geometric_mean(&runs.head)),
             runs.statistic.name(),
             runs_change_text(&runs.change),
-            benchmark.verdict().name()
+            verdict_with_reason(benchmark)
         );
     }
     match (benchmark.base_timing, benchmark.head_timing, benchmark.time) {
@@ -294,8 +294,7 @@ fn shortened(text: &str, limit: usize) -> String {
 pub fn text(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -> String {
     let mut text = String::new();
     for benchmark in &comparison.benchmarks {
-        let _ =
-            writeln!(text, "benchmark {:?}: {}", benchmark.name, time_text(benchmark, comparison.seconds_per_round));
+        let _ = writeln!(text, "benchmark {:?}: {}", benchmark.name, time_text(benchmark, comparison.round_cost));
         if let Some(runs) = &benchmark.runs {
             let name = runs.statistic.name();
             let _ = writeln!(text, "  {name} per iteration of each run: base {}", run_values(&runs.base));
@@ -403,6 +402,27 @@ fn verdict_cell(verdict: Verdict) -> &'static str {
     }
 }
 
+/// A benchmark's verdict, with the function whose own time decided it
+/// where its time alone did not: `regressed by `parse`'s own time +17.1%`.
+fn verdict_with_reason(benchmark: &BenchmarkComparison) -> String {
+    match own_time_reason(benchmark) {
+        Some(reason) => format!("{} by {reason}", benchmark.verdict().name()),
+        None => benchmark.verdict().name().to_string(),
+    }
+}
+
+/// `` `parse`'s own time +17.1% ``: the function that regressed a
+/// benchmark its time alone did not, and its own time's change (of the
+/// benchmark's time, or of its share).
+fn own_time_reason(benchmark: &BenchmarkComparison) -> Option<String> {
+    let function = benchmark.regressed_by_function()?;
+    let change = match &function.across_runs {
+        Some(runs) if runs.per_iteration => format!("own time {}", relative(runs.change.change)),
+        _ => format!("self share {}", points(function.self_change.change)),
+    };
+    Some(format!("`{}`'s {change}", markdown_cell(&function.function.name)))
+}
+
 /// The comparison as a pull request comment: a table of benchmarks (base,
 /// head, change, verdict), the functions that explain each benchmark
 /// beyond noise (at most `limit` each), the rest in a collapsed
@@ -459,12 +479,13 @@ pub fn markdown(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -
                 .runs
                 .as_ref()
                 .filter(|_| benchmark.verdict() == Verdict::Undecided)
-                .and_then(|runs| decision_forecast(&runs.change, comparison.seconds_per_round))
+                .and_then(|runs| decision_forecast(&runs.change, comparison.round_cost))
                 .map(|forecast| format!(": {forecast}"))
                 .unwrap_or_default();
+            let reason = own_time_reason(benchmark).map(|reason| format!(": {reason}")).unwrap_or_default();
             let _ = writeln!(
                 text,
-                "| {} | {base} | {head} | {change} | {}{forecast} |",
+                "| {} | {base} | {head} | {change} | {}{reason}{forecast} |",
                 markdown_cell(&benchmark.name),
                 verdict_cell(benchmark.verdict())
             );
@@ -486,11 +507,21 @@ pub fn markdown(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -
             let method = by_ranks.map(|runs| format!(" ({})", runs.change.method.name())).unwrap_or_default();
             let _ = writeln!(
                 text,
-                "{} → {} runs per side{}{method}; each change with its interval and the smallest change this \
+                "{} → {} runs per side{}{}{method}; each change with its interval and the smallest change this \
                  comparison could have detected.\n",
                 comparison.base_runs,
                 comparison.head_runs,
-                if duets { ", base and head at the same time in each round (duets), judged as pairs" } else { "" }
+                match comparison.round_cost.parallel_outputs {
+                    1 => String::new(),
+                    outputs => format!(" from {outputs} bench outputs"),
+                },
+                match (duets, comparison.round_cost.parallel_outputs) {
+                    (false, _) => "",
+                    (true, 1) => ", base and head at the same time in each round (duets), judged as pairs",
+                    (true, _) => {
+                        ", base and head at the same time in each round (duets), judged as pairs within each output"
+                    }
+                }
             );
         } else {
             let _ = writeln!(text, "_Note: {ONE_RUN_NOTE}._\n");
@@ -511,7 +542,7 @@ pub fn markdown(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -
                     section,
                     "**{}**: {}\n",
                     markdown_cell(&benchmark.name),
-                    markdown_cell(&time_text(benchmark, comparison.seconds_per_round))
+                    markdown_cell(&time_text(benchmark, comparison.round_cost))
                 );
                 section.push_str(&markdown_functions(&benchmark.profile, &explaining[..shown], root));
                 section.push('\n');
@@ -548,7 +579,8 @@ pub fn markdown(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -
     }
     if !details.is_empty() {
         let opening = "<details><summary>All other changes beyond noise</summary>\n\n\
-                       | Benchmark | Self Δ | Self base → head | Function | Location |\n|---|---:|---:|---|---|\n";
+                       | Benchmark | Self Δ | Self base → head | Own time per iteration | Function | Location |\n\
+                       |---|---:|---:|---|---|---|\n";
         let closing = "\n</details>\n";
         let omitted_note = |count: usize| format!("\n{count} more rows not shown (GitHub's comment size limit).\n");
         let reserve = opening.len() + closing.len() + omitted_note(details.len()).len();
@@ -585,7 +617,9 @@ pub fn markdown(comparison: &SuiteComparison, root: &SourceRoot, limit: usize) -
 /// A table of functions that explain a change, each with how V8 ran it
 /// when that changed (or its runs disagree).
 fn markdown_functions(profile: &ProfileComparison, changes: &[&FunctionChange], root: &SourceRoot) -> String {
-    let mut text = String::from("| Self Δ | Self base → head | Function | Location |\n|---:|---:|---|---|\n");
+    let mut text = String::from(
+        "| Self Δ | Self base → head | Own time per iteration | Function | Location |\n|---:|---:|---|---|---|\n",
+    );
     let mut notes = String::new();
     for change in changes {
         let _ = writeln!(text, "| {} |", function_cells(change, root));
@@ -601,17 +635,41 @@ fn markdown_functions(profile: &ProfileComparison, changes: &[&FunctionChange], 
 }
 
 /// A function's cells, formatted once for both tables: self change, self
-/// shares, name (and where it was inlined), location.
+/// shares, own time, name (and where it was inlined), location. Each cell
+/// short: the text output says the rest.
 fn function_cells(change: &FunctionChange, root: &SourceRoot) -> String {
+    let self_change = match &change.across_runs {
+        Some(_) => points(change.self_change.change),
+        None => format!("{} ± {:.2} pp", points(change.self_change.change), change.self_change.noise * 100.0),
+    };
     format!(
-        "{} | {} → {} | `{}`{} | {}",
-        self_change_text(change),
+        "{self_change} | {} → {} | {} | `{}`{} | {}",
         share(change.base_self_share),
         share(change.head_self_share),
+        own_time_cell(change),
         markdown_cell(&change.function.name),
         inlined_note(change),
         markdown_cell(&location_text(change, root)),
     )
+}
+
+/// `185 µs → 3.71 ms, +17.1% of the benchmark (+9.0% to +25.2%)`: a
+/// function's own time per iteration over runs (medians) and its change as
+/// a part of the benchmark's time; for one run a side, the change alone
+/// where the share's was within noise; `–` where there is none.
+fn own_time_cell(change: &FunctionChange) -> String {
+    match (&change.across_runs, change.self_change.own_time) {
+        (Some(runs), _) if runs.per_iteration => format!(
+            "{} → {}, {} of the benchmark ({} to {})",
+            duration(median(&runs.base_own)),
+            duration(median(&runs.head_own)),
+            relative(runs.change.change),
+            relative(runs.change.interval.low),
+            relative(runs.change.interval.high)
+        ),
+        (None, Some(own)) => format!("{} of the benchmark (noise ± {:.1}%)", relative(own.relative), own.noise * 100.0),
+        _ => "–".to_string(),
+    }
 }
 
 fn inlined_note(change: &FunctionChange) -> String {

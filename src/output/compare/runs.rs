@@ -487,11 +487,30 @@ impl RunsChange {
     }
 }
 
+/// What another round of runs costs, for the forecast of an undecided
+/// change.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RoundCost {
+    /// How long a round took, when known (`bench` knows).
+    pub seconds: Option<f64>,
+    /// How many `bench` outputs were merged: each adds its rounds at the
+    /// same time as the others (one per CI job), so the rounds still
+    /// needed are shared out among them.
+    pub parallel_outputs: usize,
+}
+
+impl Default for RoundCost {
+    fn default() -> RoundCost {
+        RoundCost { seconds: None, parallel_outputs: 1 }
+    }
+}
+
 /// What would decide an undecided change: `±5 % would need about 40
-/// rounds (25 more)`, with `, about 2 min` where `seconds_per_round` is
-/// known; `None` when it is decided or nothing can be forecast
+/// rounds (25 more)`, with `, about 2 min` where a round's time is known,
+/// and `25 more: 9 in each of 3 outputs` where outputs were merged; `None`
+/// when it is decided or nothing can be forecast
 /// ([`RunsChange::rounds_to_decide`]).
-pub fn decision_forecast(change: &RunsChange, seconds_per_round: Option<f64>) -> Option<String> {
+pub fn decision_forecast(change: &RunsChange, cost: RoundCost) -> Option<String> {
     let threshold = format!("±{}", trim_percent(change.threshold));
     let done = change.base_runs.min(change.head_runs);
     let Some(rounds) = change.rounds_to_decide() else {
@@ -499,14 +518,18 @@ pub fn decision_forecast(change: &RunsChange, seconds_per_round: Option<f64>) ->
             .then(|| format!("{threshold} would need more rounds than can be forecast"));
     };
     let more = rounds.saturating_sub(done);
-    let time = seconds_per_round
+    let outputs = cost.parallel_outputs.max(1);
+    let more_in_each = more.div_ceil(outputs);
+    let shared = if outputs > 1 { format!(": {more_in_each} in each of {outputs} outputs") } else { String::new() };
+    let time = cost
+        .seconds
         .filter(|seconds| seconds.is_finite() && *seconds > 0.0)
         .map(|seconds| {
-            let minutes = more as f64 * seconds / 60.0;
+            let minutes = more_in_each as f64 * seconds / 60.0;
             if minutes < 1.0 { ", under a minute".to_string() } else { format!(", about {minutes:.0} min") }
         })
         .unwrap_or_default();
-    Some(format!("{threshold} would need about {rounds} rounds ({more} more{time})"))
+    Some(format!("{threshold} would need about {rounds} rounds ({more} more{shared}{time})"))
 }
 
 /// `5 %`, `2.5 %`: a threshold as people write it.
@@ -720,12 +743,20 @@ mod tests {
         // Said in rounds, and in minutes where a round's time is known.
         let more = rounds - 10;
         assert_eq!(
-            decision_forecast(&judged, None).unwrap(),
+            decision_forecast(&judged, RoundCost::default()).unwrap(),
             format!("±5 % would need about {rounds} rounds ({more} more)")
         );
         assert_eq!(
-            decision_forecast(&judged, Some(30.0)).unwrap(),
+            decision_forecast(&judged, RoundCost { seconds: Some(30.0), parallel_outputs: 1 }).unwrap(),
             format!("±5 % would need about {rounds} rounds ({more} more, about {:.0} min)", more as f64 * 0.5)
+        );
+        // Three outputs merged (three CI jobs) add their rounds at once.
+        let in_each = more.div_ceil(3);
+        assert_eq!(
+            decision_forecast(&judged, RoundCost { seconds: Some(60.0), parallel_outputs: 3 }).unwrap(),
+            format!(
+                "±5 % would need about {rounds} rounds ({more} more: {in_each} in each of 3 outputs, about {in_each} min)"
+            )
         );
         let at = 1.05f64.ln();
         let on_threshold =
