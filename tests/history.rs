@@ -315,3 +315,80 @@ fn parse_page(page: &str) -> roxmltree::Document<'_> {
     let options = roxmltree::ParsingOptions { allow_dtd: true, ..roxmltree::ParsingOptions::default() };
     roxmltree::Document::parse_with_options(page, options).unwrap()
 }
+
+/// fast-xml-parser's 22 releases 5.5.8 to 5.12.1 as 22 commits of main
+/// (testdata/history: 3 runs each of four benchmarks, profiles kept, on a
+/// busy 2-core machine; its README measures what moved at each release).
+/// Three change points: `parse svg` 59 % faster from 5.7.3 on (the
+/// releases before it halved it step by step: 5.5.10, 5.7.2, 5.7.3),
+/// `tagExpWithClosingIndex` (rewritten in 5.5.11 and 5.7.2) named first;
+/// `parse feed` 37 % faster from 5.5.12 (path-expression-matcher 1.5.0,
+/// whose `Matcher.toString` V8 now inlines into the proxy's `toString`),
+/// `replaceEntitiesValue` (5.5.10's early return) named first; `parse xhtml
+/// with stop nodes` from 5.5.11, its interval reaching across no change.
+/// `validate svg` (5.11.1, -25 % at its fastest, -15 % CPU) shows none: 3
+/// noisy runs per release. 5.12.1's step (parse svg 2.7 times faster) is the
+/// last commit: a change needs 3 commits after it.
+#[test]
+fn the_release_history_of_fast_xml_parser() {
+    let releases = testdata("history/releases.json");
+    let releases: serde_json::Value = serde_json::from_slice(&std::fs::read(releases).unwrap()).unwrap();
+    let releases: Vec<(String, String)> = releases["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|release| {
+            (release["version"].as_str().unwrap().to_string(), release["published"].as_str().unwrap().to_string())
+        })
+        .collect();
+    assert_eq!(releases.len(), 22);
+    let directory = tempfile::tempdir().unwrap();
+    for (version, published) in &releases {
+        let output = v8inline()
+            .args(["history", "add", "--history"])
+            .arg(directory.path())
+            .args(["--commit", version, "--date", published])
+            .arg(testdata("history/results").join(version))
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    }
+    let size = std::fs::metadata(directory.path().join("history.jsonl")).unwrap().len();
+    assert!(size < 22 * 14_000, "{size} bytes");
+    let report: HistoryReport = serde_json::from_str(&report(directory.path(), "json")).unwrap();
+    assert_eq!(report.commits.len(), 22);
+    assert_eq!(report.commits[0].runtime.as_deref(), Some("node 20.20.2"));
+    assert!(report.benchmarks.iter().all(|benchmark| benchmark.statistic == "cpu" && benchmark.points.len() == 22));
+    let found: Vec<(&str, &str)> =
+        report.change_points.iter().map(|change| (change.benchmark.as_str(), change.commit.as_str())).collect();
+    assert_eq!(found, [("parse svg", "5.7.3"), ("parse feed", "5.5.12"), ("parse xhtml with stop nodes", "5.5.11")]);
+    let first_function =
+        |index: usize| report.change_points[index].functions[0].function.split(' ').next().unwrap().to_string();
+    let svg = &report.change_points[0];
+    assert!((-0.60..-0.58).contains(&svg.change.relative) && svg.change.high < -0.4, "{svg:?}");
+    assert_eq!(first_function(0), "tagExpWithClosingIndex");
+    assert!(svg.v8.is_empty(), "{svg:?}");
+    let feed = &report.change_points[1];
+    assert!((-0.38..-0.36).contains(&feed.change.relative) && feed.change.high < -0.1, "{feed:?}");
+    assert_eq!(first_function(1), "replaceEntitiesValue");
+    assert_eq!(feed.v8.len(), 1, "{feed:?}");
+    assert_eq!(feed.v8[0].function, "toString node_modules/path-expression-matcher/src/Matcher.js:210");
+    assert_eq!(
+        (feed.v8[0].before.as_str(), feed.v8[0].after.as_str()),
+        ("TurboFan", "inlined into toString (TurboFan)")
+    );
+    assert_eq!(feed.v8[0].description, "became inlined into toString");
+    let xhtml = &report.change_points[2];
+    assert!(xhtml.change.relative < -0.3 && xhtml.change.low < 0.0 && xhtml.change.high > 0.0, "{xhtml:?}");
+    // The page: four benchmarks, each a trend and its functions' trends; the
+    // change points marked where they are.
+    let page = report_page(directory.path());
+    let document = parse_page(&page);
+    let sections = sections(&document);
+    assert_eq!(sections.len(), 4);
+    for section in &sections {
+        assert_eq!(section.descendants().filter(|node| node.has_tag_name("svg")).count(), 2);
+    }
+    let svg_marks = svg_texts(sections[0].descendants().find(|node| node.has_tag_name("svg")).unwrap());
+    assert!(svg_marks.contains(&"5.7.3 -59.4 % tagExpWithClosingIndex".to_string()), "{svg_marks:?}");
+}

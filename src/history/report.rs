@@ -16,6 +16,11 @@ pub const REPORT_SCHEMA: &str = "v8inline-history-report/1";
 /// Functions named per change point at most.
 pub const FUNCTIONS_PER_CHANGE: usize = 3;
 
+/// The least share of a function's self time that one way of running it
+/// (tier and inlining) must hold, at the commit before and at the change
+/// point, for a change of V8's choice to be reported.
+pub const CLEAR_CHOICE: f64 = 2.0 / 3.0;
+
 /// The report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -388,7 +393,9 @@ pub fn describe_change(before: &RanAsEntry, after: &RanAsEntry) -> String {
 }
 
 /// V8's choices that differ between the last commit before the change and
-/// the change point's commit, for the named functions.
+/// the change point's commit, for the named functions: the way that ran
+/// most of a function's self time at each, each holding at least
+/// [`CLEAR_CHOICE`] of it.
 fn v8_changes(
     before: &[&super::BenchmarkEntry],
     after: &[&super::BenchmarkEntry],
@@ -401,6 +408,11 @@ fn v8_changes(
         .filter(|(key, _)| seen.insert(key.clone()))
         .filter_map(|(key, change)| {
             let (was, is) = (main_ran_as(last, key)?, main_ran_as(first, key)?);
+            // A choice V8 made for most of the runs, not a tie between tiers
+            // (a function still warming up in one run of three).
+            if was.share < CLEAR_CHOICE || is.share < CLEAR_CHOICE {
+                return None;
+            }
             let description = describe_change(was, is);
             (!description.is_empty()).then(|| V8Change {
                 function: change.function.clone(),
