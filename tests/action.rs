@@ -244,7 +244,11 @@ fn assert_plumbing(run: &ActionRun, checkout: &Path, fail_on_regression: bool) {
     assert_eq!(recordings_line, format!("recordings={}", run.recordings.display()));
     let base_commit = base_line.strip_suffix('\n').and_then(|line| line.strip_prefix("base-commit="));
     let base_commit = base_commit.unwrap_or_default();
-    assert!(base_commit.len() == 40 && base_commit.bytes().all(|byte| byte.is_ascii_hexdigit()), "{}", run.github_output);
+    assert!(
+        base_commit.len() == 40 && base_commit.bytes().all(|byte| byte.is_ascii_hexdigit()),
+        "{}",
+        run.github_output
+    );
     // `v8inline bench`'s directory: two rounds, each side's two runs with the
     // suite's three benchmarks (installed by `npm ci` in each tree).
     let account: serde_json::Value =

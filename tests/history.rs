@@ -392,3 +392,83 @@ fn the_release_history_of_fast_xml_parser() {
     let svg_marks = svg_texts(sections[0].descendants().find(|node| node.has_tag_name("svg")).unwrap());
     assert!(svg_marks.contains(&"5.7.3 -59.4 % tagExpWithClosingIndex".to_string()), "{svg_marks:?}");
 }
+
+/// git in `directory`, its output trimmed; the test fails on an error.
+fn git(directory: &Path, arguments: &[&str]) -> String {
+    let output = Command::new("git")
+        .current_dir(directory)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main"])
+        .args(arguments)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {arguments:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap().trim().to_string()
+}
+
+/// The Action's history step (scripts/benchmark-history.sh) on a repository
+/// with a bare origin, as a push event leaves it, bench's output stood in by
+/// testdata/action's sides: the first push adds the base commit and the
+/// pushed one to a new branch, the second the pushed one alone; the branch
+/// holds history.jsonl, index.html and report.json, one commit per push,
+/// and the script's worktree is gone. A pull request event adds nothing.
+#[test]
+fn the_action_keeps_the_history_on_a_branch() {
+    let root = tempfile::tempdir().unwrap();
+    let origin = root.path().join("origin.git");
+    git(root.path(), &["init", "--quiet", "--bare", origin.to_str().unwrap()]);
+    let checkout = root.path().join("checkout");
+    git(root.path(), &["clone", "--quiet", origin.to_str().unwrap(), checkout.to_str().unwrap()]);
+    let mut commits = Vec::new();
+    for message in ["one", "two", "three"] {
+        git(&checkout, &["commit", "--quiet", "--allow-empty", "-m", message]);
+        commits.push(git(&checkout, &["rev-parse", "HEAD"]));
+    }
+    let recordings = root.path().join("recordings");
+    let run = |event: &str, base: &str, head: &str, head_side: &str| {
+        let _ = std::fs::remove_dir_all(&recordings);
+        for (side, from) in [("base", "base"), ("head", head_side)] {
+            let target = recordings.join(side);
+            std::fs::create_dir_all(&target).unwrap();
+            for run in runs_of(&format!("action/{from}")) {
+                std::os::unix::fs::symlink(&run, target.join(run.file_name().unwrap())).unwrap();
+            }
+            std::fs::copy(testdata(&format!("action/{from}/runs.json")), target.join("runs.json")).unwrap();
+        }
+        Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/benchmark-history.sh"))
+            .current_dir(&checkout)
+            .env("V8INLINE_BINARY", env!("CARGO_BIN_EXE_v8inline"))
+            .env("V8INLINE_HISTORY_BRANCH", "v8inline-history")
+            .env("V8INLINE_RECORDINGS", &recordings)
+            .env("V8INLINE_BASE_COMMIT", base)
+            .env("GITHUB_EVENT_NAME", event)
+            .env("GITHUB_SHA", head)
+            .env("GITHUB_WORKSPACE", &checkout)
+            .env("RUNNER_TEMP", root.path())
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .unwrap()
+    };
+    let output = run("pull_request", &commits[0], &commits[1], "unchanged");
+    assert!(output.status.success());
+    assert!(String::from_utf8_lossy(&output.stdout).contains("not a push: nothing added"));
+    for (base, head, side) in [(0, 1, "unchanged"), (1, 2, "slower")] {
+        let output = run("push", &commits[base], &commits[head], side);
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    }
+    let branch = |path: &str| git(&origin, &["show", &format!("v8inline-history:{path}")]);
+    let history: Vec<String> = branch("history.jsonl")
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap()["commit"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(history, commits);
+    assert_eq!(git(&origin, &["ls-tree", "--name-only", "v8inline-history"]), "history.jsonl\nindex.html\nreport.json");
+    assert_eq!(git(&origin, &["rev-list", "--count", "v8inline-history"]), "2");
+    let report: HistoryReport = serde_json::from_str(&branch("report.json")).unwrap();
+    assert_eq!(report.commits.len(), 3);
+    assert!(branch("index.html").contains("<h1>Benchmark history</h1>"));
+    assert!(!root.path().join("v8inline-history-tree").exists());
+    assert_eq!(git(&checkout, &["worktree", "list"]).lines().count(), 1);
+}
