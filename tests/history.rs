@@ -295,6 +295,24 @@ fn the_history_file_and_the_page() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(read_history(&path).unwrap().len(), 4);
+    // A line that is not an entry is named, and nothing is written over it.
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("{\"schema\": \"other\"}\n");
+    std::fs::write(&path, &text).unwrap();
+    for arguments in [vec!["report"], vec!["add", "--commit", "c9", results[5].to_str().unwrap()]] {
+        let output = v8inline()
+            .arg("history")
+            .arg(arguments[0])
+            .arg("--history")
+            .arg(directory.path())
+            .args(&arguments[1..])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1));
+        let message = String::from_utf8_lossy(&output.stderr);
+        assert!(message.contains("history.jsonl:5: not a v8inline-history/1 entry: missing field"), "{message}");
+    }
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
 
 /// The run directories of a side directory under testdata, in order: each
