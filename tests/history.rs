@@ -490,3 +490,56 @@ fn the_action_keeps_the_history_on_a_branch() {
     assert!(!root.path().join("v8inline-history-tree").exists());
     assert_eq!(git(&checkout, &["worktree", "list"]).lines().count(), 1);
 }
+
+/// Without --commit, the commit is HEAD of the working directory's
+/// repository and the date its committer date; outside a repository, a
+/// usage error (exit 2).
+#[test]
+fn the_commit_is_head_by_default() {
+    let root = tempfile::tempdir().unwrap();
+    let repository = root.path().join("repository");
+    std::fs::create_dir_all(&repository).unwrap();
+    git(&repository, &["init", "--quiet"]);
+    let output = Command::new("git")
+        .current_dir(&repository)
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "commit",
+            "--quiet",
+            "--allow-empty",
+            "-m",
+            "one",
+        ])
+        .env("GIT_COMMITTER_DATE", "2026-05-04T03:02:01+00:00")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let head = git(&repository, &["rev-parse", "HEAD"]);
+    let history = root.path().join("history");
+    let result = testdata("action/base/run-01");
+    let output = v8inline()
+        .current_dir(&repository)
+        .args(["history", "add", "--history"])
+        .arg(&history)
+        .arg(&result)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let entries = read_history(&history.join("history.jsonl")).unwrap();
+    assert_eq!((entries[0].commit.as_str(), entries[0].date.as_str()), (head.as_str(), "2026-05-04T03:02:01Z"));
+    let outside = root.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let output = v8inline()
+        .current_dir(&outside)
+        .env("GIT_CEILING_DIRECTORIES", root.path())
+        .args(["history", "add", "--history"])
+        .arg(&history)
+        .arg(&result)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no commit: give --commit SHA"));
+}
