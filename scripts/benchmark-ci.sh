@@ -30,7 +30,7 @@
 # Writes RUNNER_TEMP/v8inline-recordings (`v8inline bench`'s directory: base/
 # and head/ with every run's recording, bench.json, report.html with the
 # flame graphs it shows, comparison.md, whose last line names report.html)
-# and the output `recordings` (that directory) for the upload.
+# and the output `recordings` (that directory) for the upload, and `base-commit`.
 # Exit status: 0; 1 a regression (with V8INLINE_FAIL_ON_REGRESSION=true);
 # otherwise the failing step's (the benchmark at head, compare, setup).
 set -euo pipefail
@@ -146,6 +146,7 @@ git -C "$repository" worktree remove --force "$base_tree" >/dev/null 2>&1 || rm 
 git -C "$repository" worktree add --quiet --detach "$base_tree" "$base_commit"
 trap 'git -C "$repository" worktree remove --force "$base_tree" >/dev/null 2>&1 || true' EXIT
 echo "recordings=$recordings" >>"$outputs"
+echo "base-commit=$base_commit" >>"$outputs"
 
 # Installs in one tree; its status is the install's.
 install_in() {

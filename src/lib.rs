@@ -60,6 +60,7 @@ mod error;
 mod expansion;
 mod files;
 mod formats;
+mod history;
 mod model;
 mod output;
 mod pipeline;
@@ -100,6 +101,10 @@ pub use commands::compare::{
 pub use commands::debuginfo::{
     DebugInfoCommandError, DebugInfoOptions, DebugInfoSummary, FileProblem, FileProblemCause, debuginfo,
     default_buildid_dir,
+};
+pub use commands::history::{
+    Added, HistoryAddOptions, HistoryAdded, HistoryCommandError, HistoryReportOptions, HistoryReported, history_add,
+    history_report,
 };
 pub use commands::inject::{InjectError, InjectOptions, InjectedProcess, Injection, inject};
 pub use commands::lookup::{AddressParseError, AddressQuery, LookupAnswer, LookupError, lookup};
@@ -150,6 +155,10 @@ pub mod internals {
     /// See `crate::formats`.
     pub mod formats {
         pub use crate::formats::*;
+    }
+    /// See `crate::history`.
+    pub mod history {
+        pub use crate::history::*;
     }
     /// See `crate::model`.
     pub mod model {

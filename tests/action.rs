@@ -239,7 +239,16 @@ fn assert_plumbing(run: &ActionRun, checkout: &Path, fail_on_regression: bool) {
         }
         _ => panic!("exit {code:?}\n{log}\n{errors}"),
     }
-    assert_eq!(run.github_output, format!("recordings={}\n", run.recordings.display()));
+    // The recordings, and the base's commit (the history step's input).
+    let (recordings_line, base_line) = run.github_output.split_once('\n').unwrap_or_default();
+    assert_eq!(recordings_line, format!("recordings={}", run.recordings.display()));
+    let base_commit = base_line.strip_suffix('\n').and_then(|line| line.strip_prefix("base-commit="));
+    let base_commit = base_commit.unwrap_or_default();
+    assert!(
+        base_commit.len() == 40 && base_commit.bytes().all(|byte| byte.is_ascii_hexdigit()),
+        "{}",
+        run.github_output
+    );
     // `v8inline bench`'s directory: two rounds, each side's two runs with the
     // suite's three benchmarks (installed by `npm ci` in each tree).
     let account: serde_json::Value =

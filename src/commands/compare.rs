@@ -204,6 +204,9 @@ pub enum CompareCommandError {
 #[derive(Debug, Deserialize)]
 struct RecordingFile {
     project_root: Option<PathBuf>,
+    /// `node 26.12.1` (absent in recordings made before it).
+    #[serde(default)]
+    runtime: Option<String>,
 }
 
 /// `benchmarks.json`, as `record` writes it.
@@ -215,6 +218,9 @@ struct BenchmarksFile {
 #[derive(Debug, Deserialize)]
 struct BenchmarkEntry {
     name: String,
+    /// Absent in results kept for their timings alone (testdata/bench52):
+    /// the recording's own directory, which holds no profile then.
+    #[serde(default)]
     directory: PathBuf,
     #[serde(default)]
     samples: Option<u64>,
@@ -304,6 +310,8 @@ struct Recording {
     benchmarks: Vec<SideBenchmark>,
     /// The round it ran in beside the other side's run (a duet).
     duet_round: Option<DuetRound>,
+    /// The runtime recording.json names (`node 26.12.1`).
+    runtime: Option<String>,
 }
 
 impl Recording {
@@ -411,11 +419,16 @@ fn read_recording(path: &Path, root: Option<&Path>) -> Result<Recording, Compare
             project_root: root.map(Path::to_path_buf),
             benchmarks: Vec::new(),
             duet_round: None,
+            runtime: None,
         });
     }
     let recording_path = path.join("recording.json");
-    let recorded_root =
-        if recording_path.exists() { read_json::<RecordingFile>(&recording_path)?.project_root } else { None };
+    let (recorded_root, runtime) = if recording_path.exists() {
+        let file = read_json::<RecordingFile>(&recording_path)?;
+        (file.project_root, file.runtime)
+    } else {
+        (None, None)
+    };
     let benchmarks_path = path.join("benchmarks.json");
     let benchmarks = if benchmarks_path.exists() {
         read_json::<BenchmarksFile>(&benchmarks_path)?
@@ -455,7 +468,71 @@ fn read_recording(path: &Path, root: Option<&Path>) -> Result<Recording, Compare
         project_root: root.map(Path::to_path_buf).or(recorded_root),
         benchmarks,
         duet_round: None,
+        runtime,
     })
+}
+
+/// One run of a result as `history add` reads it (a recording directory,
+/// or one run of a side directory).
+pub(crate) struct ResultRun {
+    /// The run's recording directory.
+    pub(crate) directory: PathBuf,
+    /// The runtime recording.json names (`node 26.12.1`).
+    pub(crate) runtime: Option<String>,
+    /// Its benchmarks, in benchmarks.json's order.
+    pub(crate) benchmarks: Vec<ResultBenchmark>,
+}
+
+/// A benchmark of one run, read as `compare` reads it.
+pub(crate) struct ResultBenchmark {
+    /// Its name, as the harness names it.
+    pub(crate) name: String,
+    /// The samples in its windows (benchmarks.json).
+    pub(crate) samples: Option<u64>,
+    /// Its timing, with the profile's CPU time per iteration as `compare`
+    /// computes it when the profile was kept.
+    pub(crate) timing: Option<Timing>,
+    /// Its profile, when kept.
+    pub(crate) profile: Option<SideProfile>,
+}
+
+/// Reads a result for `history add`: a side directory's runs or one
+/// recording, each benchmark's timing and (when kept) profile, functions
+/// keyed relative to each run's project root.
+pub(crate) fn read_result(path: &Path) -> Result<Vec<ResultRun>, CompareCommandError> {
+    let side = read_side(path, 0, None)?;
+    side.runs
+        .iter()
+        .map(|recording| {
+            let keys = KeyOptions {
+                project_root: recording.project_root.as_deref().map(SourceRoot::new),
+                separate_native: false,
+            };
+            let benchmarks = recording
+                .benchmarks
+                .iter()
+                .map(|benchmark| {
+                    if !benchmark.folded_path.exists() {
+                        return Ok(ResultBenchmark {
+                            name: benchmark.name.clone(),
+                            samples: benchmark.samples,
+                            timing: benchmark.timing,
+                            profile: None,
+                        });
+                    }
+                    let run = read_benchmark_run(recording, benchmark, &keys)?;
+                    Ok(ResultBenchmark {
+                        name: benchmark.name.clone(),
+                        samples: benchmark.samples,
+                        timing: run.timing,
+                        profile: Some(run.profile),
+                    })
+                })
+                .collect::<Result<Vec<ResultBenchmark>, CompareCommandError>>()?;
+            let directory = recording.text_path.parent().map(Path::to_path_buf).unwrap_or_default();
+            Ok(ResultRun { directory, runtime: recording.runtime.clone(), benchmarks })
+        })
+        .collect()
 }
 
 /// A benchmark's timing with the profile's CPU time per iteration: the

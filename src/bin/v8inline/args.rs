@@ -236,6 +236,63 @@ pub(crate) enum Command {
     /// After `perf inject -j`, give each jitted-PID-N.so DWARF with the
     /// inlined JavaScript frames, for perf, addr2line, samply and hotspot.
     Debuginfo(DebuginfoArgs),
+    /// A branch's benchmark results commit after commit (a directory, kept
+    /// in the repository): `history add` one commit's result, `history
+    /// report` its change points and the functions that moved there.
+    #[command(subcommand)]
+    History(HistoryCommand),
+}
+
+/// `history`'s subcommands.
+#[derive(Subcommand, Debug)]
+pub(crate) enum HistoryCommand {
+    /// Add one commit's result (a `record` directory or a side directory of
+    /// `bench`) to DIR/history.jsonl; the same commit again replaces its line.
+    Add(HistoryAddArgs),
+    /// Find the change points of every benchmark (E-divisive means) and
+    /// name the functions whose own time moved there.
+    Report(HistoryReportArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct HistoryAddArgs {
+    /// The history's directory (created when missing).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) history: PathBuf,
+    /// The commit the result is of (default: `git rev-parse HEAD` of the
+    /// working directory).
+    #[arg(long, value_name = "SHA")]
+    pub(crate) commit: Option<String>,
+    /// The commit's date (default: its committer date, else now), e.g.
+    /// 2026-12-07T17:00:00Z.
+    #[arg(long, value_name = "DATE")]
+    pub(crate) date: Option<String>,
+    /// A `record` directory, or a side directory of `bench` (runs.json and
+    /// its runs).
+    #[arg(value_name = "RESULT")]
+    pub(crate) result: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct HistoryReportArgs {
+    /// The history's directory.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) history: PathBuf,
+    /// Write the report here instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+    /// json: the change points; html: a page of trends (no network needed).
+    #[arg(long, value_name = "FORMAT", default_value = "json")]
+    pub(crate) format: HistoryFormat,
+}
+
+/// Formats of `history report`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HistoryFormat {
+    /// JSON, schema `v8inline-history-report/1` (docs/history.md).
+    Json,
+    /// A self-contained HTML page.
+    Html,
 }
 
 #[derive(Args, Debug)]

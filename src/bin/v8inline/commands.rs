@@ -1,4 +1,4 @@
-//! The subcommands: `lookup`, `compare`, `record`, `repair-jitdump`, `debuginfo`.
+//! The subcommands: `lookup`, `compare`, `record`, `repair-jitdump`, `debuginfo`, `history`.
 
 use std::io::Write;
 
@@ -244,4 +244,41 @@ fn inject(recording: &v8inline::Recording, perf: std::ffi::OsString) -> Result<(
     eprint!("{}", injection.report());
     std::mem::forget(injection);
     Ok(())
+}
+
+/// `history add` and `history report`.
+pub(crate) fn history(command: crate::args::HistoryCommand) -> Result<(), Failure> {
+    use crate::args::{HistoryCommand, HistoryFormat};
+    let failure = |error: v8inline::HistoryCommandError| match error {
+        v8inline::HistoryCommandError::NoCommit => Failure::Usage(error.to_string()),
+        error => Failure::Input(error.to_string()),
+    };
+    match command {
+        HistoryCommand::Add(args) => {
+            let mut options = v8inline::HistoryAddOptions::new(args.history, args.result);
+            (options.commit, options.date) = (args.commit, args.date);
+            let added = v8inline::history_add(&options).map_err(failure)?;
+            let verb = match added.added {
+                v8inline::Added::Appended => "added",
+                v8inline::Added::Replaced => "replaced",
+            };
+            eprintln!(
+                "v8inline: {verb} {} ({} benchmarks, {} runs) in {}",
+                added.entry.commit,
+                added.entry.benchmarks.len(),
+                added.entry.runs,
+                added.path.display()
+            );
+            Ok(())
+        }
+        HistoryCommand::Report(args) => {
+            let reported =
+                v8inline::history_report(&v8inline::HistoryReportOptions::new(args.history)).map_err(failure)?;
+            let text = match args.format {
+                HistoryFormat::Json => reported.json(),
+                HistoryFormat::Html => reported.html(),
+            };
+            write_output(args.output.as_deref(), text.as_bytes())
+        }
+    }
 }

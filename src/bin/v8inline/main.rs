@@ -60,6 +60,7 @@ fn main() -> ExitCode {
         Some(Command::Bench(args)) => commands::bench(args),
         Some(Command::RepairJitdump(args)) => succeeded(commands::repair_jitdump(args)),
         Some(Command::Debuginfo(args)) => succeeded(commands::debuginfo(args)),
+        Some(Command::History(command)) => succeeded(commands::history(command)),
         None => succeeded(fold::fold(cli.fold)),
     };
     match result {

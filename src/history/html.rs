@@ -1,0 +1,394 @@
+//! `history report --format html`: one self-contained page (no script, no
+//! request: the charts are inline SVG drawn with plotters' SVG backend).
+//! Per benchmark, its trend over commits with each commit's interval and
+//! its change points marked and labelled (commit, function); then the
+//! functions whose own time per iteration changed most over the range, as
+//! trends. A table lists every change point first.
+//!
+//! The trend chart is drawn here until `src/output/charts.rs` (the
+//! `report-html` branch) lands; its `trend_svg` has no change point marks
+//! yet.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use plotters::prelude::*;
+
+use super::report::{HistoryReport, ReportedChange, benchmark_names, self_times};
+use super::{FunctionKey, HistoryEntry};
+
+/// Functions drawn per benchmark.
+pub const FUNCTION_TRENDS: usize = 4;
+
+const WIDTH: u32 = 900;
+const HEIGHT: u32 = 320;
+const FONT: &str = "sans-serif";
+
+/// Colours of the function lines (Tableau 10).
+const PALETTE: [RGBColor; 6] = [
+    RGBColor(0x1f, 0x77, 0xb4),
+    RGBColor(0xd9, 0x5f, 0x02),
+    RGBColor(0x2c, 0xa0, 0x2c),
+    RGBColor(0x94, 0x67, 0xbd),
+    RGBColor(0x8c, 0x56, 0x4b),
+    RGBColor(0xe3, 0x77, 0xc2),
+];
+
+/// Escapes text for HTML and XML.
+fn escape(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for character in text.chars() {
+        match character {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            '"' => escaped.push_str("&quot;"),
+            '\'' => escaped.push_str("&#39;"),
+            character => escaped.push(character),
+        }
+    }
+    escaped
+}
+
+/// A commit's short name: 10 characters of a SHA, else as given.
+fn short(commit: &str) -> &str {
+    if commit.len() == 40 && commit.bytes().all(|byte| byte.is_ascii_hexdigit()) { &commit[..10] } else { commit }
+}
+
+/// The unit to show values in: the divisor and its name.
+fn unit(statistic: &str, values: &[f64]) -> (f64, &'static str) {
+    if statistic == "samples_per_iteration" {
+        return (1.0, "samples");
+    }
+    let largest = values.iter().copied().filter(|value| value.is_finite()).fold(0.0_f64, f64::max);
+    match largest {
+        value if value >= 1e9 => (1e9, "s"),
+        value if value >= 1e6 => (1e6, "ms"),
+        value if value >= 1e3 => (1e3, "µs"),
+        _ => (1.0, "ns"),
+    }
+}
+
+/// A line over commits: its label and (commit index, value, low, high).
+struct Series {
+    label: String,
+    points: Vec<(f64, f64, f64, f64)>,
+}
+
+/// A change point mark: the x of its commit and its label.
+struct Mark {
+    x: f64,
+    label: String,
+}
+
+/// The padded range of `values`.
+fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (low, high) = values
+        .filter(|value| value.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(low, high), value| (low.min(value), high.max(value)));
+    if !low.is_finite() {
+        return (0.0, 1.0);
+    }
+    let span = if high > low { high - low } else { low.abs().max(1.0) * 0.1 };
+    (low - span / 10.0, high + span / 10.0)
+}
+
+/// Draws series over commits (`x_labels[i]` names commit `i`), with their
+/// intervals as error bars and the change points as labelled vertical
+/// lines. Plotters' errors (none for a string backend) come back as text.
+fn trend_svg(series: &[Series], marks: &[Mark], x_labels: &[String], y_title: &str) -> Result<String, String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(|error| error.to_string())?;
+        let count = x_labels.len().max(1) as f64;
+        let (y_low, y_high) =
+            range(series.iter().flat_map(|series| series.points.iter().flat_map(|point| [point.1, point.2, point.3])));
+        let mut chart = ChartBuilder::on(&root)
+            .margin(14)
+            .margin_top(28)
+            .x_label_area_size(46)
+            .y_label_area_size(72)
+            .build_cartesian_2d(-0.5..count - 0.5, y_low..y_high)
+            .map_err(|error| error.to_string())?;
+        let labels = x_labels.to_vec();
+        let x_formatter = move |value: &f64| {
+            let index = value.round();
+            if (value - index).abs() > 1e-6 || index < 0.0 {
+                return String::new();
+            }
+            labels.get(index as usize).cloned().unwrap_or_default()
+        };
+        chart
+            .configure_mesh()
+            .x_labels(x_labels.len().clamp(2, 12))
+            .x_label_formatter(&x_formatter)
+            .x_desc("commit")
+            .y_desc(y_title)
+            .axis_desc_style((FONT, 14))
+            .label_style((FONT, 12))
+            .light_line_style(RGBColor(0xee, 0xee, 0xee))
+            .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
+            .draw()
+            .map_err(|error| error.to_string())?;
+        let red = RGBColor(0xc0, 0x1c, 0x28);
+        for mark in marks {
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(mark.x - 0.5, y_low), (mark.x - 0.5, y_high)],
+                    red.stroke_width(2),
+                )))
+                .map_err(|error| error.to_string())?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    mark.label.clone(),
+                    (mark.x - 0.45, y_high),
+                    (FONT, 12).into_font().color(&red),
+                )))
+                .map_err(|error| error.to_string())?;
+        }
+        for (index, line) in series.iter().enumerate() {
+            let color = PALETTE[index % PALETTE.len()];
+            let drawn = chart
+                .draw_series(LineSeries::new(line.points.iter().map(|point| (point.0, point.1)), color.stroke_width(2)))
+                .map_err(|error| error.to_string())?;
+            if series.len() > 1 {
+                drawn
+                    .label(line.label.clone())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2)));
+            }
+            chart
+                .draw_series(
+                    line.points.iter().filter(|point| point.2 < point.3).map(|point| {
+                        ErrorBar::new_vertical(point.0, point.2, point.1, point.3, color.stroke_width(1), 6)
+                    }),
+                )
+                .map_err(|error| error.to_string())?;
+            chart
+                .draw_series(line.points.iter().map(|point| Circle::new((point.0, point.1), 3, color.filled())))
+                .map_err(|error| error.to_string())?;
+        }
+        if series.len() > 1 {
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperLeft)
+                .label_font((FONT, 12))
+                .background_style(WHITE.mix(0.85))
+                .border_style(RGBColor(0xcc, 0xcc, 0xcc))
+                .draw()
+                .map_err(|error| error.to_string())?;
+        }
+        root.present().map_err(|error| error.to_string())?;
+    }
+    Ok(svg)
+}
+
+/// The functions of a benchmark whose own time per iteration changed most
+/// over the history (the largest minus the smallest over its commits, 0
+/// at a commit where it was not kept), most first.
+fn most_changed(entries: &[&super::BenchmarkEntry]) -> Vec<(FunctionKey, String, Vec<f64>)> {
+    let mut labels: BTreeMap<FunctionKey, String> = BTreeMap::new();
+    for entry in entries {
+        for function in entry.functions.iter().filter(|function| function.self_per_iteration.is_some()) {
+            labels.entry(function.key()).or_insert_with(|| function.label());
+        }
+    }
+    let mut changed: Vec<(f64, FunctionKey, String, Vec<f64>)> = labels
+        .into_iter()
+        .map(|(key, label)| {
+            let times = self_times(entries, &key);
+            let (low, high) = times
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(low, high), time| (low.min(*time), high.max(*time)));
+            (high - low, key, label, times)
+        })
+        .collect();
+    changed.sort_by(|left, right| right.0.total_cmp(&left.0).then_with(|| left.1.cmp(&right.1)));
+    changed.into_iter().take(FUNCTION_TRENDS).map(|(_, key, label, times)| (key, label, times)).collect()
+}
+
+fn percent(value: f64) -> String {
+    format!("{:+.1} %", value * 100.0)
+}
+
+/// One change point's row of the table.
+fn change_row(page: &mut String, change: &ReportedChange) {
+    let functions: Vec<String> = change
+        .functions
+        .iter()
+        .map(|function| {
+            let share =
+                function.share_of_change.map(|share| format!(" ({:.0} % of it)", share * 100.0)).unwrap_or_default();
+            format!("{}{}", escape(&function.function), share)
+        })
+        .collect();
+    let v8: Vec<String> = change
+        .v8
+        .iter()
+        .map(|change| format!("{}: {}", escape(&change.function), escape(&change.description)))
+        .collect();
+    let _ = writeln!(
+        page,
+        "<tr><td>{}</td><td><code>{}</code></td><td>{} [{}, {}]</td><td>{}</td><td>{}</td></tr>",
+        escape(&change.benchmark),
+        escape(short(&change.commit)),
+        percent(change.change.relative),
+        percent(change.change.low),
+        percent(change.change.high),
+        functions.join("<br/>"),
+        if v8.is_empty() { "—".to_string() } else { v8.join("<br/>") },
+    );
+}
+
+/// The page.
+pub fn page(history: &[HistoryEntry], report: &HistoryReport) -> String {
+    let mut page = String::new();
+    page.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n");
+    page.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n");
+    page.push_str("<title>v8inline: benchmark history</title>\n<style>\n");
+    page.push_str(
+        "body{font-family:sans-serif;margin:1.5em auto;max-width:960px;padding:0 1em;color:#222}\n\
+         table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}\n\
+         th{background:#f4f4f4}figure{margin:0.5em 0}svg{max-width:100%;height:auto}.note{color:#555}\n",
+    );
+    page.push_str("</style>\n</head>\n<body>\n<h1>Benchmark history</h1>\n");
+    let (first, last) = (history.first(), history.last());
+    let _ = writeln!(
+        page,
+        "<p>{} commits, {} to {} ({} to {}). Change points by {} (significance {}, {} permutations, at least {} commits a side, seed {}: docs/history.md).</p>",
+        history.len(),
+        escape(first.map_or("", |entry| short(&entry.commit))),
+        escape(last.map_or("", |entry| short(&entry.commit))),
+        escape(first.map_or("", |entry| entry.date.as_str())),
+        escape(last.map_or("", |entry| entry.date.as_str())),
+        escape(&report.method.name),
+        report.method.significance,
+        report.method.permutations,
+        report.method.least_segment,
+        report.method.seed,
+    );
+    page.push_str("<h2 id=\"change-points\">Change points</h2>\n");
+    if report.change_points.is_empty() {
+        page.push_str("<p>None: no benchmark changed beyond its commits' spread.</p>\n");
+    } else {
+        page.push_str(
+            "<table>\n<tr><th>benchmark</th><th>from commit</th><th>change [95 % interval]</th><th>functions whose own time moved most</th><th>V8's choice changed</th></tr>\n",
+        );
+        for change in &report.change_points {
+            change_row(&mut page, change);
+        }
+        page.push_str("</table>\n");
+    }
+    let names = benchmark_names(history);
+    for (number, trend) in report.benchmarks.iter().enumerate() {
+        let _ = writeln!(page, "<section id=\"benchmark-{}\">\n<h2>{}</h2>", number + 1, escape(&trend.name));
+        let commit_index: BTreeMap<&str, usize> =
+            trend.points.iter().enumerate().map(|(index, point)| (point.commit.as_str(), index)).collect();
+        let x_labels: Vec<String> = trend.points.iter().map(|point| short(&point.commit).to_string()).collect();
+        let changes: Vec<&ReportedChange> =
+            report.change_points.iter().filter(|change| change.benchmark == trend.name).collect();
+        let marks: Vec<Mark> = changes
+            .iter()
+            .filter_map(|change| {
+                let x = *commit_index.get(change.commit.as_str())? as f64;
+                let function = change.functions.first().map(|function| function.function.as_str());
+                let name = function.map(|function| function.split(' ').next().unwrap_or(function));
+                let label = match name {
+                    Some(name) => format!("{} {} {}", short(&change.commit), percent(change.change.relative), name),
+                    None => format!("{} {}", short(&change.commit), percent(change.change.relative)),
+                };
+                Some(Mark { x, label })
+            })
+            .collect();
+        let values: Vec<f64> = trend.points.iter().map(|point| point.high).collect();
+        let (divisor, unit_name) = unit(&trend.statistic, &values);
+        let statistic_title = match trend.statistic.as_str() {
+            "cpu" => "CPU time per iteration",
+            "samples_per_iteration" => "samples per iteration",
+            "median" => "median time per iteration",
+            _ => "mean time per iteration",
+        };
+        let series = [Series {
+            label: trend.name.clone(),
+            points: trend
+                .points
+                .iter()
+                .enumerate()
+                .map(|(index, point)| (index as f64, point.value / divisor, point.low / divisor, point.high / divisor))
+                .collect(),
+        }];
+        let title = format!("{statistic_title} ({unit_name})");
+        match trend_svg(&series, &marks, &x_labels, &title) {
+            Ok(svg) => {
+                let _ = writeln!(
+                    page,
+                    "<figure class=\"trend\">{}<figcaption>{} of each commit: the geometric mean of its runs, its 95 % interval; red lines: change points.</figcaption></figure>",
+                    svg_body(&svg),
+                    escape(statistic_title)
+                );
+            }
+            Err(error) => {
+                let _ = writeln!(page, "<p class=\"note\">No chart: {}</p>", escape(&error));
+            }
+        }
+        // The functions, over the same commits.
+        if names.contains(&trend.name) {
+            let entries: Vec<&super::BenchmarkEntry> = history
+                .iter()
+                .filter_map(|entry| entry.benchmarks.iter().find(|benchmark| benchmark.name == trend.name))
+                .collect();
+            let functions = most_changed(&entries);
+            if functions.is_empty() {
+                page.push_str("<p class=\"note\">No profiles were kept: no function trends.</p>\n");
+            } else {
+                let all: Vec<f64> = functions.iter().flat_map(|(_, _, times)| times.iter().copied()).collect();
+                let (divisor, unit_name) = unit("cpu", &all);
+                let series: Vec<Series> = functions
+                    .iter()
+                    .map(|(_, label, times)| Series {
+                        label: label.clone(),
+                        points: times
+                            .iter()
+                            .enumerate()
+                            .map(|(index, time)| {
+                                let value = time / divisor;
+                                (index as f64, value, value, value)
+                            })
+                            .collect(),
+                    })
+                    .collect();
+                let title = format!("own time per iteration ({unit_name})");
+                if let Ok(svg) = trend_svg(&series, &marks, &x_labels, &title) {
+                    let _ = writeln!(
+                        page,
+                        "<figure class=\"functions\">{}<figcaption>The {} functions whose own (self) time per iteration changed most over these commits (the median of each commit's runs; 0 where a function was not among a commit's {} kept).</figcaption></figure>",
+                        svg_body(&svg),
+                        functions.len(),
+                        super::TOP_FUNCTIONS,
+                    );
+                }
+            }
+        }
+        page.push_str("</section>\n");
+    }
+    page.push_str("</body>\n</html>\n");
+    page
+}
+
+/// The SVG element of plotters' output (it writes no XML declaration, but
+/// be sure).
+fn svg_body(svg: &str) -> &str {
+    svg.find("<svg").map_or(svg, |start| &svg[start..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped_and_commits_shortened() {
+        assert_eq!(escape("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
+        assert_eq!(short("0123456789abcdef0123456789abcdef01234567"), "0123456789");
+        assert_eq!(short("c21"), "c21");
+    }
+}
