@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 
 use plotters::prelude::*;
 
-use super::report::{HistoryReport, ReportedChange, benchmark_names, self_times};
+use super::report::{HistoryReport, ReportedChange, TrendStatistic, benchmark_names, self_times};
 use super::{FunctionKey, HistoryEntry};
 
 /// Functions drawn per benchmark.
@@ -56,8 +56,8 @@ fn short(commit: &str) -> &str {
 }
 
 /// The unit to show values in: the divisor and its name.
-fn unit(statistic: &str, values: &[f64]) -> (f64, &'static str) {
-    if statistic == "samples_per_iteration" {
+fn unit(statistic: TrendStatistic, values: &[f64]) -> (f64, &'static str) {
+    if !statistic.is_time() {
         return (1.0, "samples");
     }
     let largest = values.iter().copied().filter(|value| value.is_finite()).fold(0.0_f64, f64::max);
@@ -301,13 +301,8 @@ pub fn page(history: &[HistoryEntry], report: &HistoryReport) -> String {
             })
             .collect();
         let values: Vec<f64> = trend.points.iter().map(|point| point.high).collect();
-        let (divisor, unit_name) = unit(&trend.statistic, &values);
-        let statistic_title = match trend.statistic.as_str() {
-            "cpu" => "CPU time per iteration",
-            "samples_per_iteration" => "samples per iteration",
-            "median" => "median time per iteration",
-            _ => "mean time per iteration",
-        };
+        let (divisor, unit_name) = unit(trend.statistic, &values);
+        let statistic_title = trend.statistic.title();
         let series = [Series {
             label: trend.name.clone(),
             points: trend
@@ -342,7 +337,7 @@ pub fn page(history: &[HistoryEntry], report: &HistoryReport) -> String {
                 page.push_str("<p class=\"note\">No profiles were kept: no function trends.</p>\n");
             } else {
                 let all: Vec<f64> = functions.iter().flat_map(|(_, _, times)| times.iter().copied()).collect();
-                let (divisor, unit_name) = unit("cpu", &all);
+                let (divisor, unit_name) = unit(TrendStatistic::Cpu, &all);
                 let series: Vec<Series> = functions
                     .iter()
                     .map(|(_, label, times)| Series {

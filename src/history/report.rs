@@ -80,7 +80,7 @@ pub struct BenchmarkTrend {
     /// The statistic of its trend and change points: `cpu`,
     /// `samples_per_iteration`, `median` or `mean` (the first every commit
     /// has).
-    pub statistic: String,
+    pub statistic: TrendStatistic,
     /// One point per commit that has it.
     pub points: Vec<TrendPoint>,
 }
@@ -111,8 +111,8 @@ pub struct ReportedChange {
     /// The commit before it.
     pub previous_commit: String,
     /// The statistic.
-    pub statistic: String,
-    /// The segment before: the geometric mean of its commits' values.
+    pub statistic: TrendStatistic,
+    /// The segment before: the geometric mean of its runs' values.
     pub before: f64,
     /// The segment after (to the next change point).
     pub after: f64,
@@ -171,15 +171,54 @@ pub struct V8Change {
     pub description: String,
 }
 
-/// The statistics a trend may use, in order of preference.
-const STATISTICS: [&str; 4] = ["cpu", "samples_per_iteration", "median", "mean"];
+/// Which figure of its runs a benchmark's trend follows: the CPU time per
+/// iteration where the profiles are kept, which counts every iteration.
+/// Not the fastest timing that compare may judge a pull request by: it
+/// hides a cost on some iterations only, which compare's CPU guard catches
+/// (docs/compare.md, "Which statistic"), and in a history the CPU time is
+/// both at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrendStatistic {
+    /// The profile's CPU time per iteration.
+    Cpu,
+    /// Samples per iteration (no profiles kept: their count alone).
+    SamplesPerIteration,
+    /// The harness's median time per iteration.
+    Median,
+    /// Its mean.
+    Mean,
+}
 
-fn figure<'entry>(entry: &'entry super::BenchmarkEntry, statistic: &str) -> Option<&'entry Figure> {
-    match statistic {
-        "cpu" => entry.figures.cpu.as_ref(),
-        "samples_per_iteration" => entry.figures.samples_per_iteration.as_ref(),
-        "median" => entry.figures.median.as_ref(),
-        _ => entry.figures.mean.as_ref(),
+impl TrendStatistic {
+    /// In order of preference: the first every commit has.
+    const PREFERRED: [TrendStatistic; 4] =
+        [TrendStatistic::Cpu, TrendStatistic::SamplesPerIteration, TrendStatistic::Median, TrendStatistic::Mean];
+
+    /// Its figure in a commit's entry.
+    pub fn of(self, entry: &super::BenchmarkEntry) -> Option<&Figure> {
+        let figures = &entry.figures;
+        match self {
+            TrendStatistic::Cpu => figures.cpu.as_ref(),
+            TrendStatistic::SamplesPerIteration => figures.samples_per_iteration.as_ref(),
+            TrendStatistic::Median => figures.median.as_ref(),
+            TrendStatistic::Mean => figures.mean.as_ref(),
+        }
+    }
+
+    /// Whether its values are times (ns), not sample counts.
+    pub fn is_time(self) -> bool {
+        self != TrendStatistic::SamplesPerIteration
+    }
+
+    /// `fastest time per iteration`, as a chart's axis names it.
+    pub fn title(self) -> &'static str {
+        match self {
+            TrendStatistic::Cpu => "CPU time per iteration",
+            TrendStatistic::SamplesPerIteration => "samples per iteration",
+            TrendStatistic::Median => "median time per iteration",
+            TrendStatistic::Mean => "mean time per iteration",
+        }
     }
 }
 
@@ -214,14 +253,14 @@ pub fn build_report(history: &[HistoryEntry], options: &ChangePointOptions) -> H
     let mut change_points = Vec::new();
     for name in benchmark_names(history) {
         let commits = benchmark_commits(history, &name);
-        let Some(statistic) = STATISTICS
+        let Some(statistic) = TrendStatistic::PREFERRED
             .into_iter()
-            .find(|statistic| commits.iter().all(|(_, entry)| figure(entry, statistic).is_some()))
+            .find(|statistic| commits.iter().all(|(_, entry)| statistic.of(entry).is_some()))
         else {
             continue;
         };
         let figures: Vec<&Figure> =
-            commits.iter().map(|(_, entry)| figure(entry, statistic).expect("every commit has it")).collect();
+            commits.iter().map(|(_, entry)| statistic.of(entry).expect("every commit has it")).collect();
         let points = commits
             .iter()
             .zip(&figures)
@@ -232,13 +271,21 @@ pub fn build_report(history: &[HistoryEntry], options: &ChangePointOptions) -> H
                 high: figure.high,
             })
             .collect();
-        let logs: Vec<f64> = figures.iter().map(|figure| figure.value.ln()).collect();
-        let found = e_divisive(&logs, options);
+        // Every run's value, by commit: a commit of three runs weighs three.
+        let runs: Vec<Vec<f64>> = figures
+            .iter()
+            .map(|figure| {
+                figure.runs.iter().filter(|value| value.is_finite() && **value > 0.0).map(|value| value.ln()).collect()
+            })
+            .collect();
+        let found = e_divisive(&runs, options);
         let mut bounds: Vec<usize> = vec![0];
         bounds.extend(found.iter().map(|point| point.index));
-        bounds.push(logs.len());
+        bounds.push(runs.len());
         for (number, point) in found.iter().enumerate() {
             let (start, end) = (bounds[number], bounds[number + 2]);
+            // The change and its interval over the commits of each segment
+            // (a commit's runs share its moment: not independent values).
             let values = |range: std::ops::Range<usize>| range.map(|index| figures[index].value).collect::<Vec<f64>>();
             let (before_values, after_values) = (values(start..point.index), values(point.index..end));
             let judged = judge_runs_at(&before_values, &after_values, 0.0, RUNS_CONFIDENCE);
@@ -247,7 +294,7 @@ pub fn build_report(history: &[HistoryEntry], options: &ChangePointOptions) -> H
             let (before, after) = (geometric(&before_values), geometric(&after_values));
             let segment = |range: std::ops::Range<usize>| range.map(|index| commits[index].1).collect::<Vec<_>>();
             let (before_entries, after_entries) = (segment(start..point.index), segment(point.index..end));
-            let time = statistic != "samples_per_iteration";
+            let time = statistic.is_time();
             let functions = moved_functions(
                 &before_entries,
                 &after_entries,
@@ -259,7 +306,7 @@ pub fn build_report(history: &[HistoryEntry], options: &ChangePointOptions) -> H
                 benchmark: name.clone(),
                 commit: history[commits[point.index].0].commit.clone(),
                 previous_commit: history[commits[point.index - 1].0].commit.clone(),
-                statistic: statistic.to_string(),
+                statistic,
                 before: super::round(before),
                 after: super::round(after),
                 change: RelativeChange {
@@ -272,7 +319,7 @@ pub fn build_report(history: &[HistoryEntry], options: &ChangePointOptions) -> H
                 v8,
             });
         }
-        benchmarks.push(BenchmarkTrend { name, statistic: statistic.to_string(), points });
+        benchmarks.push(BenchmarkTrend { name, statistic, points });
     }
     HistoryReport {
         schema: REPORT_SCHEMA.to_string(),
