@@ -13,7 +13,8 @@
 # (testdata/bench46/duet/results/duet-slower25-01, with its differential
 # flame graphs), interleaved runs with a fastest timing and its CPU guard
 # (testdata/action base → slower), one run per side (testdata/compare), and
-# a benchmark whose name is markup (escaped, not run).
+# a benchmark whose name is markup (escaped, not run); and `history report`'s
+# page of fast-xml-parser's releases (testdata/history).
 #
 # Needs Debian's chromium and node 20 or later (exit 77 without them) (`--experimental-websocket`;
 # the DevTools protocol on 127.0.0.1). Writes target/report-check/NAME.html,
@@ -57,7 +58,15 @@ done
 grep -q 'example.invalid' "$hostile/base/benchmarks.json"
 "$v8inline" compare "$hostile/base" "$hostile/head" --html "$out/hostile.html" >/dev/null
 rm -rf "$hostile"
-pages=(duet interleaved one-run hostile)
+# main's history: fast-xml-parser's 22 releases as commits (testdata/history).
+history=$(mktemp -d)
+while read -r version published; do
+  "$v8inline" history add --history "$history" --commit "$version" --date "$published" \
+    "testdata/history/results/$version" >/dev/null
+done < <(python3 -c 'import json; [print(r["version"], r["published"]) for r in json.load(open("testdata/history/releases.json"))["releases"]]')
+"$v8inline" history report --history "$history" --format html -o "$out/history.html"
+rm -rf "$history"
+pages=(duet interleaved one-run hostile history)
 
 profile=$(mktemp -d)
 # The flags keep Chromium off the (closed) network and out of any profile;

@@ -69,7 +69,7 @@ const layout = await send('Runtime.evaluate', {
       plots: [...document.querySelectorAll('figure svg')].map(box),
       images: [...document.querySelectorAll('img')].map((image) => ({ src: image.getAttribute('src'), width: image.naturalWidth })),
       firstScreen: document.elementFromPoint(10, ${Number(height) - 10}) ? true : false,
-      verdictTableTop: (() => { const table = document.querySelector('table.verdicts'); return table ? Math.round(table.getBoundingClientRect().top) : null; })(),
+      verdictTableTop: (() => { const table = document.querySelector('table.verdicts, table.change-points'); return table ? Math.round(table.getBoundingClientRect().top) : null; })(),
       firstPlotTop: (() => { const plot = document.querySelector('figure svg'); return plot ? Math.round(plot.getBoundingClientRect().top) : null; })(),
     };
   })()`,

@@ -229,7 +229,7 @@ fn change_row(page: &mut String, change: &ReportedChange) {
         .collect();
     let _ = writeln!(
         page,
-        "<tr><td>{}</td><td><code>{}</code></td><td>{} [{}, {}]</td><td>{}</td><td>{}</td></tr>",
+        "<tr><td>{}</td><td><code>{}</code></td><td>{} [{}, {}]</td><td class=\"functions\">{}</td><td class=\"functions\">{}</td></tr>",
         escape(&change.benchmark),
         escape(short(&change.commit)),
         percent(change.change.relative),
@@ -249,7 +249,8 @@ pub fn page(history: &[HistoryEntry], report: &HistoryReport) -> String {
     page.push_str(
         "body{font-family:sans-serif;margin:1.5em auto;max-width:960px;padding:0 1em;color:#222}\n\
          table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}\n\
-         th{background:#f4f4f4}figure{margin:0.5em 0}svg{max-width:100%;height:auto}.note{color:#555}\n",
+         th{background:#f4f4f4}figure{margin:0.5em 0}svg{max-width:100%;height:auto}.note{color:#555}\n\
+         td.functions{font-size:0.85em}\n",
     );
     page.push_str("</style>\n</head>\n<body>\n<h1>Benchmark history</h1>\n");
     let (first, last) = (history.first(), history.last());
@@ -272,7 +273,7 @@ pub fn page(history: &[HistoryEntry], report: &HistoryReport) -> String {
         page.push_str("<p>None: no benchmark changed beyond its commits' spread.</p>\n");
     } else {
         page.push_str(
-            "<table>\n<tr><th>benchmark</th><th>from commit</th><th>change [95 % interval]</th><th>functions whose own time moved most</th><th>V8's choice changed</th></tr>\n",
+            "<table class=\"change-points\">\n<tr><th>benchmark</th><th>from commit</th><th>change [95 % interval]</th><th>functions whose own time moved most</th><th>V8's choice changed</th></tr>\n",
         );
         for change in &report.change_points {
             change_row(&mut page, change);
