@@ -563,3 +563,61 @@ fn the_commit_is_head_by_default() {
     assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
     assert!(String::from_utf8_lossy(&output.stderr).contains("no commit: give --commit SHA"));
 }
+
+/// A history.jsonl whose figures no run would give (zero, negative, huge
+/// and tiny times, no runs, a benchmark in some commits only, one commit)
+/// is reported and drawn without a panic: a real history's lines with
+/// their numbers replaced.
+#[test]
+fn a_hostile_history_is_reported_without_a_panic() {
+    let directory = tempfile::tempdir().unwrap();
+    let results: Vec<PathBuf> = runs_of("action/base").into_iter().take(2).collect();
+    add_all(directory.path(), &results);
+    let path = directory.path().join("history.jsonl");
+    let lines: Vec<serde_json::Value> =
+        std::fs::read_to_string(&path).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    /// Every float under `value` replaced by `number()`.
+    fn replaced(value: &serde_json::Value, number: &mut dyn FnMut() -> serde_json::Value) -> serde_json::Value {
+        match value {
+            // Floats only: counts and lines stay whole numbers.
+            serde_json::Value::Number(value) if value.is_f64() => number(),
+            serde_json::Value::Array(items) => items.iter().map(|item| replaced(item, number)).collect(),
+            serde_json::Value::Object(fields) => {
+                fields.iter().map(|(key, item)| (key.clone(), replaced(item, number))).collect()
+            }
+            other => other.clone(),
+        }
+    }
+    let extremes = [0.0, -1.0, 1e308, 1e-308, 3.0, -1e308, 5e-324, 7.0];
+    for variant in 0..extremes.len() {
+        let mut counter = variant;
+        let mut number = || {
+            counter += 1;
+            serde_json::json!(extremes[counter % extremes.len()])
+        };
+        let mut text = String::new();
+        for (index, line) in lines.iter().enumerate() {
+            let mut entry = replaced(line, &mut number);
+            entry["commit"] = serde_json::json!(format!("c{index}"));
+            if variant % 2 == 1 {
+                // No runs kept, and the second benchmark gone from later commits.
+                for benchmark in entry["benchmarks"].as_array_mut().unwrap() {
+                    benchmark["figures"]["iterations"] = serde_json::json!([]);
+                }
+                if index > 0 {
+                    entry["benchmarks"].as_array_mut().unwrap().truncate(1);
+                }
+            }
+            text.push_str(&entry.to_string());
+            text.push('\n');
+        }
+        // Enough commits for a split.
+        let text = text.repeat(4);
+        std::fs::write(&path, &text).unwrap();
+        let history = read_history(&path).unwrap();
+        let report = build_report(&history, &DEFAULT_OPTIONS);
+        let page = v8inline::internals::history::html::page(&history, &report);
+        parse_page(&page);
+        serde_json::to_string(&report).unwrap();
+    }
+}

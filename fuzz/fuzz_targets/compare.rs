@@ -8,7 +8,7 @@
 //! `runs.json` and up to three runs `run-01`… split at `0xFD`, each a
 //! recording directory as above); else one file (folded stacks or a JSON
 //! report). Every format and
-//! the differential flame graphs are rendered: an error is fine, a panic is
+//! the differential flame graphs and the page are rendered: an error is fine, a panic is
 //! not; the markdown stays under GitHub's comment limit.
 #![no_main]
 
@@ -30,6 +30,8 @@ fuzz_target!(|bytes: &[u8]| {
         let mut options = CompareOptions::new(base.clone(), head.clone());
         options.format = format;
         options.flame_graph = format == ComparisonFormat::Text;
+        // The page too (its charts on any figures).
+        options.html = (format == ComparisonFormat::Markdown).then(|| work.join("report.html"));
         options.source_root = Some(work.clone());
         if let Ok(comparison) = compare_files(&options) {
             if format == ComparisonFormat::Markdown {

@@ -81,18 +81,6 @@ struct Mark {
     label: String,
 }
 
-/// The padded range of `values`.
-fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (low, high) = values
-        .filter(|value| value.is_finite())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(low, high), value| (low.min(value), high.max(value)));
-    if !low.is_finite() {
-        return (0.0, 1.0);
-    }
-    let span = if high > low { high - low } else { low.abs().max(1.0) * 0.1 };
-    (low - span / 10.0, high + span / 10.0)
-}
-
 /// Draws series over commits (`x_labels[i]` names commit `i`), with their
 /// intervals as error bars and the change points as labelled vertical
 /// lines. Plotters' errors (none for a string backend) come back as text.
@@ -102,8 +90,11 @@ fn trend_svg(series: &[Series], marks: &[Mark], x_labels: &[String], y_title: &s
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(|error| error.to_string())?;
         let count = x_labels.len().max(1) as f64;
-        let (y_low, y_high) =
-            range(series.iter().flat_map(|series| series.points.iter().flat_map(|point| [point.1, point.2, point.3])));
+        let (y_low, y_high) = crate::output::charts::axis_range(
+            series.iter().flat_map(|series| series.points.iter().flat_map(|point| [point.1, point.2, point.3])),
+            0.1,
+        )
+        .map_err(|error| error.0)?;
         let mut chart = ChartBuilder::on(&root)
             .margin(14)
             .margin_top(28)

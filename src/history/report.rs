@@ -82,13 +82,13 @@ pub struct BenchmarkTrend {
     /// has).
     pub statistic: TrendStatistic,
     /// One point per commit that has it.
-    pub points: Vec<TrendPoint>,
+    pub points: Vec<CommitPoint>,
 }
 
 /// A commit's value of a benchmark.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TrendPoint {
+pub struct CommitPoint {
     /// The commit.
     pub commit: String,
     /// The geometric mean over its runs (ns, or samples for
@@ -122,7 +122,7 @@ pub struct ReportedChange {
     pub p_value: f64,
     /// The functions whose own time per iteration moved most, in the
     /// change's direction.
-    pub functions: Vec<FunctionChange>,
+    pub functions: Vec<MovedFunction>,
     /// Where V8 ran a function named above otherwise from this commit on.
     pub v8: Vec<V8Change>,
 }
@@ -142,7 +142,7 @@ pub struct RelativeChange {
 /// A function's own time at a change point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct FunctionChange {
+pub struct MovedFunction {
     /// `name file:line`.
     pub function: String,
     /// Its self time per iteration before (the median over the segment's
@@ -264,7 +264,7 @@ pub fn build_report(history: &[HistoryEntry], options: &ChangePointOptions) -> H
         let points = commits
             .iter()
             .zip(&figures)
-            .map(|((index, _), figure)| TrendPoint {
+            .map(|((index, _), figure)| CommitPoint {
                 commit: history[*index].commit.clone(),
                 value: figure.value,
                 low: figure.low,
@@ -374,18 +374,18 @@ fn moved_functions(
     after: &[&super::BenchmarkEntry],
     direction: f64,
     benchmark_change: Option<f64>,
-) -> Vec<(FunctionKey, FunctionChange)> {
+) -> Vec<(FunctionKey, MovedFunction)> {
     let mut labels: BTreeMap<FunctionKey, String> = BTreeMap::new();
     for entry in before.iter().chain(after) {
         for function in entry.functions.iter().filter(|function| function.self_per_iteration.is_some()) {
             labels.entry(function.key()).or_insert_with(|| function.label());
         }
     }
-    let mut moved: Vec<(FunctionKey, FunctionChange)> = labels
+    let mut moved: Vec<(FunctionKey, MovedFunction)> = labels
         .into_iter()
         .map(|(key, label)| {
             let (was, is) = (median(self_times(before, &key)), median(self_times(after, &key)));
-            let change = FunctionChange {
+            let change = MovedFunction {
                 function: label,
                 before: super::round(was),
                 after: super::round(is),
@@ -446,7 +446,7 @@ pub fn describe_change(before: &RanAsEntry, after: &RanAsEntry) -> String {
 fn v8_changes(
     before: &[&super::BenchmarkEntry],
     after: &[&super::BenchmarkEntry],
-    functions: &[(FunctionKey, FunctionChange)],
+    functions: &[(FunctionKey, MovedFunction)],
 ) -> Vec<V8Change> {
     let (Some(last), Some(first)) = (before.last(), after.first()) else { return Vec::new() };
     let mut seen = BTreeSet::new();

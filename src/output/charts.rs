@@ -173,17 +173,33 @@ fn plot_height(rows: usize) -> u32 {
 
 /// The range of an axis holding `values` (finite ones), padded by a
 /// twentieth on each side; a single value gets room around it.
-fn padded_range(values: impl IntoIterator<Item = f64>) -> (f64, f64) {
+fn padded_range(values: impl IntoIterator<Item = f64>) -> Result<(f64, f64), ChartError> {
+    axis_range(values, 1.0 / 20.0)
+}
+
+/// The largest value an axis shows, in its unit (ms, samples...): a
+/// benchmark's time past a million seconds is a garbled input, and
+/// plotters' search for tick marks does not end on spans near `f64::MAX`.
+const LARGEST_ON_AN_AXIS: f64 = 1e12;
+
+/// An axis from the finite `values`, widened by `padding` of its span on
+/// each side (a span of 10 % of the value where all are equal or nearly
+/// so); an error where they reach past [`LARGEST_ON_AN_AXIS`].
+pub(crate) fn axis_range(values: impl IntoIterator<Item = f64>, padding: f64) -> Result<(f64, f64), ChartError> {
     let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
     for value in values.into_iter().filter(|value| value.is_finite()) {
         low = low.min(value);
         high = high.max(value);
     }
     if !low.is_finite() {
-        return (0.0, 1.0);
+        return Ok((0.0, 1.0));
     }
-    let span = if high > low { high - low } else { low.abs().max(1.0) * 0.1 };
-    (low - span / 20.0, high + span / 20.0)
+    let magnitude = low.abs().max(high.abs());
+    if magnitude > LARGEST_ON_AN_AXIS {
+        return Err(ChartError(format!("values out of range for a chart ({low:e} to {high:e})")));
+    }
+    let span = if high - low > magnitude * 1e-9 { high - low } else { magnitude.max(1.0) * 0.1 };
+    Ok((low - span * padding, high + span * padding))
 }
 
 /// Tick labels with as many decimals as the axis' span needs.
@@ -249,7 +265,7 @@ fn draw_panel<'svg>(
         values.extend([band.low - margin, band.high + margin]);
     }
     values.extend(panel.reference);
-    let (low, high) = padded_range(values);
+    let (low, high) = padded_range(values)?;
     let span = high - low;
     // Row i is centred at y = i + 0.5, from the top.
     let (top, bottom) = (0.0, rows as f64);
@@ -353,7 +369,7 @@ pub fn trend_svg(plot: &TrendPlot, width: u32, height: u32) -> Result<String, Ch
     {
         let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
         root.fill(&WHITE).map_err(chart_error)?;
-        let (x_low, x_high) = padded_range(plot.points.iter().map(|point| point.x));
+        let (x_low, x_high) = padded_range(plot.points.iter().map(|point| point.x))?;
         let mut values: Vec<f64> = plot
             .points
             .iter()
@@ -362,7 +378,7 @@ pub fn trend_svg(plot: &TrendPlot, width: u32, height: u32) -> Result<String, Ch
         if let Some(band) = &plot.band {
             values.extend([band.low, band.high]);
         }
-        let (y_low, y_high) = padded_range(values);
+        let (y_low, y_high) = padded_range(values)?;
         let (x_span, y_span) = (x_high - x_low, y_high - y_low);
         let mut chart = ChartBuilder::on(&root)
             .margin(16)
