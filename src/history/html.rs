@@ -14,6 +14,8 @@ use std::fmt::Write as _;
 
 use plotters::prelude::*;
 
+use crate::output::compare::html::escape;
+
 use super::report::{HistoryReport, ReportedChange, TrendStatistic, benchmark_names, self_times};
 use super::{FunctionKey, HistoryEntry};
 
@@ -33,22 +35,6 @@ const PALETTE: [RGBColor; 6] = [
     RGBColor(0x8c, 0x56, 0x4b),
     RGBColor(0xe3, 0x77, 0xc2),
 ];
-
-/// Escapes text for HTML and XML.
-fn escape(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for character in text.chars() {
-        match character {
-            '&' => escaped.push_str("&amp;"),
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '"' => escaped.push_str("&quot;"),
-            '\'' => escaped.push_str("&#39;"),
-            character => escaped.push(character),
-        }
-    }
-    escaped
-}
 
 /// A commit's short name: 10 characters of a SHA, else as given.
 fn short(commit: &str) -> &str {
@@ -375,6 +361,9 @@ mod tests {
     #[test]
     fn text_is_escaped_and_commits_shortened() {
         assert_eq!(escape("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
+        // A control character (in a benchmark's name) would make the page
+        // ill-formed XML: the compare page's escape, shared, replaces it.
+        assert_eq!(escape("a\u{1}b"), "a\u{FFFD}b");
         assert_eq!(short("0123456789abcdef0123456789abcdef01234567"), "0123456789");
         assert_eq!(short("c21"), "c21");
     }
