@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::commands::compare::{BenchSide, RUNS_FILE};
 use crate::commands::compare::{BenchmarkOutcome, CompareCommandError, CompareOptions, compare_files};
 use crate::commands::record::{CommandStdout, RecordError, RecordOptions, record};
 use crate::files::replace_file;
@@ -39,8 +40,6 @@ use crate::pipeline::outputs::{Destination, OutputRequest};
 
 /// `bench.json`, the run's account.
 pub const BENCH_FILE: &str = "bench.json";
-/// A side directory's list of runs.
-pub const RUNS_FILE: &str = "runs.json";
 /// The comparison as a page (`compare --html`), in the output directory.
 pub const REPORT_FILE: &str = "report.html";
 /// The differential flame graph of the whole runs, in the output directory;
@@ -112,26 +111,6 @@ pub fn default_schedule() -> Schedule {
     match std::thread::available_parallelism() {
         Ok(cpus) if cpus.get() >= 2 => Schedule::Duet,
         _ => Schedule::Interleaved,
-    }
-}
-
-/// A side of the comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BenchSide {
-    /// Before.
-    Base,
-    /// After.
-    Head,
-}
-
-impl BenchSide {
-    /// `base`, `head`: also its directory's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            BenchSide::Base => "base",
-            BenchSide::Head => "head",
-        }
     }
 }
 

@@ -7,10 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::collapse::task_root::{TaskRoot, root_frame_name};
-use crate::commands::bench::BenchSide;
 use crate::error::Error;
 use crate::files::read_file;
 use crate::output::annotations::SourceRoot;
@@ -126,6 +125,29 @@ impl CompareOptions {
         let mut options = CompareOptions::new(first.join(BenchSide::Base.name()), first.join(BenchSide::Head.name()));
         options.merged_outputs = more.to_vec();
         Some(options)
+    }
+}
+
+/// A side directory's list of runs, as `bench` writes it.
+pub const RUNS_FILE: &str = "runs.json";
+
+/// A side of the comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BenchSide {
+    /// Before.
+    Base,
+    /// After.
+    Head,
+}
+
+impl BenchSide {
+    /// `base`, `head`: also its directory's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            BenchSide::Base => "base",
+            BenchSide::Head => "head",
+        }
     }
 }
 
@@ -372,7 +394,7 @@ fn read_merged_side(
     let mut merged = read_side(path, 0, root)?;
     for (output, directory) in (1u32..).zip(merged_outputs) {
         let more = directory.join(side.name());
-        if !more.join(crate::commands::bench::RUNS_FILE).exists() {
+        if !more.join(RUNS_FILE).exists() {
             return Err(CompareCommandError::Recording {
                 path: more,
                 message: "not a side directory of `v8inline bench` (no runs.json)".to_string(),
@@ -387,7 +409,7 @@ fn read_merged_side(
 /// recording directory, or one file. `output` numbers the merged `bench`
 /// output it is from: a duet round pairs within it.
 fn read_side(path: &Path, output: u32, root: Option<&Path>) -> Result<Side, CompareCommandError> {
-    let runs_path = path.join("runs.json");
+    let runs_path = path.join(RUNS_FILE);
     if path.is_dir() && runs_path.exists() {
         let runs_file: RunsFile = read_json(&runs_path)?;
         if runs_file.runs.is_empty() {
