@@ -91,7 +91,7 @@ fn slowed_heads_after_unchanged_commits_are_one_change_point() {
     add_all(directory.path(), &results);
     let text = report(directory.path(), "json");
     let report: HistoryReport = serde_json::from_str(&text).unwrap();
-    assert_eq!(report.schema, "v8inline-history-report/1");
+    assert_eq!(report.schema, "v8inline-history-report/2");
     assert_eq!(report.commits.len(), 26);
     assert_eq!(
         change_points(&report),
@@ -152,10 +152,9 @@ fn svg_texts(svg: roxmltree::Node) -> Vec<String> {
 
 /// The false-alarm rate, on the bench52 study's 40 sides of unchanged code
 /// (20 comparisons, base and head; three benchmarks): no change point in
-/// the history of the 40 as they ran (every run of each); 1 in 300
-/// histories of the same 40 commits, 3 runs each, in shuffled orders (100
-/// per benchmark), 0.3 %; at ecp's usual significance of 0.05, 16 (5.3 %)
-/// (docs/history.md).
+/// the history of the 40 as they ran, with every run of each or with the
+/// first 3; none in 300 histories of the same 40 commits, 3 runs each, in
+/// shuffled orders (100 per benchmark); 5 (1.7 %) at 0.05 (docs/history.md).
 #[test]
 fn unchanged_code_has_no_change_point() {
     let directory = tempfile::tempdir().unwrap();
@@ -165,6 +164,19 @@ fn unchanged_code_has_no_change_point() {
     assert_eq!(report.benchmarks.len(), 3);
     assert!(report.benchmarks.iter().all(|benchmark| benchmark.points.len() == 40));
     assert_eq!(change_points(&report), []);
+    // Three runs a commit, as a CI job of a few rounds keeps.
+    let first_runs = |benchmark: &v8inline::internals::history::report::BenchmarkTrend| -> Vec<Vec<f64>> {
+        history
+            .iter()
+            .map(|entry| {
+                let entry = entry.benchmarks.iter().find(|entry| entry.name == benchmark.name).unwrap();
+                benchmark.statistic.of(entry).unwrap().runs.iter().take(3).map(|value| value.ln()).collect()
+            })
+            .collect()
+    };
+    for benchmark in &report.benchmarks {
+        assert_eq!(e_divisive(&first_runs(benchmark), &DEFAULT_OPTIONS), [], "{}", benchmark.name);
+    }
     let shuffled_alarms = |significance: f64| {
         let options = ChangePointOptions { significance, ..DEFAULT_OPTIONS };
         let mut alarms = 0;
@@ -172,15 +184,7 @@ fn unchanged_code_has_no_change_point() {
         // fixed by the test, not by the method's own seed.
         let mut state = 7u64;
         for benchmark in &report.benchmarks {
-            // Each commit's runs, as the report judges them.
-            let logs: Vec<Vec<f64>> = history
-                .iter()
-                .map(|entry| {
-                    let entry = entry.benchmarks.iter().find(|entry| entry.name == benchmark.name).unwrap();
-                    // Three runs a commit, as a CI job of a few rounds keeps.
-                    benchmark.statistic.of(entry).unwrap().runs.iter().take(3).map(|value| value.ln()).collect()
-                })
-                .collect();
+            let logs = first_runs(benchmark);
             for _ in 0..100 {
                 let mut shuffled = logs.clone();
                 for index in (1..shuffled.len()).rev() {
@@ -194,19 +198,18 @@ fn unchanged_code_has_no_change_point() {
     };
     let (strict, usual) = (shuffled_alarms(DEFAULT_OPTIONS.significance), shuffled_alarms(0.05));
     eprintln!(
-        "false change points in 300 shuffled histories of 40 unchanged commits: {strict} at 0.01, {usual} at 0.05"
+        "false change points in 300 shuffled histories of 40 unchanged commits: {strict} at 0.005, {usual} at 0.05"
     );
-    assert_eq!((strict, usual), (1, 16));
+    assert_eq!((strict, usual), (0, 5));
 }
 
 /// The Action's suite (testdata/action: three tinybench tasks, profiles
 /// kept), each run one commit: six of the code as is, then three where
-/// checksum does three rounds instead of one. At significance 0.05 both
-/// tasks that call checksum change at the first slowed commit, checksum
-/// named as nearly all of the change; count vowels does not change. At the
-/// default 0.01 nine commits are too few: a perfect step of 3 in 9 cannot
-/// get a p-value below 2/84 = 0.024 (the chance that a shuffle puts the 3
-/// largest at one end).
+/// checksum does three rounds instead of one. Both tasks that call checksum
+/// change at the first slowed commit, checksum named as nearly all of the
+/// change; count vowels does not change. (A permutation test of whole
+/// commits, this history's method before, could not find it at 0.01: a
+/// perfect step of 3 in 9 has p ≥ 2/84 = 0.024 there.)
 #[test]
 fn the_function_that_moved_is_named() {
     let mut results: Vec<PathBuf> = [runs_of("action/base"), runs_of("action/unchanged")].concat();
@@ -219,15 +222,15 @@ fn the_function_that_moved_is_named() {
     assert!(checksum_alone.figures.cpu.is_some() && checksum_alone.figures.min.is_some());
     assert_eq!(checksum_alone.functions[0].label(), "checksum bench.mjs:6");
     assert!(checksum_alone.functions.len() <= 10);
-    let options = ChangePointOptions { significance: 0.05, ..DEFAULT_OPTIONS };
-    let report = build_report(&history, &options);
+    let report = build_report(&history, &DEFAULT_OPTIONS);
     assert_eq!(
         change_points(&report),
         [("checksum and words".to_string(), "c7".to_string()), ("checksum alone".to_string(), "c7".to_string())]
     );
     for change in &report.change_points {
         assert_eq!(change.statistic, TrendStatistic::Cpu);
-        assert!((change.p_value - 0.024).abs() < 0.0005, "{change:?}");
+        assert!(change.p_value < 1e-6, "{change:?}");
+        assert!(change.change.low > 0.5, "{change:?}");
         assert_eq!(change.functions[0].function, "checksum bench.mjs:6", "{change:?}");
         let share = change.functions[0].share_of_change.unwrap();
         assert!(share > 0.9 && share < 1.05, "{change:?}");
@@ -236,9 +239,8 @@ fn the_function_that_moved_is_named() {
     }
     let alone = &report.change_points[1];
     assert!((1.6..1.7).contains(&alone.change.relative), "{alone:?}");
-    assert_eq!(change_points(&build_report(&history, &DEFAULT_OPTIONS)), []);
-    // The page (default options: no change point): per benchmark its trend
-    // and its functions' trends, checksum's the first where it runs.
+    // The page: per benchmark its trend and its functions' trends,
+    // checksum's the first where it runs; the change points marked.
     let directory = tempfile::tempdir().unwrap();
     add_all(directory.path(), &results);
     let page = report_page(directory.path());
@@ -260,7 +262,9 @@ fn the_function_that_moved_is_named() {
             assert!(legend.contains(&"checksum bench.mjs:6".to_string()), "{legend:?}");
         }
     }
-    assert!(page.contains("<p>None: no benchmark changed"), "{page}");
+    assert!(!page.contains("<p>None: no benchmark changed"), "{page}");
+    let marks = svg_texts(sections[1].descendants().find(|node| node.has_tag_name("svg")).unwrap());
+    assert!(marks.iter().any(|mark| mark.starts_with("c7 +16") && mark.ends_with("checksum")), "{marks:?}");
 }
 
 /// The history file: one line per commit, keys sorted, a rerun of a commit
@@ -344,21 +348,21 @@ fn parse_page(page: &str) -> roxmltree::Document<'_> {
     roxmltree::Document::parse_with_options(page, options).unwrap()
 }
 
-/// fast-xml-parser's 22 releases 5.5.8 to 5.12.1 as 22 commits of main
-/// (testdata/history: 3 runs each of four benchmarks, profiles kept, on a
-/// busy 2-core machine; its README measures what moved at each release).
-/// Three change points: `parse svg` 59 % faster from 5.7.3 on (the
-/// releases before it halved it step by step: 5.5.10, 5.7.2, 5.7.3),
-/// `tagExpWithClosingIndex` (rewritten in 5.5.11 and 5.7.2) named first;
-/// `parse feed` 37 % faster from 5.5.12 (path-expression-matcher 1.5.0,
-/// whose `Matcher.toString` V8 now inlines into the proxy's `toString`),
-/// `replaceEntitiesValue` (5.5.10's early return) named first; `parse xhtml
-/// with stop nodes` 37 % faster from 5.5.10 (whose changelog says "reduce
-/// calls to toString"), `replaceEntitiesValue` named first, its interval
-/// over commits reaching across no change (two commits before it).
-/// `validate svg` (5.11.1, -25 % at its fastest, -15 % CPU) shows none: 3
-/// noisy runs per release. 5.12.1's step (parse svg 2.7 times faster) is the
-/// last commit: a change needs 3 commits after it.
+/// testdata/history: fast-xml-parser's releases 5.5.8 to 5.12.1 as 22
+/// commits, 9 runs each of four benchmarks on a busy machine. Five change
+/// points, each one the changelog explains, each naming the functions the
+/// release changed: `parse svg` 55 % faster from 5.7.2 (#817's rewrite of
+/// the tag expression: `parseXml`'s array growth and spread gone,
+/// `tagExpWithClosingIndex` halved) and 65 % from 5.12.1 (#919: quoted
+/// values skipped in one step, `tagExpWithClosingIndex` and the attribute
+/// regular expression's `getAllMatches`; the last commit, found alone);
+/// `validate svg` 16 % faster from 5.11.1 (the validator's scanner:
+/// `getAllMatches` gone); `parse feed` 40 % and `parse xhtml with stop
+/// nodes` 36 % faster from 5.5.10 (entities' early return:
+/// `replaceEntitiesValue` gone; "reduce calls to toString": `toString`).
+/// Not found (testdata/history/README.md): `parse svg`'s 5.5.10 step (two
+/// commits before it) and 5.9.0's (the entity decoder's fast path, -30 %
+/// spread over two releases of the same code).
 #[test]
 fn the_release_history_of_fast_xml_parser() {
     let releases = testdata("history/releases.json");
@@ -384,7 +388,7 @@ fn the_release_history_of_fast_xml_parser() {
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     }
     let size = std::fs::metadata(directory.path().join("history.jsonl")).unwrap().len();
-    assert!(size < 22 * 14_000, "{size} bytes");
+    assert!(size < 22 * 15_000, "{size} bytes");
     let report: HistoryReport = serde_json::from_str(&report(directory.path(), "json")).unwrap();
     assert_eq!(report.commits.len(), 22);
     assert_eq!(report.commits[0].runtime.as_deref(), Some("node 20.20.2"));
@@ -396,28 +400,43 @@ fn the_release_history_of_fast_xml_parser() {
     );
     let found: Vec<(&str, &str)> =
         report.change_points.iter().map(|change| (change.benchmark.as_str(), change.commit.as_str())).collect();
-    assert_eq!(found, [("parse svg", "5.7.3"), ("parse feed", "5.5.12"), ("parse xhtml with stop nodes", "5.5.10")]);
-    let first_function =
-        |index: usize| report.change_points[index].functions[0].function.split(' ').next().unwrap().to_string();
-    let svg = &report.change_points[0];
-    assert!((-0.60..-0.58).contains(&svg.change.relative) && svg.change.high < -0.4, "{svg:?}");
-    assert_eq!(first_function(0), "tagExpWithClosingIndex");
-    assert!(svg.v8.is_empty(), "{svg:?}");
-    let feed = &report.change_points[1];
-    assert!((-0.38..-0.36).contains(&feed.change.relative) && feed.change.high < -0.1, "{feed:?}");
-    assert_eq!(first_function(1), "replaceEntitiesValue");
-    assert_eq!(feed.v8.len(), 1, "{feed:?}");
-    assert_eq!(feed.v8[0].function, "toString node_modules/path-expression-matcher/src/Matcher.js:210");
     assert_eq!(
-        (feed.v8[0].before.as_str(), feed.v8[0].after.as_str()),
-        ("TurboFan", "inlined into toString (TurboFan)")
+        found,
+        [
+            ("parse svg", "5.7.2"),
+            ("parse svg", "5.12.1"),
+            ("validate svg", "5.11.1"),
+            ("parse feed", "5.5.10"),
+            ("parse xhtml with stop nodes", "5.5.10")
+        ]
     );
-    assert_eq!(feed.v8[0].description, "became inlined into toString");
-    let xhtml = &report.change_points[2];
-    // Two commits before it: the interval over commits reaches across no change.
-    assert!((-0.38..-0.36).contains(&xhtml.change.relative), "{xhtml:?}");
-    assert!(xhtml.change.low < -0.5 && xhtml.change.high > 0.0, "{xhtml:?}");
-    assert_eq!(first_function(2), "replaceEntitiesValue");
+    let functions = |index: usize| -> Vec<String> {
+        report.change_points[index]
+            .functions
+            .iter()
+            .map(|function| function.function.split(' ').next().unwrap().to_string())
+            .collect()
+    };
+    // (change, the interval's high end, the functions named first)
+    let expected: [(std::ops::Range<f64>, f64, &[&str]); 5] = [
+        (-0.56..-0.54, -0.4, &["parseXml", "tagExpWithClosingIndex"]),
+        (-0.66..-0.64, -0.4, &["tagExpWithClosingIndex", "getAllMatches"]),
+        (-0.17..-0.15, -0.05, &["getAllMatches"]),
+        (-0.41..-0.39, -0.3, &["replaceEntitiesValue", "toString"]),
+        (-0.37..-0.35, -0.25, &["replaceEntitiesValue", "toString"]),
+    ];
+    for (index, (relative, high, named)) in expected.iter().enumerate() {
+        let change = &report.change_points[index];
+        assert!(relative.contains(&change.change.relative) && change.change.high < *high, "{change:?}");
+        assert!(change.p_value <= DEFAULT_OPTIONS.significance, "{change:?}");
+        assert_eq!(functions(index)[..named.len()], **named, "{change:?}");
+        // The function named first lost at least a third of the change.
+        assert!(change.functions[0].share_of_change.unwrap() > 0.3, "{change:?}");
+        // V8 ran them as before.
+        assert!(change.v8.is_empty(), "{change:?}");
+    }
+    // 5.11.1's scanner replaced the regular expression: none of it is left.
+    assert_eq!(report.change_points[2].functions[0].after, 0.0);
     // The page: four benchmarks, each a trend and its functions' trends; the
     // change points marked where they are.
     let page = report_page(directory.path());
@@ -428,7 +447,9 @@ fn the_release_history_of_fast_xml_parser() {
         assert_eq!(section.descendants().filter(|node| node.has_tag_name("svg")).count(), 2);
     }
     let svg_marks = svg_texts(sections[0].descendants().find(|node| node.has_tag_name("svg")).unwrap());
-    assert!(svg_marks.contains(&"5.7.3 -59.4 % tagExpWithClosingIndex".to_string()), "{svg_marks:?}");
+    for mark in ["5.7.2 -55.2 % parseXml", "5.12.1 -64.7 % tagExpWithClosingIndex"] {
+        assert!(svg_marks.contains(&mark.to_string()), "{svg_marks:?}");
+    }
 }
 
 /// git in `directory`, its output trimmed; the test fails on an error.

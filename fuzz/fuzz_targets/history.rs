@@ -15,8 +15,8 @@ fuzz_target!(|bytes: &[u8]| {
     let path = work.join("history.jsonl");
     std::fs::write(&path, bytes).unwrap();
     if let Ok(history) = read_history(&path) {
-        // Few permutations: the search, not the test's resolution, is fuzzed.
-        let options = ChangePointOptions { permutations: 19, significance: 0.1, ..DEFAULT_OPTIONS };
+        // Small windows and a loose significance: more splits, more of the search fuzzed.
+        let options = ChangePointOptions { window: 6, significance: 0.1, ..DEFAULT_OPTIONS };
         let report = build_report(&history, &options);
         let _ = page(&history, &report);
     }

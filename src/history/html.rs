@@ -233,7 +233,7 @@ pub fn page(history: &[HistoryEntry], report: &HistoryReport) -> String {
     let (first, last) = (history.first(), history.last());
     let _ = writeln!(
         page,
-        "<p>{} commits, {} to {} ({} to {}). Change points by {} (significance {}, {} permutations, at least {} commits a side, seed {}: docs/history.md).</p>",
+        "<p>{} commits, {} to {} ({} to {}). Change points by {} (p ≤ {}, windows of {} commits, at least {} commit{} a side: docs/history.md).</p>",
         history.len(),
         escape(first.map_or("", |entry| short(&entry.commit))),
         escape(last.map_or("", |entry| short(&entry.commit))),
@@ -241,9 +241,9 @@ pub fn page(history: &[HistoryEntry], report: &HistoryReport) -> String {
         escape(last.map_or("", |entry| entry.date.as_str())),
         escape(&report.method.name),
         report.method.significance,
-        report.method.permutations,
+        report.method.window,
         report.method.least_segment,
-        report.method.seed,
+        if report.method.least_segment == 1 { "" } else { "s" },
     );
     page.push_str("<h2 id=\"change-points\">Change points</h2>\n");
     if report.change_points.is_empty() {

@@ -6,12 +6,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::change_points::{ChangePointOptions, e_divisive};
+use super::change_points::{ChangePointOptions, e_divisive, student_t_interval};
 use super::{Figure, FunctionEntry, FunctionKey, HistoryEntry, RanAsEntry};
-use crate::output::compare::runs::{RUNS_CONFIDENCE, judge_runs_at};
+use crate::output::compare::runs::RUNS_CONFIDENCE;
 
 /// The schema the report names.
-pub const REPORT_SCHEMA: &str = "v8inline-history-report/1";
+pub const REPORT_SCHEMA: &str = "v8inline-history-report/2";
 
 /// Functions named per change point at most.
 pub const FUNCTIONS_PER_CHANGE: usize = 3;
@@ -45,14 +45,12 @@ pub struct Method {
     pub name: String,
     /// Where it is described.
     pub source: String,
-    /// The permutation test's significance.
+    /// The t test's significance.
     pub significance: f64,
-    /// Permutations per test.
-    pub permutations: usize,
+    /// Commits per window of the split step.
+    pub window: usize,
     /// The fewest commits on each side of a change.
     pub least_segment: usize,
-    /// The permutations' seed.
-    pub seed: u64,
 }
 
 /// A commit of the history.
@@ -133,7 +131,8 @@ pub struct ReportedChange {
 pub struct RelativeChange {
     /// `after / before - 1`.
     pub relative: f64,
-    /// The 95 % interval's low end (Welch t on the commits' logarithms).
+    /// The 95 % interval's low end (Student t, pooled variance, on the
+    /// commits' logarithms: the change point's test).
     pub low: f64,
     /// Its high end.
     pub high: f64,
@@ -288,7 +287,21 @@ pub fn build_report(history: &[HistoryEntry], options: &ChangePointOptions) -> H
             // (a commit's runs share its moment: not independent values).
             let values = |range: std::ops::Range<usize>| range.map(|index| figures[index].value).collect::<Vec<f64>>();
             let (before_values, after_values) = (values(start..point.index), values(point.index..end));
-            let judged = judge_runs_at(&before_values, &after_values, 0.0, RUNS_CONFIDENCE);
+            // The interval of the change point's test: over the commits'
+            // means of their runs' logarithms.
+            let means = |range: std::ops::Range<usize>| -> Vec<f64> {
+                runs[range]
+                    .iter()
+                    .filter(|logs| !logs.is_empty())
+                    .map(|logs| logs.iter().sum::<f64>() / logs.len() as f64)
+                    .collect()
+            };
+            // A change the t test found has at least 3 commits: an interval.
+            let Some(interval) =
+                student_t_interval(&means(start..point.index), &means(point.index..end), RUNS_CONFIDENCE)
+            else {
+                continue;
+            };
             let geometric =
                 |values: &[f64]| (values.iter().map(|value| value.ln()).sum::<f64>() / values.len() as f64).exp();
             let (before, after) = (geometric(&before_values), geometric(&after_values));
@@ -310,9 +323,9 @@ pub fn build_report(history: &[HistoryEntry], options: &ChangePointOptions) -> H
                 before: super::round(before),
                 after: super::round(after),
                 change: RelativeChange {
-                    relative: super::round(judged.change),
-                    low: super::round(judged.interval.low),
-                    high: super::round(judged.interval.high),
+                    relative: super::round(interval.difference.exp_m1()),
+                    low: super::round(interval.low.exp_m1()),
+                    high: super::round(interval.high.exp_m1()),
                 },
                 p_value: point.p_value,
                 functions: functions.into_iter().map(|(_, change)| change).collect(),
@@ -324,12 +337,11 @@ pub fn build_report(history: &[HistoryEntry], options: &ChangePointOptions) -> H
     HistoryReport {
         schema: REPORT_SCHEMA.to_string(),
         method: Method {
-            name: "E-divisive means".to_string(),
-            source: "Matteson & James, JASA 109(505), 2014; docs/history.md".to_string(),
+            name: "E-divisive means with a t test (Otava)".to_string(),
+            source: "Matteson & James, JASA 109(505), 2014; Fleming et al., ICPE 2023; docs/history.md".to_string(),
             significance: options.significance,
-            permutations: options.permutations,
+            window: options.window,
             least_segment: options.least_segment,
-            seed: options.seed,
         },
         commits: history
             .iter()

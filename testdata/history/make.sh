@@ -27,6 +27,7 @@
 # releases in order with their publish dates (npm view ... time).
 #
 #   testdata/history/make.sh [install|run|compare|all]   (default: all)
+#   FIRST_ROUND=4 ROUNDS=6 testdata/history/make.sh run   (three more rounds)
 #
 # compare writes compare.txt: `v8inline compare --top 5` of each pair of
 # consecutive releases.
@@ -41,6 +42,9 @@ v8inline=${V8INLINE:-$repo/target/release/v8inline}
 work=${WORK:-/tmp/v8inline-history}
 results=${RESULTS:-$here/results}
 rounds=${ROUNDS:-3}
+# Rounds first_round..rounds are recorded: FIRST_ROUND=4 ROUNDS=6 adds three
+# rounds to a history recorded before, leaving rounds 1-3 as they are.
+first_round=${FIRST_ROUND:-1}
 package=fast-xml-parser
 tinybench=6.2.5
 releases=(5.5.8 5.5.9 5.5.10 5.5.11 5.5.12 5.6.0 5.7.0 5.7.1 5.7.2 5.7.3 5.8.0
@@ -146,7 +150,7 @@ if [ "$what" = install ] || [ "$what" = all ]; then
 fi
 if [ "$what" = run ] || [ "$what" = all ]; then
   node --version
-  for round in $(seq 1 "$rounds"); do
+  for round in $(seq "$first_round" "$rounds"); do
     order=$(python3 -c 'import random, sys; r = sys.argv[2:]; random.Random(int(sys.argv[1])).shuffle(r); print(" ".join(r))' "$round" "${releases[@]}")
     for version in $order; do run "$version" "$round"; done
   done

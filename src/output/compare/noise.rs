@@ -280,7 +280,7 @@ pub fn judge_share(base_hits: f64, base_samples: f64, head_hits: f64, head_sampl
 
 /// Two-sided p-value of Student's t with `degrees` degrees of freedom:
 /// `I_{d/(d+t²)}(d/2, 1/2)`.
-fn student_t_two_sided_p(t: f64, degrees: f64) -> f64 {
+pub(crate) fn student_t_two_sided_p(t: f64, degrees: f64) -> f64 {
     if !t.is_finite() {
         return 0.0;
     }
