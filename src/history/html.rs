@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::output::compare::html::escape;
 
@@ -83,7 +84,7 @@ fn trend_svg(series: &[Series], marks: &[Mark], x_labels: &[String], y_title: &s
         .map_err(|error| error.0)?;
         let mut chart = ChartBuilder::on(&root)
             .margin(14)
-            .margin_top(28)
+            .margin_top(34)
             .x_label_area_size(46)
             .y_label_area_size(72)
             .build_cartesian_2d(-0.5..count - 0.5, y_low..y_high)
@@ -109,20 +110,27 @@ fn trend_svg(series: &[Series], marks: &[Mark], x_labels: &[String], y_title: &s
             .draw()
             .map_err(|error| error.to_string())?;
         let red = RGBColor(0xc0, 0x1c, 0x28);
-        for mark in marks {
+        for (number, mark) in marks.iter().enumerate() {
             chart
                 .draw_series(std::iter::once(PathElement::new(
                     vec![(mark.x - 0.5, y_low), (mark.x - 0.5, y_high)],
                     red.stroke_width(2),
                 )))
                 .map_err(|error| error.to_string())?;
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    mark.label.clone(),
-                    (mark.x - 0.45, y_high),
-                    (FONT, 12).into_font().color(&red),
-                )))
-                .map_err(|error| error.to_string())?;
+            // Above the plot (no legend or point under it): right of its
+            // line in the left half, left of it in the right half (a change
+            // at the last commit is labelled inside the page); every other
+            // label a row higher, so that two changes a few commits apart
+            // do not write over each other.
+            let (line_x, plot_top) = chart.backend_coord(&(mark.x - 0.5, y_high));
+            let (x, anchor) = if mark.x < count / 2.0 { (line_x + 3, HPos::Left) } else { (line_x - 3, HPos::Right) };
+            let y = plot_top - 3 - 14 * (number % 2) as i32;
+            root.draw(&Text::new(
+                mark.label.clone(),
+                (x, y),
+                (FONT, 12).into_font().color(&red).pos(Pos::new(anchor, VPos::Bottom)),
+            ))
+            .map_err(|error| error.to_string())?;
         }
         for (index, line) in series.iter().enumerate() {
             let color = PALETTE[index % PALETTE.len()];
