@@ -327,7 +327,7 @@ pub fn build_report(history: &[HistoryEntry], options: &ChangePointOptions) -> H
                     low: super::round(interval.low.exp_m1()),
                     high: super::round(interval.high.exp_m1()),
                 },
-                p_value: point.p_value,
+                p_value: super::round(point.p_value),
                 functions: functions.into_iter().map(|(_, change)| change).collect(),
                 v8,
             });
