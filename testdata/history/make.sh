@@ -2,7 +2,8 @@
 # A real release history for `v8inline history` (issue 53): 22 consecutive
 # releases of fast-xml-parser (5.5.8 to 5.12.1) standing for 22 commits on
 # main, one suite (bench.mjs: tinybench 6.2.5, four benchmarks on generated
-# documents) recorded 3 times per release. Test data, not a test.
+# documents) recorded 9 times per release (rounds 1-3, then FIRST_ROUND=4
+# ROUNDS=9). Test data, not a test.
 #
 # Each release is installed into its own directory under $WORK with a tiny
 # package.json whose `bench` script runs bench.mjs (`v8inline record -- npm
@@ -38,7 +39,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-v8inline=${V8INLINE:-$repo/target/release/v8inline}
+v8inline=$(realpath "${V8INLINE:-$repo/target/release/v8inline}") # compare runs it from $here
 work=${WORK:-/tmp/v8inline-history}
 results=${RESULTS:-$here/results}
 rounds=${ROUNDS:-3}
