@@ -14,7 +14,8 @@
 # flame graphs), interleaved runs with a fastest timing and its CPU guard
 # (testdata/action base → slower), one run per side (testdata/compare), and
 # a benchmark whose name is markup (escaped, not run); and `history report`'s
-# page of fast-xml-parser's releases (testdata/history).
+# pages of fast-xml-parser's releases (testdata/history) and of a commit after
+# which V8 stops inlining a function (testdata/inlining-history).
 #
 # Needs Debian's chromium and node 20 or later (exit 77 without them) (`--experimental-websocket`;
 # the DevTools protocol on 127.0.0.1). Writes target/report-check/NAME.html,
@@ -66,7 +67,14 @@ while read -r version published; do
 done < <(python3 -c 'import json; [print(r["version"], r["published"]) for r in json.load(open("testdata/history/releases.json"))["releases"]]')
 "$v8inline" history report --history "$history" --format html -o "$out/history.html"
 rm -rf "$history"
-pages=(duet interleaved one-run hostile history)
+# A history where V8 stops inlining a function at c09 (testdata/inlining-history).
+history=$(mktemp -d)
+for side in testdata/inlining-history/results/c*; do
+  "$v8inline" history add --history "$history" --commit "$(basename "$side")" "$side" >/dev/null
+done
+"$v8inline" history report --history "$history" --format html -o "$out/inlining-history.html"
+rm -rf "$history"
+pages=(duet interleaved one-run hostile history inlining-history)
 
 profile=$(mktemp -d)
 # The flags keep Chromium off the (closed) network and out of any profile;

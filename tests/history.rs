@@ -452,6 +452,50 @@ fn the_release_history_of_fast_xml_parser() {
     }
 }
 
+/// testdata/inlining-history (make.sh): twelve commits of a small suite, 3
+/// runs each; from commit 9 on, `scale` carries a rarely taken branch that
+/// grows its bytecode from 43 bytes to 2 kB, past TurboFan's inlining
+/// budget, and V8 stops inlining it into `sumScaled`. `sum scaled` changes
+/// at c9 with `scale` named first and V8's changed choice beside it; `sum
+/// plain`, which does not call it, does not change.
+#[test]
+fn a_function_v8_stopped_inlining_is_named_with_its_change() {
+    let results: Vec<PathBuf> =
+        (1..=12).map(|number| testdata(&format!("inlining-history/results/c{number:02}"))).collect();
+    let directory = tempfile::tempdir().unwrap();
+    add_all(directory.path(), &results);
+    let report: HistoryReport = serde_json::from_str(&report(directory.path(), "json")).unwrap();
+    assert_eq!(change_points(&report), [("sum scaled".to_string(), "c9".to_string())]);
+    let change = &report.change_points[0];
+    assert_eq!(change.previous_commit, "c8");
+    assert!(change.change.low > 0.2 && change.p_value <= DEFAULT_OPTIONS.significance, "{change:?}");
+    assert_eq!(change.functions[0].function, "scale bench.mjs:10", "{change:?}");
+    assert!(change.functions[0].share_of_change.unwrap() > 0.5, "{change:?}");
+    assert_eq!(change.v8.len(), 1, "{change:?}");
+    let v8 = &change.v8[0];
+    assert_eq!(v8.function, "scale bench.mjs:10");
+    assert_eq!((v8.before.as_str(), v8.after.as_str()), ("inlined into sumScaled (TurboFan)", "TurboFan"));
+    assert_eq!(v8.description, "stopped being inlined into sumScaled");
+    // The page says so in the change points' table.
+    let page = report_page(directory.path());
+    let document = parse_page(&page);
+    let row = document
+        .descendants()
+        .filter(|node| node.has_tag_name("tr"))
+        .find(|row| row.descendants().any(|node| node.text() == Some("sum scaled")))
+        .unwrap();
+    let cells: Vec<String> = row
+        .children()
+        .filter(|node| node.has_tag_name("td"))
+        .map(|cell| cell.descendants().filter(|node| node.is_text()).filter_map(|node| node.text()).collect())
+        .collect();
+    assert_eq!(cells[0], "sum scaled");
+    assert_eq!(cells.last().unwrap(), "scale bench.mjs:10: stopped being inlined into sumScaled", "{cells:?}");
+    // And its mark on the trend.
+    let marks = svg_texts(sections(&document)[0].descendants().find(|node| node.has_tag_name("svg")).unwrap());
+    assert!(marks.contains(&"c9 +56.9 % scale: stopped being inlined into sumScaled".to_string()), "{marks:?}");
+}
+
 /// git in `directory`, its output trimmed; the test fails on an error.
 fn git(directory: &Path, arguments: &[&str]) -> String {
     let output = Command::new("git")

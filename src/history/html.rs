@@ -279,10 +279,14 @@ pub fn page(history: &[HistoryEntry], report: &HistoryReport) -> String {
                 let x = *commit_index.get(change.commit.as_str())? as f64;
                 let function = change.functions.first().map(|function| function.function.as_str());
                 let name = function.map(|function| function.split(' ').next().unwrap_or(function));
-                let label = match name {
+                let mut label = match name {
                     Some(name) => format!("{} {} {}", short(&change.commit), percent(change.change.relative), name),
                     None => format!("{} {}", short(&change.commit), percent(change.change.relative)),
                 };
+                // V8's changed choice for the function named, where there is one.
+                if let Some(v8) = change.v8.iter().find(|v8| Some(v8.function.as_str()) == function) {
+                    let _ = write!(label, ": {}", v8.description);
+                }
                 Some(Mark { x, label })
             })
             .collect();
