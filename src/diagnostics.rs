@@ -86,6 +86,9 @@ pub enum WarningKind {
     /// missing, unreadable or malformed: its frames keep their JavaScript
     /// positions.
     SourceMapUnusable,
+    /// Lines of a `history.jsonl` that are not a history entry (cut,
+    /// garbled, or of another schema).
+    HistoryDamagedLine,
 }
 
 impl WarningKind {
@@ -146,6 +149,9 @@ impl WarningKind {
             }
             WarningKind::SourceMapUnusable => {
                 "source map(s) missing, unreadable or malformed: their scripts' frames keep their JavaScript positions"
+            }
+            WarningKind::HistoryDamagedLine => {
+                "history line(s) skipped: not a history entry (the other commits were reported)"
             }
             WarningKind::NoKernelSymbols => {
                 "no kernel symbols (/proc/kallsyms unreadable or hidden): kernel frames are not symbolized"

@@ -309,24 +309,50 @@ fn the_history_file_and_the_page() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(read_history(&path).unwrap().len(), 4);
-    // A line that is not an entry is named, and nothing is written over it.
+    // A last line cut short (half of an entry, as a writer killed midway
+    // would leave it): the report warns, naming it, and reports the four
+    // commits before it; --strict refuses; add refuses, naming it, and
+    // writes nothing over it.
     let mut text = std::fs::read_to_string(&path).unwrap();
-    text.push_str("{\"schema\": \"other\"}\n");
+    let whole = text.lines().next().unwrap().to_string();
+    text.push_str(&whole[..whole.len() / 2]);
     std::fs::write(&path, &text).unwrap();
-    for arguments in [vec!["report"], vec!["add", "--commit", "c9", results[5].to_str().unwrap()]] {
-        let output = v8inline()
-            .arg("history")
-            .arg(arguments[0])
-            .arg("--history")
-            .arg(directory.path())
-            .args(&arguments[1..])
-            .output()
-            .unwrap();
-        assert_eq!(output.status.code(), Some(1));
-        let message = String::from_utf8_lossy(&output.stderr);
-        assert!(message.contains("history.jsonl:5: not a v8inline-history/1 entry: missing field"), "{message}");
-    }
+    let report_of = |strict: bool| {
+        let mut command = v8inline();
+        command.args(["history", "report", "--history"]).arg(directory.path());
+        if strict {
+            command.arg("--strict");
+        }
+        command.output().unwrap()
+    };
+    let output = report_of(false);
+    assert!(output.status.success(), "{output:?}");
+    let warning = String::from_utf8_lossy(&output.stderr);
+    assert!(warning.contains("v8inline:   1 history line(s) skipped: not a history entry"), "{warning}");
+    assert!(warning.contains("history.jsonl:5: EOF while parsing"), "{warning}");
+    let report: HistoryReport = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report.commits.len(), 4);
+    let output = report_of(true);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    let output = v8inline()
+        .args(["history", "add", "--history"])
+        .arg(directory.path())
+        .args(["--commit", "c9"])
+        .arg(&results[5])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(message.contains("history.jsonl:5: not a v8inline-history/1 entry (EOF while parsing"), "{message}");
+    assert!(message.contains("mend or delete it, then add again"), "{message}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+    // A history with no whole entry: an error naming its first line.
+    std::fs::write(&path, "{\"schema\": \"other\"}\n").unwrap();
+    let output = report_of(false);
+    assert_eq!(output.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(message.contains("history.jsonl:1: not a v8inline-history/1 entry: missing field"), "{message}");
 }
 
 /// The run directories of a side directory under testdata, in order: each

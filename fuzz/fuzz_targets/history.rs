@@ -1,12 +1,12 @@
-//! `history report` on an arbitrary `history.jsonl`: read, judged for
-//! change points, rendered as JSON and as the page. An error is fine (a line
-//! named by its number), a panic is not.
+//! `history report` on an arbitrary `history.jsonl`: read line by line
+//! (damaged lines named and skipped), judged for change points, rendered as
+//! JSON and as the page. An error is fine, a panic is not.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use v8inline::internals::history::change_points::{ChangePointOptions, DEFAULT_OPTIONS};
 use v8inline::internals::history::html::page;
-use v8inline::internals::history::read_history;
+use v8inline::internals::history::read_history_lines;
 use v8inline::internals::history::report::build_report;
 
 fuzz_target!(|bytes: &[u8]| {
@@ -14,7 +14,8 @@ fuzz_target!(|bytes: &[u8]| {
     std::fs::create_dir_all(&work).unwrap();
     let path = work.join("history.jsonl");
     std::fs::write(&path, bytes).unwrap();
-    if let Ok(history) = read_history(&path) {
+    if let Ok(read) = read_history_lines(&path) {
+        let history = read.entries;
         // Small windows and a loose significance: more splits, more of the search fuzzed.
         let options = ChangePointOptions { window: 6, significance: 0.1, ..DEFAULT_OPTIONS };
         let report = build_report(&history, &options);

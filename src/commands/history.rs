@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::commands::compare::read_result;
+use crate::diagnostics::{Diagnostics, WarningKind};
 use crate::history::change_points::{ChangePointOptions, DEFAULT_OPTIONS};
 use crate::history::report::{HistoryReport, build_report};
 use crate::history::{EntryContext, HISTORY_FILE, HistoryEntry, HistoryError, Runner, add_entry, entry_of};
@@ -184,6 +185,9 @@ impl HistoryReportOptions {
 pub struct HistoryReported {
     /// The history's entries, oldest first.
     pub history: Vec<HistoryEntry>,
+    /// The lines of the history that were not an entry, skipped (one
+    /// warning each, naming its line; `--strict` refuses them).
+    pub diagnostics: Diagnostics,
     /// The report.
     pub report: HistoryReport,
 }
@@ -200,15 +204,27 @@ impl HistoryReported {
     }
 }
 
-/// `history report`: reads the history and finds its change points.
+/// `history report`: reads the history and finds its change points. A
+/// line that is not an entry (a cut last line, a garbled one) is skipped
+/// and warned about, the other commits reported; a history with no whole
+/// entry is an error naming its first damaged line.
 pub fn history_report(options: &HistoryReportOptions) -> Result<HistoryReported, HistoryError> {
     let path = options.history.join(HISTORY_FILE);
-    let history = crate::history::read_history(&path)?;
-    if history.is_empty() {
-        return Err(HistoryError::Empty { path });
+    let read = crate::history::read_history_lines(&path)?;
+    if read.entries.is_empty() {
+        return Err(match read.damaged.into_iter().next() {
+            Some(damaged) => HistoryError::Line { path, line: damaged.line, message: damaged.message },
+            None => HistoryError::Empty { path },
+        });
     }
-    let report = build_report(&history, &options.change_points);
-    Ok(HistoryReported { history, report })
+    let mut diagnostics = Diagnostics::new();
+    for damaged in &read.damaged {
+        diagnostics.warn(WarningKind::HistoryDamagedLine, || {
+            format!("{}:{}: {}", path.display(), damaged.line, damaged.message)
+        });
+    }
+    let report = build_report(&read.entries, &options.change_points);
+    Ok(HistoryReported { history: read.entries, diagnostics, report })
 }
 
 #[cfg(test)]

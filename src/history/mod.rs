@@ -402,6 +402,20 @@ pub enum HistoryError {
         /// What is wrong.
         message: String,
     },
+    /// A line of the history that is not an entry, found by `history add`,
+    /// which rewrites the file whole and would lose it.
+    #[error(
+        "{}:{line}: not a {HISTORY_SCHEMA} entry ({message}): `history add` rewrites the file whole and would lose this line; mend or delete it, then add again",
+        path.display()
+    )]
+    DamagedBeforeAdd {
+        /// The file.
+        path: PathBuf,
+        /// The line, 1-based.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
     /// A result that cannot be read.
     #[error(transparent)]
     Result(#[from] crate::commands::compare::CompareCommandError),
@@ -422,33 +436,61 @@ pub enum HistoryError {
     },
 }
 
-/// Reads `history.jsonl` (every line an entry, in the order they were
-/// added); a missing file is an empty history.
-pub fn read_history(path: &Path) -> Result<Vec<HistoryEntry>, HistoryError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+/// A history read line by line: the entry of every whole line, and the
+/// lines that are not one (cut, garbled, another schema).
+#[derive(Debug, Clone, Default)]
+pub struct HistoryRead {
+    /// The entries, in the file's order.
+    pub entries: Vec<HistoryEntry>,
+    /// The lines that are not an entry, in the file's order.
+    pub damaged: Vec<DamagedLine>,
+}
+
+/// A line of `history.jsonl` that is not an entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DamagedLine {
+    /// The line, 1-based.
+    pub line: usize,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+/// Reads the history file at `path` (none yet: empty), keeping every whole
+/// line's entry and naming the lines that are not one. Blank lines are
+/// skipped.
+pub fn read_history_lines(path: &Path) -> Result<HistoryRead, HistoryError> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(HistoryRead::default()),
         Err(source) => return Err(HistoryError::Io { path: path.to_owned(), source }),
     };
-    text.lines()
-        .enumerate()
-        .filter(|(_, line)| !line.trim().is_empty())
-        .map(|(index, line)| {
-            let entry: HistoryEntry = serde_json::from_str(line).map_err(|error| HistoryError::Line {
-                path: path.to_owned(),
-                line: index + 1,
-                message: error.to_string(),
-            })?;
-            if entry.schema != HISTORY_SCHEMA {
-                return Err(HistoryError::Line {
-                    path: path.to_owned(),
-                    line: index + 1,
-                    message: format!("schema {:?}", entry.schema),
-                });
+    let mut read = HistoryRead::default();
+    for (index, line) in bytes.split(|byte| *byte == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let line_number = index + 1;
+        match serde_json::from_slice::<HistoryEntry>(line) {
+            Ok(entry) if entry.schema == HISTORY_SCHEMA => read.entries.push(entry),
+            Ok(entry) => {
+                read.damaged.push(DamagedLine { line: line_number, message: format!("schema {:?}", entry.schema) })
             }
-            Ok(entry)
-        })
-        .collect()
+            Err(error) => read.damaged.push(DamagedLine { line: line_number, message: error.to_string() }),
+        }
+    }
+    Ok(read)
+}
+
+/// Reads the history file at `path` (none yet: empty); a line that is not
+/// an entry is an error naming it.
+pub fn read_history(path: &Path) -> Result<Vec<HistoryEntry>, HistoryError> {
+    let read = read_history_lines(path)?;
+    match read.damaged.into_iter().next() {
+        Some(damaged) => {
+            Err(HistoryError::Line { path: path.to_owned(), line: damaged.line, message: damaged.message })
+        }
+        None => Ok(read.entries),
+    }
 }
 
 /// What adding an entry did.
@@ -465,7 +507,15 @@ pub enum Added {
 /// written whole beside and renamed over the old one
 /// ([`crate::files::replace_file`]).
 pub fn add_entry(path: &Path, entry: HistoryEntry) -> Result<Added, HistoryError> {
-    let mut entries = read_history(path)?;
+    let read = read_history_lines(path)?;
+    if let Some(damaged) = read.damaged.into_iter().next() {
+        return Err(HistoryError::DamagedBeforeAdd {
+            path: path.to_owned(),
+            line: damaged.line,
+            message: damaged.message,
+        });
+    }
+    let mut entries = read.entries;
     let added = match entries.iter_mut().find(|existing| existing.commit == entry.commit) {
         Some(existing) => {
             *existing = entry;

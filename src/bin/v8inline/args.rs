@@ -284,12 +284,16 @@ pub(crate) struct HistoryReportArgs {
     /// json: the change points; html: a page of trends (no network needed).
     #[arg(long, value_name = "FORMAT", default_value = "json")]
     pub(crate) format: HistoryFormat,
+    /// Fail (exit 1, no output) when a line of the history is not an
+    /// entry, instead of warning and reporting the other commits.
+    #[arg(long)]
+    pub(crate) strict: bool,
 }
 
 /// Formats of `history report`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum HistoryFormat {
-    /// JSON, schema `v8inline-history-report/1` (docs/history.md).
+    /// JSON, schema `v8inline-history-report/2` (docs/history.md).
     Json,
     /// A self-contained HTML page.
     Html,

@@ -274,6 +274,7 @@ pub(crate) fn history(command: crate::args::HistoryCommand) -> Result<(), Failur
         HistoryCommand::Report(args) => {
             let reported =
                 v8inline::history_report(&v8inline::HistoryReportOptions::new(args.history)).map_err(failure)?;
+            report_warnings(&reported.diagnostics, args.strict)?;
             let text = match args.format {
                 HistoryFormat::Json => reported.json(),
                 HistoryFormat::Html => reported.html(),
