@@ -51,15 +51,8 @@ escape() { local text=${1//%/%25}; text=${text//$'\r'/%0D}; printf '%s' "${text/
 error() { echo "::error title=v8inline benchmark::$(escape "$1")"; }
 warning() { echo "::warning title=v8inline benchmark::$(escape "$1")"; }
 
-v8inline() {
-  if [ -n "${V8INLINE_BINARY:-}" ]; then
-    "$V8INLINE_BINARY" "$@"
-  else
-    local version
-    version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$action_root/Cargo.toml" | head -1)
-    npx --yes "v8inline@$version" "$@"
-  fi
-}
+# shellcheck source=v8inline-command.sh
+. "$action_root/scripts/v8inline-command.sh"
 
 case "$fail_on_regression" in
   true | false) ;;

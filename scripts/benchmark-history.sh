@@ -24,15 +24,8 @@ base_commit=${V8INLINE_BASE_COMMIT:-}
 workspace=${GITHUB_WORKSPACE:-$PWD}
 temp=${RUNNER_TEMP:-${TMPDIR:-/tmp}}
 
-v8inline() {
-  if [ -n "${V8INLINE_BINARY:-}" ]; then
-    "$V8INLINE_BINARY" "$@"
-  else
-    local version
-    version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$action_root/Cargo.toml" | head -1)
-    npx --yes "v8inline@$version" "$@"
-  fi
-}
+# shellcheck source=v8inline-command.sh
+. "$action_root/scripts/v8inline-command.sh"
 
 if [ "${GITHUB_EVENT_NAME:-push}" != push ]; then
   echo "v8inline history: a ${GITHUB_EVENT_NAME} event, not a push: nothing added"
