@@ -147,25 +147,48 @@ fn largest_split(values: &[f64], commits: &CommitBounds, segments: &[usize], lea
         })
 }
 
+/// Two samples as Student's two-sample t test sees them (pooled variance).
+struct PooledSamples {
+    /// `mean(right) - mean(left)`.
+    difference: f64,
+    /// The pooled variance times `1/m + 1/n`: the difference's variance.
+    variance: f64,
+    /// `m + n - 2`.
+    degrees: f64,
+}
+
+impl PooledSamples {
+    /// `None` with fewer than 3 values (no degree of freedom: Otava's rule).
+    fn of(left: &[f64], right: &[f64]) -> Option<PooledSamples> {
+        let (left_count, right_count) = (left.len() as f64, right.len() as f64);
+        let degrees = left_count + right_count - 2.0;
+        if left.is_empty() || right.is_empty() || degrees < 1.0 {
+            return None;
+        }
+        let mean = |values: &[f64]| values.iter().sum::<f64>() / values.len() as f64;
+        let squares = |values: &[f64], mean: f64| values.iter().map(|value| (value - mean).powi(2)).sum::<f64>();
+        let (left_mean, right_mean) = (mean(left), mean(right));
+        let pooled = (squares(left, left_mean) + squares(right, right_mean)) / degrees;
+        Some(PooledSamples {
+            difference: right_mean - left_mean,
+            variance: pooled * (1.0 / left_count + 1.0 / right_count),
+            degrees,
+        })
+    }
+}
+
 /// Two-sided p-value of Student's t test (pooled variance) between two
-/// samples; 1 where there are fewer than 3 values (no degree of freedom:
-/// Otava's rule) and where both are constant and equal.
+/// samples; 1 where there are fewer than 3 values and where both are
+/// constant and equal.
 pub fn student_t_test(left: &[f64], right: &[f64]) -> f64 {
-    let (left_count, right_count) = (left.len() as f64, right.len() as f64);
-    let degrees = left_count + right_count - 2.0;
-    if left.is_empty() || right.is_empty() || degrees < 1.0 {
+    let Some(samples) = PooledSamples::of(left, right) else {
         return 1.0;
+    };
+    if samples.variance == 0.0 {
+        return if samples.difference == 0.0 { 1.0 } else { 0.0 };
     }
-    let mean = |values: &[f64]| values.iter().sum::<f64>() / values.len() as f64;
-    let squares = |values: &[f64], mean: f64| values.iter().map(|value| (value - mean).powi(2)).sum::<f64>();
-    let (left_mean, right_mean) = (mean(left), mean(right));
-    let pooled = (squares(left, left_mean) + squares(right, right_mean)) / degrees;
-    let difference = left_mean - right_mean;
-    if pooled == 0.0 {
-        return if difference == 0.0 { 1.0 } else { 0.0 };
-    }
-    let t = difference / (pooled * (1.0 / left_count + 1.0 / right_count)).sqrt();
-    if t.is_nan() { 1.0 } else { student_t_two_sided_p(t, degrees) }
+    let t = samples.difference / samples.variance.sqrt();
+    if t.is_nan() { 1.0 } else { student_t_two_sided_p(t, samples.degrees) }
 }
 
 /// A difference of means with its interval.
@@ -180,22 +203,13 @@ pub struct MeanDifference {
 }
 
 /// `mean(right) - mean(left)` with its Student t interval at `confidence`
-/// (pooled variance: the interval of [`student_t_test`], so a change it
-/// finds at p ≤ 1 - `confidence` has an interval that leaves out 0);
-/// `None` with fewer than 3 values.
+/// (the interval of [`student_t_test`], so a change it finds at p ≤ 1 -
+/// `confidence` has an interval that leaves out 0); `None` with fewer than
+/// 3 values.
 pub fn student_t_interval(left: &[f64], right: &[f64], confidence: f64) -> Option<MeanDifference> {
-    let (left_count, right_count) = (left.len() as f64, right.len() as f64);
-    let degrees = left_count + right_count - 2.0;
-    if left.is_empty() || right.is_empty() || degrees < 1.0 {
-        return None;
-    }
-    let mean = |values: &[f64]| values.iter().sum::<f64>() / values.len() as f64;
-    let squares = |values: &[f64], mean: f64| values.iter().map(|value| (value - mean).powi(2)).sum::<f64>();
-    let (left_mean, right_mean) = (mean(left), mean(right));
-    let pooled = (squares(left, left_mean) + squares(right, right_mean)) / degrees;
-    let half_width =
-        student_t_critical(1.0 - confidence, degrees) * (pooled * (1.0 / left_count + 1.0 / right_count)).sqrt();
-    let difference = right_mean - left_mean;
+    let samples = PooledSamples::of(left, right)?;
+    let half_width = student_t_critical(1.0 - confidence, samples.degrees) * samples.variance.sqrt();
+    let difference = samples.difference;
     Some(MeanDifference { difference, low: difference - half_width, high: difference + half_width })
 }
 
