@@ -255,11 +255,33 @@ fn the_function_that_moved_is_named() {
         let svgs: Vec<roxmltree::Node> = section.descendants().filter(|node| node.has_tag_name("svg")).collect();
         assert_eq!(svgs.len(), 2);
         assert!(svg_texts(svgs[0]).contains(&"CPU time per iteration (µs)".to_string()), "{:?}", svg_texts(svgs[0]));
-        let legend = svg_texts(svgs[1]);
-        assert!(legend.contains(&"own time per iteration (µs)".to_string()), "{legend:?}");
+        let axes = svg_texts(svgs[1]);
+        assert!(axes.contains(&"own time per iteration (µs)".to_string()), "{axes:?}");
+        // The functions' legend, under the plot: one item per line drawn.
+        let legend: Vec<String> = section
+            .descendants()
+            .filter(|node| node.has_tag_name("li"))
+            .map(|item| item.descendants().filter(|node| node.is_text()).filter_map(|node| node.text()).collect())
+            .collect();
+        // Each item's swatch has the colour of one line (2 px wide; the change
+        // points' red lines aside).
+        let lines: Vec<String> = svgs[1]
+            .descendants()
+            .filter(|node| node.has_tag_name("polyline") && node.attribute("stroke-width") == Some("2"))
+            .filter_map(|line| line.attribute("stroke").map(str::to_lowercase))
+            .filter(|stroke| stroke != "#c01c28")
+            .collect();
+        let swatches: Vec<String> = section
+            .descendants()
+            .filter(|node| node.has_tag_name("span") && node.attribute("class") == Some("swatch"))
+            .map(|swatch| swatch.attribute("style").unwrap().trim_start_matches("background:").to_string())
+            .collect();
+        assert_eq!(swatches.len(), legend.len());
+        assert_eq!(lines.len(), legend.len(), "{lines:?} {legend:?}");
+        assert!(swatches.iter().all(|swatch| lines.contains(swatch)), "{swatches:?} {lines:?}");
         let title = section.descendants().find(|node| node.has_tag_name("h2")).unwrap().text().unwrap();
         if title.starts_with("checksum") {
-            assert!(legend.contains(&"checksum bench.mjs:6".to_string()), "{legend:?}");
+            assert_eq!(legend[0], "checksum bench.mjs:6", "{legend:?}");
         }
     }
     assert!(!page.contains("<p>None: no benchmark changed"), "{page}");

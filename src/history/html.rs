@@ -134,14 +134,11 @@ fn trend_svg(series: &[Series], marks: &[Mark], x_labels: &[String], y_title: &s
         }
         for (index, line) in series.iter().enumerate() {
             let color = PALETTE[index % PALETTE.len()];
-            let drawn = chart
+            // Several lines are named by the page's legend under the plot
+            // ([`legend`]): drawn in the plot, a legend hid its first commits.
+            chart
                 .draw_series(LineSeries::new(line.points.iter().map(|point| (point.0, point.1)), color.stroke_width(2)))
                 .map_err(|error| error.to_string())?;
-            if series.len() > 1 {
-                drawn
-                    .label(line.label.clone())
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2)));
-            }
             chart
                 .draw_series(
                     line.points.iter().filter(|point| point.2 < point.3).map(|point| {
@@ -151,16 +148,6 @@ fn trend_svg(series: &[Series], marks: &[Mark], x_labels: &[String], y_title: &s
                 .map_err(|error| error.to_string())?;
             chart
                 .draw_series(line.points.iter().map(|point| Circle::new((point.0, point.1), 3, color.filled())))
-                .map_err(|error| error.to_string())?;
-        }
-        if series.len() > 1 {
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
-                .label_font((FONT, 12))
-                .background_style(WHITE.mix(0.85))
-                .border_style(RGBColor(0xcc, 0xcc, 0xcc))
-                .draw()
                 .map_err(|error| error.to_string())?;
         }
         root.present().map_err(|error| error.to_string())?;
@@ -235,7 +222,9 @@ pub fn page(history: &[HistoryEntry], report: &HistoryReport) -> String {
         "body{font-family:sans-serif;margin:1.5em auto;max-width:960px;padding:0 1em;color:#222}\n\
          table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}\n\
          th{background:#f4f4f4}figure{margin:0.5em 0}svg{max-width:100%;height:auto}.note{color:#555}\n\
-         td.functions{font-size:0.85em}\n",
+         td.functions{font-size:0.85em}\n\
+         ul.legend{list-style:none;padding:0;margin:0.2em 0 0.4em 5em;font-size:0.85em}\n\
+         .swatch{display:inline-block;width:1.6em;height:0.3em;vertical-align:middle;margin-right:0.5em}\n",
     );
     page.push_str("</style>\n</head>\n<body>\n<h1>Benchmark history</h1>\n");
     let (first, last) = (history.first(), history.last());
@@ -346,8 +335,9 @@ pub fn page(history: &[HistoryEntry], report: &HistoryReport) -> String {
                 if let Ok(svg) = trend_svg(&series, &marks, &x_labels, &title) {
                     let _ = writeln!(
                         page,
-                        "<figure class=\"functions\">{}<figcaption>The {} functions whose own (self) time per iteration changed most over these commits (the median of each commit's runs; 0 where a function was not among a commit's {} kept).</figcaption></figure>",
+                        "<figure class=\"functions\">{}{}<figcaption>The {} functions whose own (self) time per iteration changed most over these commits (the median of each commit's runs; 0 where a function was not among a commit's {} kept).</figcaption></figure>",
                         svg_body(&svg),
+                        legend(&series),
                         functions.len(),
                         super::TOP_FUNCTIONS,
                     );
@@ -358,6 +348,23 @@ pub fn page(history: &[HistoryEntry], report: &HistoryReport) -> String {
     }
     page.push_str("</body>\n</html>\n");
     page
+}
+
+/// The lines' names, each after a swatch of its colour, as a list under
+/// the plot (function names are long: in the plot they hid its first
+/// commits).
+fn legend(series: &[Series]) -> String {
+    let mut list = String::from("<ul class=\"legend\">");
+    for (index, line) in series.iter().enumerate() {
+        let RGBColor(red, green, blue) = PALETTE[index % PALETTE.len()];
+        let _ = write!(
+            list,
+            "<li><span class=\"swatch\" style=\"background:#{red:02x}{green:02x}{blue:02x}\"></span>{}</li>",
+            escape(&line.label)
+        );
+    }
+    list.push_str("</ul>");
+    list
 }
 
 /// The SVG element of plotters' output (it writes no XML declaration, but
