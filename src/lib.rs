@@ -115,6 +115,7 @@ pub use commands::record::{
     prepare_output_directory, record,
 };
 pub use commands::repair::{RepairError, Repaired, repair_jitdump};
+pub use history::change_points::ChangePointOptions;
 pub use output::compare::runs::DEFAULT_THRESHOLD;
 pub use output::compare::runs::{
     ChangeInterval, RunPair, RunsChange, RunsVerdict, Schedule, judge_paired_runs, judge_runs,

@@ -485,6 +485,28 @@ fn the_release_history_of_fast_xml_parser() {
     }
     // 5.11.1's scanner replaced the regular expression: none of it is left.
     assert_eq!(report.change_points[2].functions[0].after, 0.0);
+    // A looser significance finds two more of the known steps, each
+    // explained (docs/history.md: and two false ones on other histories).
+    let output = v8inline()
+        .args(["history", "report", "--significance", "0.02", "--history"])
+        .arg(directory.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let looser: HistoryReport = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(looser.method.significance, 0.02);
+    let looser: Vec<(String, String)> = change_points(&looser);
+    assert_eq!(looser.len(), 7, "{looser:?}");
+    for (benchmark, commit) in [("parse svg", "5.5.10"), ("parse svg", "5.9.0")] {
+        assert!(looser.contains(&(benchmark.to_string(), commit.to_string())), "{looser:?}");
+    }
+    let output = v8inline()
+        .args(["history", "report", "--significance", "1.5", "--history"])
+        .arg(directory.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("\"1.5\" is not a significance"), "{output:?}");
     // The page: four benchmarks, each a trend and its functions' trends; the
     // change points marked where they are.
     let page = report_page(directory.path());

@@ -272,8 +272,9 @@ pub(crate) fn history(command: crate::args::HistoryCommand) -> Result<(), Failur
             Ok(())
         }
         HistoryCommand::Report(args) => {
-            let reported =
-                v8inline::history_report(&v8inline::HistoryReportOptions::new(args.history)).map_err(failure)?;
+            let mut options = v8inline::HistoryReportOptions::new(args.history);
+            options.change_points.significance = args.significance;
+            let reported = v8inline::history_report(&options).map_err(failure)?;
             report_warnings(&reported.diagnostics, args.strict)?;
             let text = match args.format {
                 HistoryFormat::Json => reported.json(),
