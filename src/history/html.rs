@@ -47,13 +47,7 @@ fn unit(statistic: TrendStatistic, values: &[f64]) -> (f64, &'static str) {
     if !statistic.is_time() {
         return (1.0, "samples");
     }
-    let largest = values.iter().copied().filter(|value| value.is_finite()).fold(0.0_f64, f64::max);
-    match largest {
-        value if value >= 1e9 => (1e9, "s"),
-        value if value >= 1e6 => (1e6, "ms"),
-        value if value >= 1e3 => (1e3, "µs"),
-        _ => (1.0, "ns"),
-    }
+    crate::output::charts::time_unit(values)
 }
 
 /// A line over commits: its label and (commit index, value, low, high).
