@@ -53,6 +53,20 @@ fn git(repository: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// A fresh directory holding `repository/`, a git repository of one
+/// commit ("base") with the suite as `bench.mjs`: a checkout for the
+/// script's runs that record nothing themselves.
+fn one_commit_repository(name: &str) -> (common::TempDir, PathBuf) {
+    let root = common::temp_dir("action", name);
+    let repository = root.join("repository");
+    std::fs::create_dir_all(&repository).unwrap();
+    git(&repository, &["init", "--quiet"]);
+    std::fs::write(repository.join("bench.mjs"), BENCHMARK).unwrap();
+    git(&repository, &["add", "bench.mjs"]);
+    git(&repository, &["commit", "--quiet", "-m", "base"]);
+    (root, repository)
+}
+
 /// The origin repository, or `None` (said why) where it cannot record:
 /// `main` holds the suite in `benchmarks/` (the Action's working-directory)
 /// with its package.json and package-lock.json (tinybench 6.2.5, as
@@ -357,13 +371,7 @@ fn the_action_says_what_is_missing() {
         eprintln!("SKIPPED: no git on PATH");
         return;
     }
-    let root = common::temp_dir("action", "no-base");
-    let repository = root.join("repository");
-    std::fs::create_dir_all(&repository).unwrap();
-    git(&repository, &["init", "--quiet"]);
-    std::fs::write(repository.join("bench.mjs"), BENCHMARK).unwrap();
-    git(&repository, &["add", "bench.mjs"]);
-    git(&repository, &["commit", "--quiet", "-m", "base"]);
+    let (root, repository) = one_commit_repository("no-base");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/benchmark-ci.sh");
     let run = |environment: &[(&str, &str)]| {
         let mut command = Command::new(&script);
@@ -423,13 +431,7 @@ fn the_merge_job_judges_every_job_as_one() {
         eprintln!("SKIPPED: no git on PATH");
         return;
     }
-    let root = common::temp_dir("action", "merge");
-    let repository = root.join("repository");
-    std::fs::create_dir_all(&repository).unwrap();
-    git(&repository, &["init", "--quiet"]);
-    std::fs::write(repository.join("bench.mjs"), BENCHMARK).unwrap();
-    git(&repository, &["add", "bench.mjs"]);
-    git(&repository, &["commit", "--quiet", "-m", "base"]);
+    let (root, repository) = one_commit_repository("merge");
     let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/action");
     let job = |name: &str, runs: &[(u32, u32)]| {
         for (side, recorded) in [("base", "base"), ("head", "slower")] {
